@@ -1,0 +1,51 @@
+"""askkit: see what a retrieval system retrieved, and why.
+
+The core API: kimun's wire types, ``AskSource`` and ``Turn``, citations and
+the errors askkit raises. Importing askkit loads neither ipywidgets, IPython
+nor matplotlib; the widget and plot modules import them when used.
+"""
+
+from __future__ import annotations
+
+from askkit import citations, prompt
+from askkit.errors import (
+    AskkitError,
+    MissingDependencyError,
+    SchemaError,
+    ServerError,
+    VaultError,
+)
+from askkit.payloads import read_turn, turn_from_payload
+from askkit.sources import (
+    BREADCRUMB_SEP,
+    HEADING_JOINER,
+    AskSource,
+    SourceList,
+    Turn,
+    VaultPath,
+)
+from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BREADCRUMB_SEP",
+    "HEADING_JOINER",
+    "AnswerResult",
+    "AskSource",
+    "AskkitError",
+    "ChunkResult",
+    "EmbeddingsResponse",
+    "MissingDependencyError",
+    "SchemaError",
+    "ServerError",
+    "SourceList",
+    "Turn",
+    "VaultError",
+    "VaultPath",
+    "__version__",
+    "citations",
+    "prompt",
+    "read_turn",
+    "turn_from_payload",
+]

@@ -1,0 +1,120 @@
+"""askkit's exceptions.
+
+Every error askkit raises derives from :class:`AskkitError`; each subclass also
+derives from the builtin a caller would naturally catch (``ValueError`` for bad
+data, ``OSError`` for the vault on disk, ``ImportError`` for a missing optional
+package), so ``except ValueError`` keeps working around askkit calls.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AskkitError",
+    "MissingDependencyError",
+    "SchemaError",
+    "ServerError",
+    "VaultError",
+]
+
+_MAX_VALUE_REPR = 80
+
+
+def _short_repr(value: object) -> str:
+    text = repr(value)
+    if len(text) > _MAX_VALUE_REPR:
+        return text[: _MAX_VALUE_REPR - 3] + "..."
+    return text
+
+
+class AskkitError(Exception):
+    """Base class of every error askkit raises."""
+
+
+class SchemaError(AskkitError, ValueError):
+    """Data does not have the shape kimun's wire format (or askkit's frame) requires.
+
+    Parameters
+    ----------
+    message:
+        What is wrong and how to fix it.
+    field:
+        The dotted field path, with list indices (``"sources[3].ordinal"``).
+    value:
+        The offending value, as received.
+    file, line:
+        Where the value came from, when it was read from a file (1-based line).
+
+    Examples
+    --------
+    >>> err = SchemaError("expected a string", field="chunks[2].path", value=7)
+    >>> str(err)
+    'chunks[2].path: expected a string, got 7'
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        value: object = None,
+        file: str | None = None,
+        line: int | None = None,
+        has_value: bool = True,
+    ) -> None:
+        self.message = message
+        self.field = field
+        self.value = value
+        self.file = file
+        self.line = line
+        self.has_value = has_value
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ""
+        if self.file is not None:
+            where = f"{self.file}:{self.line}: " if self.line is not None else f"{self.file}: "
+        elif self.line is not None:
+            where = f"line {self.line}: "
+        field = f"{self.field}: " if self.field else ""
+        got = f", got {_short_repr(self.value)}" if self.has_value else ""
+        return f"{where}{field}{self.message}{got}"
+
+    def located(self, *, file: str | None = None, line: int | None = None) -> SchemaError:
+        """Return a copy of this error that also names the file and line."""
+        return SchemaError(
+            self.message,
+            field=self.field,
+            value=self.value,
+            file=file if file is not None else self.file,
+            line=line if line is not None else self.line,
+            has_value=self.has_value,
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:  # keep the fields across pickling (dask)
+        return (
+            _rebuild_schema_error,
+            (self.message, self.field, self.value, self.file, self.line, self.has_value),
+        )
+
+
+def _rebuild_schema_error(  # noqa: PLR0917 - pickle passes positionally
+    message: str,
+    field: str | None,
+    value: object,
+    file: str | None,
+    line: int | None,
+    has_value: bool,
+) -> SchemaError:
+    return SchemaError(message, field=field, value=value, file=file, line=line, has_value=has_value)
+
+
+class VaultError(AskkitError, OSError):
+    """A vault path cannot be read: it leaves the vault, is missing or is not text."""
+
+
+class ServerError(AskkitError, RuntimeError):
+    """A kimun server could not be reached or answered with an error."""
+
+
+class MissingDependencyError(AskkitError, ImportError):
+    """An optional package is needed for this feature; the message names the extra."""

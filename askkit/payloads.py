@@ -1,0 +1,73 @@
+"""Read a saved kimun payload of any shape into a :class:`~askkit.Turn`.
+
+Recognised shapes (by their fields):
+
+- an answer job (``GET /api/job/{id}``): ``{job_id, status, result: {answer, sources}}``;
+- an answer result: ``{answer, sources}``;
+- a turn record: ``{id?, question, answer?, sources | chunks}``;
+- an ``/api/embeddings`` response: ``{chunks, query_time_ms}``;
+- a bare list of chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from askkit.errors import SchemaError
+from askkit.sources import AskSource, Turn
+from askkit.wire import AnswerResult, EmbeddingsResponse, _chunk_list, load_json
+
+__all__ = ["read_turn", "turn_from_payload"]
+
+
+def turn_from_payload(obj: Any, *, question: str = "") -> Turn:
+    """Build a turn from a decoded payload of any recognised shape."""
+    if isinstance(obj, list):
+        return Turn(question, "", AskSource.from_chunks(_chunk_list(obj, "")))
+    if not isinstance(obj, Mapping):
+        raise SchemaError("expected a JSON object or a list of chunks", value=obj)
+    if "status" in obj and "job_id" in obj:
+        status = obj.get("status")
+        if status != "completed" or obj.get("result") is None:
+            raise SchemaError(
+                f"the job has no result (status {status!r}, error {obj.get('error')!r})",
+                field="result",
+                value=obj.get("result"),
+            )
+        return Turn.from_answer(question, AnswerResult.from_dict(obj["result"], field="result"))
+    if "chunks" in obj and "question" not in obj:
+        resp = EmbeddingsResponse.from_dict(obj)
+        return Turn(question, "", AskSource.from_chunks(resp.chunks))
+    q = obj.get("question", question)
+    if not isinstance(q, str):
+        raise SchemaError("expected a string", field="question", value=q)
+    answer = obj.get("answer", "")
+    if not isinstance(answer, str):
+        raise SchemaError("expected a string", field="answer", value=answer)
+    key = "sources" if "sources" in obj else "chunks"
+    if key not in obj:
+        raise SchemaError(
+            "not a kimun payload: expected 'sources' or 'chunks' (or a job's 'result')",
+            value=sorted(obj)[:10],
+        )
+    return Turn(q, answer, AskSource.from_chunks(_chunk_list(obj[key], key)))
+
+
+def read_turn(path: str | Path, *, question: str = "") -> Turn:
+    """Read a JSON file holding one payload (see the module doc) as a turn.
+
+    Errors name the file: ``SchemaError: data/x.json: sources[2].ordinal: ...``.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise SchemaError(
+            f"cannot read the file ({exc.strerror})", file=str(p), has_value=False
+        ) from None
+    try:
+        return turn_from_payload(load_json(raw, what=str(p)), question=question)
+    except SchemaError as exc:
+        raise exc.located(file=str(p)) from None

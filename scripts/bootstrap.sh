@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Create or reuse .venv and install askkit with what the given mode needs.
+#   bootstrap.sh main   the library, the lab and the sample data's needs
+#   bootstrap.sh test   everything above plus the dev group and Debian's chromium
+set -euo pipefail
+mode=${1:-main}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    echo "askkit: creating .venv with $($python --version 2>&1)"
+    "$python" -m venv .venv
+fi
+# pip >= 25.1 understands dependency groups (--group).
+if ! .venv/bin/python -c 'import sys, pip; sys.exit(int(pip.__version__.split(".")[0]) < 25)' 2>/dev/null; then
+    .venv/bin/python -m pip install --quiet --upgrade "pip>=25.1"
+fi
+
+stamp=.venv/.askkit-$mode.stamp
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    if [ "$mode" = test ]; then
+        .venv/bin/python -m pip install --quiet -e ".[scale,lab]" --group dev
+    else
+        .venv/bin/python -m pip install --quiet -e ".[lab]"
+    fi
+    touch "$stamp"
+fi
+
+if [ "$mode" = test ] && [ ! -x /usr/bin/chromium ]; then
+    echo "askkit: installing Debian's chromium for the browser tests"
+    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi

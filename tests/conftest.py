@@ -1,0 +1,35 @@
+"""Shared fixtures: paths to the bundled data and small annotated payloads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
+
+
+def load(name: str) -> Any:
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def chunk_dict() -> dict[str, Any]:
+    """A journal chunk as a current kimun server sends it."""
+    return {
+        "path": "journal/2026-04-08.md",
+        "title": "2026-04-08\x1fAfternoon",
+        "date": "2026-04-08",
+        "content": "Walked to the river.",
+        "hash": "abc123",
+        "similarity_score": 0.75,
+        "ordinal": 2,
+    }
