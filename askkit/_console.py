@@ -1,0 +1,54 @@
+"""Terminal rendering shared by the command-line commands (rich)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from askkit.citations import scan
+from askkit.sources import AskSource, Turn
+
+__all__ = ["print_turn", "sources_table"]
+
+
+def sources_table(
+    sources: Sequence[AskSource], *, cited: set[int] | None = None, title: str = ""
+) -> Table:
+    """A rich table: ordinal, display heading, path, date, score (and cited)."""
+    table = Table(title=title or None, title_justify="left", expand=False)
+    table.add_column("n", justify="right", style="bold")
+    table.add_column("heading")
+    table.add_column("path", style="cyan", overflow="fold", min_width=12)
+    table.add_column("date")
+    table.add_column("score", justify="right")
+    if cited is not None:
+        table.add_column("cited", justify="center")
+    for s in sources:
+        row = [
+            Text(f"[{s.ordinal}]"),
+            Text(s.display_heading()),
+            Text(str(s.path)),
+            Text(s.date or "—"),
+            Text(f"{s.score:.4f}"),
+        ]
+        if cited is not None:
+            row.append(Text("✓" if s.ordinal in cited else ""))
+        table.add_row(*row)
+    return table
+
+
+def print_turn(console: Console, turn: Turn) -> None:
+    """Print the question, the answer (dangling citations flagged) and the sources table."""
+    if turn.question:
+        console.print(Text("Q: ", style="bold") + Text(turn.question))
+    if turn.answer:
+        console.print(Text("A: ", style="bold") + Text(turn.answer))
+        dangling = turn.dangling_citations()
+        if dangling:
+            nums = ", ".join(f"[{n}]" for n in dangling)
+            console.print(Text(f"cited with no source: {nums}", style="bold red"))
+    cited = {c.index for c in scan(turn.answer)} if turn.answer else None
+    console.print(sources_table(turn.sources, cited=cited))

@@ -1,0 +1,49 @@
+"""Run a notebook from notebooks/ top to bottom with nbclient, as the test suite does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from tests.conftest import ROOT
+
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def run_notebook(name: str, *, timeout: int = 600) -> nbformat.NotebookNode:
+    """Execute ``notebooks/<name>`` in a fresh kernel (cwd = notebooks/) and return it.
+
+    Raises nbclient's ``CellExecutionError`` naming the failing cell.
+    """
+    path = NOTEBOOKS / name
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
+    )
+    client.execute()
+    return nb
+
+
+def outputs_text(nb: nbformat.NotebookNode) -> str:
+    """All text and HTML the notebook printed or displayed, joined."""
+    parts: list[str] = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if "text" in out:
+                parts.append(str(out["text"]))
+            data = out.get("data", {})
+            for mime in ("text/plain", "text/html"):
+                if mime in data:
+                    parts.append(str(data[mime]))
+    return "\n".join(parts)
+
+
+def assert_stored_without_outputs(path: Path) -> None:
+    """Notebooks are committed clean: no outputs, no execution counts."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [], f"{path.name}: a cell has stored outputs"
+            assert cell.execution_count is None, f"{path.name}: a cell has an execution count"
