@@ -10,9 +10,15 @@ from __future__ import annotations
 from askkit import citations, prompt
 from askkit.errors import (
     AskkitError,
+    AuthError,
+    JobFailed,
+    JobTimeout,
     MissingDependencyError,
+    ProtocolError,
     SchemaError,
     ServerError,
+    ServerStatusError,
+    ServerUnavailable,
     VaultError,
 )
 from askkit.payloads import read_turn, turn_from_payload
@@ -34,11 +40,17 @@ __all__ = [
     "AnswerResult",
     "AskSource",
     "AskkitError",
+    "AuthError",
     "ChunkResult",
     "EmbeddingsResponse",
+    "JobFailed",
+    "JobTimeout",
     "MissingDependencyError",
+    "ProtocolError",
     "SchemaError",
     "ServerError",
+    "ServerStatusError",
+    "ServerUnavailable",
     "SourceList",
     "Turn",
     "VaultError",

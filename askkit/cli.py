@@ -2,6 +2,9 @@
 
 ``askkit sources FILE``  show the sources of a saved payload as a table.
 ``askkit prompt FILE``   show the sources framed as kimun's prompt frames them.
+``askkit index PATH``    index a vault locally (BM25 over kimun's sections).
+``askkit search QUERY --vault PATH | --server URL --vault-id ID``  retrieve.
+``askkit ask QUESTION --server URL --vault-id ID``  answer with a kimun server.
 
 Errors print one line on stderr and exit with status 2.
 """
@@ -13,57 +16,18 @@ import sys
 from collections.abc import Sequence
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from askkit.citations import scan
+from askkit._console import print_turn
 from askkit.errors import AskkitError
 from askkit.payloads import read_turn
 from askkit.prompt import frame_sources
-from askkit.sources import SourceList, Turn
 
-__all__ = ["main", "sources_table"]
-
-
-def sources_table(sources: SourceList, *, cited: set[int] | None = None, title: str = "") -> Table:
-    """A rich table: ordinal, display heading, path, date, score (and cited)."""
-    table = Table(title=title or None, title_justify="left", expand=False)
-    table.add_column("n", justify="right", style="bold")
-    table.add_column("heading")
-    table.add_column("path", style="cyan", overflow="fold", min_width=12)
-    table.add_column("date")
-    table.add_column("score", justify="right")
-    if cited is not None:
-        table.add_column("cited", justify="center")
-    for s in sources:
-        row = [
-            Text(f"[{s.ordinal}]"),
-            Text(s.display_heading()),
-            Text(str(s.path)),
-            Text(s.date or "—"),
-            Text(f"{s.score:.4f}"),
-        ]
-        if cited is not None:
-            row.append(Text("✓" if s.ordinal in cited else ""))
-        table.add_row(*row)
-    return table
-
-
-def _print_turn(console: Console, turn: Turn) -> None:
-    if turn.question:
-        console.print(Text("Q: ", style="bold") + Text(turn.question))
-    if turn.answer:
-        console.print(Text("A: ", style="bold") + Text(turn.answer))
-        dangling = turn.dangling_citations()
-        if dangling:
-            nums = ", ".join(f"[{n}]" for n in dangling)
-            console.print(Text(f"cited with no source: {nums}", style="bold red"))
-    cited = {c.index for c in scan(turn.answer)} if turn.answer else None
-    console.print(sources_table(turn.sources, cited=cited))
+__all__ = ["UsageError", "build_parser", "main"]
 
 
 def _cmd_sources(args: argparse.Namespace, console: Console) -> int:
-    _print_turn(console, read_turn(args.file))
+    print_turn(console, read_turn(args.file))
     return 0
 
 
@@ -85,7 +49,41 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prompt", help="show the sources as kimun's prompt frames them")
     p.add_argument("file", help="a JSON answer job, answer result, turn or embeddings response")
     p.set_defaults(func=_cmd_prompt)
+
+    from askkit import _cli_server, _cli_vault
+
+    _cli_vault.register(sub)
+    p = sub.add_parser("search", help="retrieve chunks for a query, locally or from a kimun server")
+    p.add_argument("query", help="the question or search text")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--vault", metavar="PATH", help="search a local vault (indexed on demand)")
+    where.add_argument("--server", metavar="URL", help="search with a running kimun server")
+    p.add_argument("--vault-id", help="the server's vault id (with --server)")
+    p.add_argument("-k", type=int, default=10, help="how many chunks (default 10)")
+    p.add_argument("--json", action="store_true", help="print the wire JSON instead of a table")
+    _cli_vault.add_search_options(p)
+    _cli_server.add_search_options(p)
+    p.set_defaults(func=_cmd_search)
+    _cli_server.register(sub)
     return parser
+
+
+def _cmd_search(args: argparse.Namespace, console: Console) -> int:
+    if not args.query.strip():
+        raise UsageError("the query is empty: give the text to search for")
+    if args.k < 1:
+        raise UsageError(f"-k must be at least 1, got {args.k}")
+    if args.vault is not None:
+        from askkit import _cli_vault
+
+        return _cli_vault.search_command(args, console)
+    from askkit import _cli_server
+
+    return _cli_server.search_command(args, console)
+
+
+class UsageError(AskkitError, ValueError):
+    """A command-line argument is missing or wrong."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

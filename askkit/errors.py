@@ -10,9 +10,15 @@ from __future__ import annotations
 
 __all__ = [
     "AskkitError",
+    "AuthError",
+    "JobFailed",
+    "JobTimeout",
     "MissingDependencyError",
+    "ProtocolError",
     "SchemaError",
     "ServerError",
+    "ServerStatusError",
+    "ServerUnavailable",
     "VaultError",
 ]
 
@@ -118,3 +124,103 @@ class ServerError(AskkitError, RuntimeError):
 
 class MissingDependencyError(AskkitError, ImportError):
     """An optional package is needed for this feature; the message names the extra."""
+
+
+# The kimun server client's errors (askkit.retrieve.client). Every one is a
+# ServerError; keyword arguments are optional so that the default pickling
+# (``cls(message)`` plus the instance ``__dict__``) restores them.
+
+
+class ServerStatusError(ServerError):
+    """The server answered with an error status; the message quotes its ``{"error": ...}``.
+
+    Attributes
+    ----------
+    status:
+        The HTTP status code (400 validation, 404 unknown job, 500 backend,
+        503 no embedder or no LLM configured).
+    path:
+        The URL path that failed (``/api/embeddings``).
+    server_message:
+        The server's own ``error`` text (or an excerpt of a non-JSON body).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        path: str | None = None,
+        server_message: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.path = path
+        self.server_message = server_message
+
+
+class AuthError(ServerStatusError, PermissionError):
+    """401/403: the server wants a bearer token; ``token_sent`` says if one was sent."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        path: str | None = None,
+        server_message: str | None = None,
+        token_sent: bool = False,
+    ) -> None:
+        super().__init__(message, status=status, path=path, server_message=server_message)
+        self.token_sent = token_sent
+
+
+class ProtocolError(ServerError, ValueError):
+    """The server sent something that is not kimun's API: not JSON, or the wrong shape.
+
+    ``excerpt`` holds the start of the offending payload.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, excerpt: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        self.excerpt = excerpt
+
+
+class JobFailed(ServerError):
+    """An answer job ended with status ``failed``; ``server_message`` is the job's ``error``."""
+
+    def __init__(
+        self, message: str, *, job_id: str = "", server_message: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.job_id = job_id
+        self.server_message = server_message
+
+
+class JobTimeout(ServerError, TimeoutError):
+    """An answer job did not finish within the client's poll budget."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        job_id: str = "",
+        polls: int = 0,
+        waited: float = 0.0,
+        last_status: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.job_id = job_id
+        self.polls = polls
+        self.waited = waited
+        self.last_status = last_status
+
+
+class ServerUnavailable(ServerError, ConnectionError):
+    """The server could not be reached: connection refused, a timeout, a dropped connection."""
+
+    def __init__(self, message: str, *, path: str | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.path = path
+        self.attempts = attempts

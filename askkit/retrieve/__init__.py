@@ -12,12 +12,43 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from askkit.errors import SchemaError
 from askkit.wire import ChunkResult, EmbeddingsResponse
 
-__all__ = ["Retriever", "as_retriever", "normalize_chunks"]
+if TYPE_CHECKING:
+    from askkit.retrieve.client import AsyncKimunClient, Health, KimunClient, SearchResult
+    from askkit.retrieve.local import LocalIndex
+
+__all__ = [
+    "AsyncKimunClient",
+    "Health",
+    "KimunClient",
+    "LocalIndex",
+    "Retriever",
+    "SearchResult",
+    "as_retriever",
+    "normalize_chunks",
+]
+
+_LAZY = {
+    "LocalIndex": "askkit.retrieve.local",
+    "KimunClient": "askkit.retrieve.client",
+    "AsyncKimunClient": "askkit.retrieve.client",
+    "Health": "askkit.retrieve.client",
+    "SearchResult": "askkit.retrieve.client",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the local index and the server client on first use (they pull bm25s, httpx)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'askkit.retrieve' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 
 @runtime_checkable

@@ -1,0 +1,83 @@
+"""``askkit index`` and ``askkit search --vault``: the local index from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from askkit._console import sources_table
+from askkit.errors import VaultError
+from askkit.sources import AskSource
+
+__all__ = ["add_search_options", "register", "search_command"]
+
+
+def _open_index(path: str, args: argparse.Namespace, *, progress: bool) -> Any:
+    from askkit.retrieve.local import LocalIndex
+
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise VaultError(f"vault not found: {root} does not exist")
+    if not root.is_dir():
+        raise VaultError(f"not a vault: {root} is not a folder")
+    cache: str | bool | None = getattr(args, "cache_dir", None)
+    if getattr(args, "no_cache", False):
+        cache = False
+    return LocalIndex(root, cache_dir=cache, progress=progress)
+
+
+def _cmd_index(args: argparse.Namespace, console: Console) -> int:
+    index = _open_index(args.path, args, progress=True)
+    report = index.last_report
+    console.print(Text(f"{index.vault.root}: {len(index.vault)} notes, {len(index)} chunks"))
+    console.print(Text(str(report)))
+    if index.cache_dir is not None:
+        console.print(Text(f"index cached in {index.cache_dir}", style="dim"))
+    for file, why in report.skipped.items():
+        console.print(Text(f"skipped {file}: {why}", style="yellow"))
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``askkit index`` to the command line."""
+    p = sub.add_parser("index", help="index a vault locally (kimun sections, BM25)")
+    p.add_argument("path", help="the vault folder")
+    p.add_argument("--cache-dir", help="where the index persists (default ~/.cache/askkit)")
+    p.add_argument("--no-cache", action="store_true", help="index in memory only")
+    p.set_defaults(func=_cmd_index)
+
+
+def add_search_options(p: argparse.ArgumentParser) -> None:
+    """Options of ``askkit search`` that apply to ``--vault``."""
+    p.add_argument("--cache-dir", help="with --vault: where the index persists")
+    p.add_argument("--no-cache", action="store_true", help="with --vault: index in memory only")
+    p.add_argument(
+        "--all-chunks",
+        action="store_true",
+        help="with --vault: every matching chunk, not one per note as kimun's server returns",
+    )
+
+
+def search_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``askkit search QUERY --vault PATH``."""
+    index = _open_index(args.vault, args, progress=not args.json)
+    t0 = time.perf_counter()
+    chunks = index.search(args.query, args.k, per_note=not args.all_chunks)
+    elapsed_ms = (time.perf_counter() - t0) * 1000
+    if args.json:
+        payload = {"chunks": [c.to_dict() for c in chunks], "query_time_ms": round(elapsed_ms)}
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    sources = AskSource.from_chunks(chunks)
+    title = f"{len(sources)} chunks for {args.query!r} in {elapsed_ms:.1f} ms"
+    console.print(sources_table(sources, title=title))
+    if not sources:
+        console.print(Text("no chunk contains any of the query's terms", style="yellow"))
+    return 0

@@ -1,0 +1,780 @@
+"""A kimun server double for tests and notebooks: real HTTP on 127.0.0.1, switchable faults.
+
+:class:`KimunTestServer` speaks kimun's HTTP API as KIMUN.md documents it:
+``GET /health``; ``POST /api/embeddings``; ``POST /api/answer`` returning
+``{job_id, message}``; ``GET /api/job/{id}`` moving ``queued`` ->
+``processing`` -> ``completed``; bearer auth on ``/api/*`` when a token is
+set; ``400`` for a bad body or vault id, ``404`` for an unknown job, errors as
+``{"error": "..."}``. It serves fixed payloads (by default askkit's sample
+sourdough vault, the same as ``data/embeddings.json`` and
+``data/answer_job.json``) or any retriever ``query -> chunks`` (a local
+index). Faults are switched on with :meth:`KimunTestServer.fail`, and every
+request is recorded for assertions.
+
+It binds 127.0.0.1 only, on a free port, in a background thread; use it as a
+context manager so it always shuts down.
+
+Examples
+--------
+>>> with KimunTestServer(token="s3cret") as server:
+...     server.fail("status", route="embeddings", status=503, message="no embedder")
+...     with server.client() as client:
+...         client.health().auth_required
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, Self, cast, get_args
+from urllib.parse import urlsplit
+
+from askkit.retrieve import as_retriever
+from askkit.retrieve.client import _VAULT_ID, CONTEXT_SIZES
+from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse, load_json
+
+if TYPE_CHECKING:
+    from askkit.retrieve.client import KimunClient
+
+__all__ = ["FaultKind", "KimunTestServer", "RecordedRequest", "Route", "sample_payloads"]
+
+#: What :meth:`KimunTestServer.fail` can break.
+#:
+#: - ``status``: answer with ``status`` (default 500) and ``{"error": message}``;
+#: - ``unauthorized``: the same with 401;
+#: - ``invalid_json``: a 200 whose body is cut-off JSON;
+#: - ``body``: answer with ``status`` (default 200) and ``body``: bytes as they
+#:   are, anything else as JSON (to send a wrong shape);
+#: - ``slow``: wait ``delay`` seconds before answering normally;
+#: - ``drop``: send the headers (with the full ``Content-Length``) and half the
+#:   body, then close the connection;
+#: - ``job_fails``: answer jobs end ``failed`` with ``message``;
+#: - ``job_never_completes``: answer jobs stay ``processing``.
+FaultKind = Literal[
+    "status",
+    "unauthorized",
+    "invalid_json",
+    "body",
+    "slow",
+    "drop",
+    "job_fails",
+    "job_never_completes",
+]
+#: The routes a fault can target: ``GET /health``, ``POST /api/embeddings``,
+#: ``POST /api/answer``, ``GET /api/job/{id}``.
+Route = Literal["health", "embeddings", "answer", "job"]
+
+_FAULT_KINDS = frozenset(get_args(FaultKind))
+_ROUTES = frozenset(get_args(Route))
+_JOB_FAULTS = frozenset({"job_fails", "job_never_completes"})
+_DEFAULT_MESSAGES = {
+    "status": "internal error (a fault injected by KimunTestServer)",
+    "unauthorized": "invalid bearer token",
+    "job_fails": "the LLM provider returned an error (a fault injected by KimunTestServer)",
+}
+_BROKEN_JSON = b'{"chunks": [{"path": "journal/2026-04-08.md", "title": "2026-04-08\\u001fAfter'
+
+_SAMPLE_EMBEDDINGS: dict[str, Any] = {
+    "chunks": [
+        {
+            "path": "projects/sourdough.md",
+            "title": "Sourdough\x1fStarter\x1fFeeding schedule",
+            "date": None,
+            "content": (
+                "Feed the starter 1:5:5 (starter:flour:water) every 12 "
+                "hours at room temperature. In the fridge, feed once a "
+                "week and give it two feedings before baking."
+            ),
+            "hash": "b3f1c2a9d0e4",
+            "similarity_score": 0.8731,
+            "ordinal": 1,
+        },
+        {
+            "path": "journal/2026-04-08.md",
+            "title": "2026-04-08\x1fAfternoon",
+            "date": "2026-04-08",
+            "content": (
+                "Baked the second loaf. The starter peaked after 6 "
+                "hours, faster than last week: the kitchen is warmer "
+                "now."
+            ),
+            "hash": "5e2a91c7f3b0",
+            "similarity_score": 0.8412,
+            "ordinal": 2,
+        },
+        {
+            "path": "projects/sourdough.md",
+            "title": "Sourdough\x1fStarter\x1fFeeding schedule",
+            "date": None,
+            "content": (
+                "If the starter smells of acetone it is hungry: feed it "
+                "twice in a row at a higher ratio (1:10:10)."
+            ),
+            "hash": "b3f1c2a9d0e4",
+            "similarity_score": 0.812,
+            "ordinal": 3,
+        },
+        {
+            "path": "journal/2026-04-12.md",
+            "title": "2026-04-12\x1fMorning\x1fKitchen",
+            "date": "2026-04-12",
+            "content": ("Discard went into pancakes. Starter doubled in 5 hours at 24 C."),
+            "hash": "9d4c7e1a2b68",
+            "similarity_score": 0.765,
+            "ordinal": 4,
+        },
+        {
+            "path": "garden/tomatoes.md",
+            "title": "Tomatoes\x1fSeedlings",
+            "date": None,
+            "content": (
+                "Start seeds indoors six weeks before the last frost; keep the soil at 21-24 C."
+            ),
+            "hash": "77c0a4e9b1d2",
+            "similarity_score": 0.512,
+            "ordinal": 5,
+        },
+        {
+            "path": "journal/2026-03-29.md",
+            "title": "2026-03-29",
+            "date": "2026-03-29",
+            "content": "Rest day. Read about hydration levels for rye bread.",
+            "hash": "0f6b8d2c4e1a",
+            "similarity_score": 0.4475,
+            "ordinal": 6,
+        },
+    ],
+    "query_time_ms": 42,
+}
+
+_SAMPLE_ANSWER: dict[str, Any] = {
+    "answer": (
+        "Feed the starter 1:5:5 every 12 hours at room "
+        "temperature [1], and twice in a row if it smells of "
+        "acetone [3]. In a warm kitchen it peaks sooner: about 6 "
+        "hours on April 8 [2] and 5 hours on April 12 [4]. Rye "
+        "needs more water [7]."
+    ),
+    "sources": [
+        {
+            "path": "journal/2026-04-12.md",
+            "title": "2026-04-12\x1fMorning\x1fKitchen",
+            "date": "2026-04-12",
+            "content": ("Discard went into pancakes. Starter doubled in 5 hours at 24 C."),
+            "hash": "9d4c7e1a2b68",
+            "similarity_score": 0.765,
+            "ordinal": 4,
+        },
+        {
+            "path": "projects/sourdough.md",
+            "title": "Sourdough\x1fStarter\x1fFeeding schedule",
+            "date": None,
+            "content": (
+                "Feed the starter 1:5:5 (starter:flour:water) every 12 "
+                "hours at room temperature. In the fridge, feed once a "
+                "week and give it two feedings before baking."
+            ),
+            "hash": "b3f1c2a9d0e4",
+            "similarity_score": 0.8731,
+            "ordinal": 1,
+        },
+        {
+            "path": "journal/2026-03-29.md",
+            "title": "2026-03-29",
+            "date": "2026-03-29",
+            "content": "Rest day. Read about hydration levels for rye bread.",
+            "hash": "0f6b8d2c4e1a",
+            "similarity_score": 0.4475,
+            "ordinal": 6,
+        },
+        {
+            "path": "journal/2026-04-08.md",
+            "title": "2026-04-08\x1fAfternoon",
+            "date": "2026-04-08",
+            "content": (
+                "Baked the second loaf. The starter peaked after 6 "
+                "hours, faster than last week: the kitchen is warmer "
+                "now."
+            ),
+            "hash": "5e2a91c7f3b0",
+            "similarity_score": 0.8412,
+            "ordinal": 2,
+        },
+        {
+            "path": "projects/sourdough.md",
+            "title": "Sourdough\x1fStarter\x1fFeeding schedule",
+            "date": None,
+            "content": (
+                "If the starter smells of acetone it is hungry: feed it "
+                "twice in a row at a higher ratio (1:10:10)."
+            ),
+            "hash": "b3f1c2a9d0e4",
+            "similarity_score": 0.812,
+            "ordinal": 3,
+        },
+    ],
+}
+
+
+def sample_payloads() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Fresh copies of the default payloads: an ``/api/embeddings`` response and an answer result.
+
+    They equal ``data/embeddings.json`` and the ``result`` of
+    ``data/answer_job.json`` in askkit's repository (a test checks it).
+    """
+    return json.loads(json.dumps(_SAMPLE_EMBEDDINGS)), json.loads(json.dumps(_SAMPLE_ANSWER))
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]  # lower-case names
+    body: bytes
+
+    def json(self) -> Any:
+        """The body decoded as JSON."""
+        return json.loads(self.body)
+
+    @property
+    def authorization(self) -> str | None:
+        """The ``Authorization`` header, if any."""
+        return self.headers.get("authorization")
+
+
+@dataclass(slots=True)
+class _Fault:
+    kind: str
+    routes: frozenset[str] | None
+    remaining: int | None
+    reply: _Reply  # what status/unauthorized/invalid_json/body send
+    delay: float
+
+    def applies(self, route: str) -> bool:
+        if self.kind in _JOB_FAULTS:
+            return route == "answer"
+        return self.routes is None or route in self.routes
+
+
+@dataclass(slots=True)
+class _Job:
+    job_id: str
+    outcome: Literal["completed", "failed", "never"]
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    polls: int = 0
+
+
+@dataclass(slots=True)
+class _Reply:
+    status: int
+    payload: Any
+    raw: bytes | None = None  # sent as is instead of the JSON of payload
+
+    def body(self) -> bytes:
+        if self.raw is not None:
+            return self.raw
+        return json.dumps(self.payload, ensure_ascii=False).encode()
+
+
+def _error(status: int, message: str) -> _Reply:
+    return _Reply(status, {"error": message})
+
+
+@dataclass(slots=True)
+class _State:
+    """Everything the handler threads share, behind one lock."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    faults: list[_Fault] = field(default_factory=list)
+    requests: list[RecordedRequest] = field(default_factory=list)
+    jobs: dict[str, _Job] = field(default_factory=dict)
+    connections: set[socket.socket] = field(default_factory=set)
+    stopping: threading.Event = field(default_factory=threading.Event)
+
+
+class KimunTestServer:
+    """A real HTTP server on 127.0.0.1 that answers like kimun.
+
+    Parameters
+    ----------
+    embeddings:
+        The ``/api/embeddings`` response to serve (a dict or
+        :class:`~askkit.EmbeddingsResponse`); default: the sample vault's.
+    answer:
+        The answer jobs' result, ``{answer, sources}`` (an
+        :class:`~askkit.AnswerResult`, its dict, or a whole job dict with a
+        ``result``); default: the sample vault's.
+    retriever:
+        Serve this instead of fixed payloads: any callable ``query -> chunks``
+        (or ``(query, k) -> chunks``, see :func:`askkit.retrieve.as_retriever`).
+        ``k`` follows ``context_size`` (small 10, medium 20, large 40) or
+        ``top_k``; missing ordinals become ranks. Answer jobs cite the sources.
+    answerer:
+        With ``retriever``: ``(query, chunks) -> answer text``.
+    token:
+        Require ``Authorization: Bearer <token>`` on ``/api/*``.
+    health:
+        The ``/health`` body to serve as is (to test missing fields).
+    processing_polls:
+        How many polls a job reports ``processing`` after its first
+        (``queued``) poll, before its outcome.
+    port:
+        0 (the default) picks a free port.
+    """
+
+    def __init__(
+        self,
+        *,
+        embeddings: Mapping[str, Any] | EmbeddingsResponse | None = None,
+        answer: Mapping[str, Any] | AnswerResult | None = None,
+        retriever: Callable[..., Any] | None = None,
+        answerer: Callable[[str, Sequence[ChunkResult]], str] | None = None,
+        token: str | None = None,
+        health: Mapping[str, Any] | None = None,
+        processing_polls: int = 1,
+        top_k: int = 10,
+        port: int = 0,
+    ) -> None:
+        sample_embeddings, sample_answer = sample_payloads()
+        if isinstance(embeddings, EmbeddingsResponse):
+            embeddings = embeddings.to_dict()
+        if embeddings is not None:
+            EmbeddingsResponse.from_dict(embeddings)  # fail now, not in a handler thread
+        if processing_polls < 0:
+            raise ValueError(f"processing_polls must be >= 0, got {processing_polls}")
+        self._embeddings = dict(embeddings) if embeddings is not None else sample_embeddings
+        self._answer = _answer_payload(answer) if answer is not None else sample_answer
+        self._retriever = as_retriever(retriever) if retriever is not None else None
+        self._answerer = answerer or _default_answer
+        self.token = token
+        self._health = dict(health) if health is not None else None
+        self.processing_polls = processing_polls
+        self.top_k = top_k
+        self._port = port
+        self._state = _State()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def from_files(
+        cls,
+        embeddings: str | Path | None = None,
+        answer: str | Path | None = None,
+        **kwargs: Any,
+    ) -> KimunTestServer:
+        """Serve saved payloads: an ``/api/embeddings`` response and an answer job or result."""
+        emb = load_json(Path(embeddings).read_bytes(), what=str(embeddings)) if embeddings else None
+        ans = load_json(Path(answer).read_bytes(), what=str(answer)) if answer else None
+        return cls(embeddings=emb, answer=ans, **kwargs)
+
+    # -- lifecycle
+
+    def start(self) -> Self:
+        """Bind 127.0.0.1 and serve in a background thread."""
+        if self._httpd is not None:
+            raise RuntimeError("the server is already running")
+        self._state.stopping.clear()
+        httpd = _HTTPServer(("127.0.0.1", self._port), _Handler)
+        httpd.app = self
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.01},
+            name=f"KimunTestServer:{httpd.server_address[1]}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, close open connections and free the port (idempotent)."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None:
+            return
+        self._state.stopping.set()  # wakes "slow" handlers
+        httpd.shutdown()
+        with self._state.lock:
+            connections = list(self._state.connections)
+        for conn in connections:  # idle keep-alive connections would hold their threads
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        httpd.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The bound ``(host, port)``."""
+        if self._httpd is None:
+            raise RuntimeError("the server is not running: use it in a with block or call start()")
+        host, port = self._httpd.server_address[:2]
+        return str(host), int(port)
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        host, port = self.address
+        return f"http://{host}:{port}"
+
+    def client(self, vault_id: str = "notes", **kwargs: Any) -> KimunClient:
+        """A :class:`~askkit.retrieve.KimunClient` for this server (its token, fast polls)."""
+        from askkit.retrieve.client import KimunClient
+
+        kwargs.setdefault("token", self.token or "")
+        kwargs.setdefault("poll_interval", 0.01)
+        kwargs.setdefault("backoff", 0.01)
+        return KimunClient(self.url, vault_id, **kwargs)
+
+    def __repr__(self) -> str:
+        where = self.url if self._httpd is not None else "stopped"
+        return f"<KimunTestServer {where}>"
+
+    # -- faults and recorded requests
+
+    def fail(
+        self,
+        kind: FaultKind,
+        *,
+        route: Route | Iterable[Route] | None = None,
+        times: int | None = None,
+        status: int | None = None,
+        message: str | None = None,
+        body: Any = None,
+        delay: float = 1.0,
+    ) -> None:
+        """Switch a fault on (see :data:`FaultKind`) until :meth:`clear_faults`.
+
+        ``route`` limits it to some routes (default: all; the job faults act
+        on the jobs ``POST /api/answer`` creates); ``times`` switches it off
+        after that many uses. ``status`` defaults to 500 (``status``), 401
+        (``unauthorized``) or 200 (``body``).
+        """
+        if kind not in _FAULT_KINDS:
+            raise ValueError(f"unknown fault {kind!r}: expected one of {sorted(_FAULT_KINDS)}")
+        routes = None
+        if route is not None:
+            routes = frozenset([route] if isinstance(route, str) else route)
+            if not routes <= _ROUTES:
+                raise ValueError(f"unknown route in {sorted(routes)}: expected {sorted(_ROUTES)}")
+        if kind == "unauthorized":
+            status = 401
+        elif status is None:
+            status = 200 if kind == "body" else 500
+        if not 100 <= status <= 599 or (kind == "status" and status < 400):
+            raise ValueError(f"a fault's status must be an HTTP error status, got {status}")
+        if kind == "body":
+            reply = _Reply(status, body, raw=body if isinstance(body, bytes) else None)
+        elif kind == "invalid_json":
+            reply = _Reply(200, None, raw=_BROKEN_JSON)
+        else:  # an error reply; for job_fails, the job's error
+            reply = _error(
+                status, message if message is not None else _DEFAULT_MESSAGES.get(kind, "")
+            )
+        fault = _Fault(kind, routes, times, reply, delay)
+        with self._state.lock:
+            self._state.faults.append(fault)
+
+    def clear_faults(self) -> None:
+        """Switch every fault off."""
+        with self._state.lock:
+            self._state.faults.clear()
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """The requests received so far, oldest first (a copy)."""
+        with self._state.lock:
+            return list(self._state.requests)
+
+    def requests_to(self, path_prefix: str) -> list[RecordedRequest]:
+        """The recorded requests whose path starts with ``path_prefix``."""
+        return [r for r in self.requests if r.path.startswith(path_prefix)]
+
+    def clear_requests(self) -> None:
+        """Forget the recorded requests."""
+        with self._state.lock:
+            self._state.requests.clear()
+
+    # -- serving (called from the handler threads)
+
+    def _take_fault(self, route: str) -> _Fault | None:
+        with self._state.lock:
+            for fault in self._state.faults:
+                if fault.applies(route) and fault.remaining != 0:
+                    if fault.remaining is not None:
+                        fault.remaining -= 1
+                    return fault
+        return None
+
+    def _dispatch(self, handler: _Handler) -> None:
+        state = self._state
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = handler.rfile.read(length) if length > 0 else b""
+        path = urlsplit(handler.path).path
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        with state.lock:
+            state.requests.append(RecordedRequest(handler.command, handler.path, headers, body))
+        route, reply = _route(handler.command, path)
+        if route is None:
+            _send(handler, reply or _error(404, "not found"))
+            return
+        fault = self._take_fault(route)
+        if fault is not None and fault.kind in {"status", "unauthorized", "invalid_json", "body"}:
+            _send(handler, fault.reply)
+            return
+        if fault is not None and fault.kind == "slow" and state.stopping.wait(fault.delay):
+            handler.close_connection = True
+            return
+        reply = self._auth(route, headers) or self._serve(route, path, body, fault)
+        if fault is not None and fault.kind == "drop":
+            _send(handler, reply, drop=True)
+            return
+        _send(handler, reply)
+
+    def _auth(self, route: str, headers: Mapping[str, str]) -> _Reply | None:
+        if route == "health" or self.token is None:
+            return None
+        given = headers.get("authorization")
+        if given is None:
+            return _error(401, "missing bearer token")
+        if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+            return _error(401, "invalid bearer token")
+        return None
+
+    def _serve(self, route: str, path: str, body: bytes, fault: _Fault | None) -> _Reply:
+        if route == "health":
+            return _Reply(200, self._health_body())
+        if route == "job":
+            return self._job_status(path.rsplit("/", 1)[-1])
+        query, error = _query_request(body)
+        if error is not None:
+            return error
+        assert query is not None  # _query_request returns one or the other
+        if route == "embeddings":
+            return _Reply(200, self._search(query))
+        return self._start_job(query, fault)
+
+    def _health_body(self) -> dict[str, Any]:
+        if self._health is not None:
+            return self._health
+        return {
+            "status": "ok",
+            "reranker": False,
+            "embedder": "askkit-test",
+            "llm_provider": "askkit-test",
+            "auth_required": self.token is not None,
+        }
+
+    def _retrieve(self, query: Mapping[str, Any]) -> list[ChunkResult]:
+        assert self._retriever is not None  # only called with a retriever
+        k = CONTEXT_SIZES.get(query.get("context_size") or "", self.top_k)
+        chunks = self._retriever(query["query"], k=k)
+        return [c if c.ordinal else replace(c, ordinal=i) for i, c in enumerate(chunks, 1)]
+
+    def _search(self, query: Mapping[str, Any]) -> dict[str, Any]:
+        if self._retriever is None:
+            return self._embeddings
+        started = time.perf_counter()
+        chunks = self._retrieve(query)
+        elapsed = round((time.perf_counter() - started) * 1000)
+        return {"chunks": [c.to_dict() for c in chunks], "query_time_ms": elapsed}
+
+    def _start_job(self, query: Mapping[str, Any], fault: _Fault | None) -> _Reply:
+        job_id = str(uuid.uuid4())
+        job_fault = fault if fault is not None and fault.kind in _JOB_FAULTS else None
+        if job_fault is not None and job_fault.kind == "job_fails":
+            job = _Job(job_id, "failed", error=job_fault.reply.payload["error"])
+        elif job_fault is not None:
+            job = _Job(job_id, "never")
+        elif self._retriever is None:
+            job = _Job(job_id, "completed", result=self._answer)
+        else:
+            chunks = self._retrieve(query)
+            answer = self._answerer(query["query"], chunks)
+            result = {"answer": answer, "sources": [c.to_dict() for c in chunks]}
+            job = _Job(job_id, "completed", result=result)
+        with self._state.lock:
+            self._state.jobs[job_id] = job
+        return _Reply(200, {"job_id": job_id, "message": "Query job started"})
+
+    def _job_status(self, job_id: str) -> _Reply:
+        try:
+            uuid.UUID(job_id)
+        except ValueError:
+            return _error(400, f"invalid job id {job_id!r}: expected a UUID")
+        with self._state.lock:
+            job = self._state.jobs.get(job_id)
+            if job is None:
+                return _error(404, f"job {job_id} not found")
+            job.polls += 1
+            polls = job.polls
+        status = "queued" if polls == 1 else "processing"
+        if polls > 1 + self.processing_polls and job.outcome != "never":
+            status = job.outcome
+        done = status == job.outcome
+        return _Reply(
+            200,
+            {
+                "job_id": job_id,
+                "status": status,
+                "result": job.result if done else None,
+                "error": job.error if done else None,
+            },
+        )
+
+
+def _answer_payload(answer: Mapping[str, Any] | AnswerResult) -> dict[str, Any]:
+    """An answer result as a dict, from a result, its dict or a whole job dict."""
+    if isinstance(answer, AnswerResult):
+        return answer.to_dict()
+    result = answer["result"] if "result" in answer and "answer" not in answer else answer
+    AnswerResult.from_dict(result)  # fail now, not in a handler thread
+    return dict(result)
+
+
+def _default_answer(query: str, chunks: Sequence[ChunkResult]) -> str:
+    cites = " ".join(f"[{c.ordinal}]" for c in chunks[:3])
+    return f"An answer to {query!r} from the test server {cites}.".replace(" .", ".")
+
+
+def _route(method: str, path: str) -> tuple[str | None, _Reply | None]:
+    """The route name for a request, or the 404/405 reply."""
+    routes = {
+        "/health": ("GET", "health"),
+        "/api/embeddings": ("POST", "embeddings"),
+        "/api/answer": ("POST", "answer"),
+    }
+    if path in routes:
+        want, name = routes[path]
+    elif path.startswith("/api/job/") and path.count("/") == 3 and len(path) > len("/api/job/"):
+        want, name = "GET", "job"
+    else:
+        return None, _error(404, f"no route for {path}")
+    if method != want:
+        return None, _error(405, f"{path} takes {want}, not {method}")
+    return name, None
+
+
+def _query_request(body: bytes) -> tuple[dict[str, Any] | None, _Reply | None]:
+    """Validate a ``{vault_id, query, context_size?, history?}`` body as kimun does (400s)."""
+    try:
+        obj = json.loads(body)
+    except ValueError as exc:
+        return None, _error(400, f"Failed to parse the request body as JSON: {exc}")
+    if not isinstance(obj, dict):
+        return None, _error(400, "the request body must be a JSON object")
+    for name in ("vault_id", "query"):
+        if name not in obj:
+            return None, _error(400, f"missing field `{name}`")
+        if not isinstance(obj[name], str):
+            return None, _error(400, f"invalid type for `{name}`: expected a string")
+    if not _VAULT_ID.fullmatch(obj["vault_id"]):
+        return None, _error(
+            400,
+            f"invalid vault_id {obj['vault_id']!r}: use letters, digits, '.', '_' or '-' "
+            "and do not start with '__'",
+        )
+    size = obj.get("context_size")
+    if size is not None and size not in CONTEXT_SIZES:
+        return None, _error(400, f"unknown context_size {size!r}: small, medium or large")
+    history = obj.get("history", [])
+    if not isinstance(history, list) or not all(
+        isinstance(t, dict)
+        and isinstance(t.get("question"), str)
+        and isinstance(t.get("answer"), str)
+        for t in history
+    ):
+        return None, _error(400, "history must be a list of {question, answer} strings")
+    return obj, None
+
+
+def _send(handler: _Handler, reply: _Reply, *, drop: bool = False) -> None:
+    body = reply.body()
+    try:
+        handler.send_response(reply.status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(body)))
+        if drop:
+            handler.send_header("Connection", "close")
+        handler.end_headers()
+        handler.wfile.write(body[: len(body) // 2] if drop else body)
+        handler.wfile.flush()
+    except OSError:  # the client went away (it timed out): nothing to answer
+        handler.close_connection = True
+        return
+    if drop:
+        handler.close_connection = True
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    app: KimunTestServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], OSError):
+            return  # a client that hung up is not the server's error
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "KimunTestServer/askkit"
+
+    def _app(self) -> KimunTestServer:
+        return cast(_HTTPServer, self.server).app
+
+    def setup(self) -> None:
+        super().setup()
+        # Without this, Nagle's algorithm and delayed ACKs add 40 ms to every request.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        state = self._app()._state
+        with state.lock:
+            state.connections.add(self.connection)
+
+    def finish(self) -> None:
+        state = self._app()._state
+        with state.lock:
+            state.connections.discard(self.connection)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def do_GET(self) -> None:
+        self._app()._dispatch(self)
+
+    def do_POST(self) -> None:
+        self._app()._dispatch(self)
+
+    def do_PUT(self) -> None:
+        self._app()._dispatch(self)
+
+    def do_DELETE(self) -> None:
+        self._app()._dispatch(self)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: requests are recorded in :attr:`KimunTestServer.requests` instead."""
