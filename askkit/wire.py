@@ -19,7 +19,6 @@ True
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import re
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from askkit.errors import SchemaError
+from askkit.journal import is_valid_date
 
 __all__ = [
     "MAX_ORDINAL",
@@ -111,10 +111,8 @@ def check_wire_date(value: object, field: str = "date") -> str | None:
         raise SchemaError("expected a string date YYYY-MM-DD or null", field=field, value=value)
     if not _WIRE_DATE.fullmatch(value):
         raise SchemaError("expected a date written YYYY-MM-DD", field=field, value=value)
-    try:
-        _dt.date(int(value[0:4]), int(value[5:7]), int(value[8:10]))
-    except ValueError:
-        raise SchemaError("not a calendar date (YYYY-MM-DD)", field=field, value=value) from None
+    if not is_valid_date(int(value[0:4]), int(value[5:7]), int(value[8:10])):
+        raise SchemaError("not a calendar date (YYYY-MM-DD)", field=field, value=value)
     return value
 
 

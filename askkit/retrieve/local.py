@@ -1,0 +1,455 @@
+"""An embedded BM25 retriever over a vault, shaped like a kimun server.
+
+:class:`LocalIndex` cuts every note into the sections kimun's core would
+index (:func:`askkit.chunking.chunk_note`), splits long sections the way the
+server does (:func:`askkit.retrieve.split.split_for_rag`), and ranks the
+pieces with BM25 (`bm25s`). Results are :class:`~askkit.ChunkResult`\\ s as a
+kimun server sends them: ``title`` = the breadcrumb joined with U+001F,
+``date`` from the file stem, ``hash`` = the note's content hash, ``ordinal`` =
+rank, ``similarity_score`` = the BM25 score.
+
+Like the server's ``/api/embeddings``, :meth:`LocalIndex.search` keeps one
+chunk per note (the best) out of a candidate pool of 80 by default; pass
+``per_note=False`` to see every chunk. Chunks scoring 0 (no query term) are
+never returned.
+
+The index persists in a cache folder and re-indexes incrementally: a note
+whose size and modification time are unchanged is not read again; a changed
+one is re-hashed and re-chunked only when its content hash changed; deleted
+notes leave the index. The BM25 statistics are then rebuilt over all chunks
+(they are global), which is fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from askkit.chunking import chunk_note
+from askkit.diacritics import fold
+from askkit.errors import VaultError
+from askkit.retrieve.split import CHUNK_MAX, CHUNK_TARGET, split_for_rag
+from askkit.sources import BREADCRUMB_SEP, VaultPath
+from askkit.vault import Vault, content_hash
+from askkit.wire import ChunkResult
+
+__all__ = ["CANDIDATE_POOL", "IndexReport", "LocalIndex", "tokenize"]
+
+#: How many chunks kimun's server ranks before keeping one per note.
+CANDIDATE_POOL = 80
+_FORMAT = 1
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+_STOPWORDS = frozenset(bm25s.stopwords.STOPWORDS_EN)
+_COLUMNS = ("path", "title", "date", "text", "hash", "section", "piece", "start", "end")
+
+
+def tokenize(text: str) -> list[str]:
+    """The tokens BM25 sees: diacritics folded, lower-cased, words of 2+ characters,
+    English stop words removed.
+
+    >>> tokenize("Crème brûlée: the BEST of 2 desserts")
+    ['creme', 'brulee', 'best', 'desserts']
+    """
+    return [t for t in _TOKEN.findall(fold(text).lower()) if t not in _STOPWORDS]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    """What an (incremental) indexing run did."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    unchanged: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def touched(self) -> bool:
+        """Whether anything was added, changed or deleted."""
+        return bool(self.added or self.changed or self.deleted)
+
+    def __str__(self) -> str:
+        return (
+            f"{len(self.added)} added, {len(self.changed)} changed, {len(self.deleted)} deleted, "
+            f"{self.unchanged} unchanged; {self.chunks} chunks in {self.seconds:.2f}s"
+            + (f"; {len(self.skipped)} skipped" if self.skipped else "")
+        )
+
+
+def _default_cache(root: Path) -> Path:
+    base = os.environ.get("ASKKIT_CACHE_DIR")
+    parent = Path(base) if base else Path.home() / ".cache" / "askkit"
+    return parent / f"index-{content_hash(str(root).encode())}"
+
+
+def note_chunks(
+    path: VaultPath, text: str, note_hash: str, date: str | None
+) -> dict[str, list[Any]]:
+    """The chunks kimun's server would store for one note, as columns."""
+    cols: dict[str, list[Any]] = {c: [] for c in _COLUMNS}
+    printed = str(path)
+    for i, section in enumerate(chunk_note(text)):
+        for j, piece in enumerate(split_for_rag(section.text, CHUNK_TARGET, CHUNK_MAX)):
+            cols["path"].append(printed)
+            cols["title"].append(section.title)
+            cols["date"].append(date)
+            cols["text"].append(piece)
+            cols["hash"].append(note_hash)
+            cols["section"].append(i)
+            cols["piece"].append(j)
+            cols["start"].append(section.start)
+            cols["end"].append(section.end)
+    return cols
+
+
+class LocalIndex:
+    """BM25 over a vault's kimun sections; a :class:`~askkit.retrieve.Retriever`.
+
+    Parameters
+    ----------
+    vault:
+        A :class:`~askkit.vault.Vault` or its folder.
+    cache_dir:
+        Where the index persists. ``None`` (default): ``$ASKKIT_CACHE_DIR`` or
+        ``~/.cache/askkit``, in a folder named after the vault's path.
+        ``False``: keep it in memory only.
+    pool:
+        Candidate pool before keeping one chunk per note (kimun: 80).
+    index_headings:
+        Also index each chunk's breadcrumb headings (default ``True``).
+    progress:
+        Show a tqdm progress bar while (re)indexing notes.
+    k1, b:
+        BM25 parameters.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "bread.md").write_text("# Bread\\n## Starter\\nFeed the starter daily.\\n")
+    >>> _ = (root / "2026-04-08.md").write_text("# 2026-04-08\\n## Afternoon\\nBaked bread.\\n")
+    >>> index = LocalIndex(root, cache_dir=False, progress=False)
+    >>> [(c.ordinal, c.path, c.title.replace("\\x1f", " > ")) for c in index.search("starter")]
+    [(1, 'bread.md', 'Bread > Starter')]
+    """
+
+    def __init__(
+        self,
+        vault: Vault | str | os.PathLike[str],
+        *,
+        cache_dir: str | os.PathLike[str] | bool | None = None,
+        pool: int = CANDIDATE_POOL,
+        index_headings: bool = True,
+        progress: bool = True,
+        k1: float = 1.5,
+        b: float = 0.75,
+    ) -> None:
+        self.vault = vault if isinstance(vault, Vault) else Vault(vault)
+        if cache_dir is None or cache_dir is True:
+            self.cache_dir: Path | None = _default_cache(self.vault.root)
+        elif cache_dir is False:
+            self.cache_dir = None
+        else:
+            self.cache_dir = Path(cache_dir)
+        if pool < 1:
+            raise ValueError(f"pool must be >= 1, got {pool}")
+        self.pool = pool
+        self.index_headings = index_headings
+        self.progress = progress
+        self.k1 = k1
+        self.b = b
+        self._notes: dict[str, dict[str, Any]] = {}
+        self._cols: dict[str, list[Any]] = {c: [] for c in _COLUMNS}
+        self._bm25: bm25s.BM25 | None = None
+        self._path_arr: np.ndarray[Any, Any] = np.empty(0, dtype=object)
+        self.last_report = IndexReport()
+        if not self._load():
+            self.update()
+
+    def __repr__(self) -> str:
+        return f"LocalIndex({str(self.vault.root)!r}, notes={len(self._notes)}, chunks={len(self)})"
+
+    def __len__(self) -> int:
+        return len(self._cols["path"])
+
+    # -- indexing -----------------------------------------------------------------------
+
+    def _params(self) -> dict[str, Any]:
+        return {
+            "format": _FORMAT,
+            "k1": self.k1,
+            "b": self.b,
+            "index_headings": self.index_headings,
+            "target": CHUNK_TARGET,
+            "max": CHUNK_MAX,
+        }
+
+    def update(self) -> IndexReport:
+        """Bring the index up to date with the vault; return what changed."""
+        t0 = time.perf_counter()
+        self.vault.refresh()
+        listing = {str(p): p for p in self.vault.notes()}
+        old = self._notes
+        by_note: dict[str, dict[str, list[Any]]] = {}
+        for i, p in enumerate(self._cols["path"]):
+            by_note.setdefault(p, {c: [] for c in _COLUMNS})
+            for c in _COLUMNS:
+                by_note[p][c].append(self._cols[c][i])
+        added: list[str] = []
+        changed: list[str] = []
+        unchanged = 0
+        notes: dict[str, dict[str, Any]] = {}
+        todo: list[tuple[str, VaultPath, os.stat_result]] = []
+        for key, vp in listing.items():
+            st = self.vault.resolve(vp).stat()
+            prev = old.get(key)
+            if prev and prev["size"] == st.st_size and prev["mtime_ns"] == st.st_mtime_ns:
+                notes[key] = prev
+                unchanged += 1
+            else:
+                todo.append((key, vp, st))
+        bar = tqdm(todo, desc="indexing notes", unit="note", disable=not self.progress or not todo)
+        for key, vp, st in bar:
+            data = self.vault.read_bytes(vp)
+            h = content_hash(data)
+            prev = old.get(key)
+            notes[key] = {"hash": h, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+            if prev is not None and prev["hash"] == h:
+                unchanged += 1
+                continue
+            text = self.vault.decode(data, self.vault.resolve(vp))
+            by_note[key] = note_chunks(vp, text, h, Vault.journal_date(key))
+            (changed if prev is not None else added).append(key)
+        deleted = sorted(set(old) - set(listing))
+        touched = bool(added or changed or deleted) or self._bm25 is None
+        if touched:
+            cols: dict[str, list[Any]] = {c: [] for c in _COLUMNS}
+            for key in sorted(notes):
+                part = by_note.get(key)
+                if part is None:
+                    continue
+                for c in _COLUMNS:
+                    cols[c].extend(part[c])
+            self._cols = cols
+            self._build()
+        self._notes = notes
+        report = IndexReport(
+            added=tuple(added),
+            changed=tuple(changed),
+            deleted=tuple(deleted),
+            unchanged=unchanged,
+            chunks=len(self),
+            seconds=time.perf_counter() - t0,
+            skipped={str(k): v for k, v in self.vault.skipped.items()},
+        )
+        self.last_report = report
+        if touched or notes != old:
+            self._save()
+        return report
+
+    def _doc_text(self, i: int) -> str:
+        text: str = self._cols["text"][i]
+        if self.index_headings:
+            return self._cols["title"][i].replace(BREADCRUMB_SEP, " ") + "\n" + text
+        return text
+
+    def _doc_tokens(self) -> Iterable[list[str]]:
+        return (tokenize(self._doc_text(i)) for i in range(len(self)))
+
+    def _build(self) -> None:
+        bm25 = bm25s.BM25(k1=self.k1, b=self.b)
+        corpus = list(self._doc_tokens())
+        if corpus:
+            bm25.index(corpus, show_progress=False)
+            self._bm25 = bm25
+        else:
+            self._bm25 = None
+        self._path_arr = np.asarray(self._cols["path"], dtype=object)
+
+    # -- persistence --------------------------------------------------------------------
+
+    def _save(self) -> None:
+        if self.cache_dir is None:
+            return
+        self.cache_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.cache_dir.parent))
+        try:
+            table = pa.table({c: pa.array(self._cols[c], type=_ARROW_TYPES[c]) for c in _COLUMNS})
+            pq.write_table(table, tmp / "chunks.parquet")
+            if self._bm25 is not None:
+                self._bm25.save(str(tmp / "bm25"))
+            manifest = {
+                "params": self._params(),
+                "vault": str(self.vault.root),
+                "notes": self._notes,
+            }
+            (tmp / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+            old = self.cache_dir.with_name(self.cache_dir.name + ".old")
+            if self.cache_dir.exists():
+                if old.exists():
+                    shutil.rmtree(old)
+                self.cache_dir.rename(old)
+            tmp.rename(self.cache_dir)
+            if old.exists():
+                shutil.rmtree(old)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+    def _load(self) -> bool:
+        if self.cache_dir is None or not (self.cache_dir / "manifest.json").is_file():
+            return False
+        try:
+            manifest = json.loads((self.cache_dir / "manifest.json").read_text(encoding="utf-8"))
+            if manifest.get("params") != self._params():
+                return False
+            table = pq.read_table(self.cache_dir / "chunks.parquet")
+            self._cols = {c: table.column(c).to_pylist() for c in _COLUMNS}
+            self._notes = manifest["notes"]
+            bm25_dir = self.cache_dir / "bm25"
+            self._bm25 = bm25s.BM25.load(str(bm25_dir)) if bm25_dir.is_dir() else None
+            self._path_arr = np.asarray(self._cols["path"], dtype=object)
+        except (OSError, ValueError, KeyError, pa.ArrowException):
+            self._notes = {}
+            self._cols = {c: [] for c in _COLUMNS}
+            self._bm25 = None
+            return False
+        self.update()
+        return True
+
+    # -- retrieval ----------------------------------------------------------------------
+
+    def _scores(
+        self, tokens: list[str], pool: int
+    ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        bm25 = self._bm25
+        if bm25 is None:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        known = [t for t in tokens if t in bm25.vocab_dict]
+        if not known:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        docs, scores = bm25.retrieve(
+            [known], k=min(pool, len(self)), show_progress=False, n_threads=0
+        )
+        d = docs[0]
+        s = scores[0].astype(np.float64)
+        keep = s > 0
+        return d[keep], s[keep]
+
+    def search(self, query: str, k: int = 10, *, per_note: bool = True) -> list[ChunkResult]:
+        """The top ``k`` chunks for ``query``, best first, shaped as a kimun server shapes them.
+
+        With ``per_note`` (default, as kimun's ``/api/embeddings``), only each
+        note's best chunk is kept, out of the top :attr:`pool` chunks.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("the query is empty: give the text to search for")
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        tokens = tokenize(query)
+        docs, scores = self._scores(tokens, max(self.pool, k) if per_note else k)
+        if per_note and len(docs):
+            _, first = np.unique(self._path_arr[docs], return_index=True)
+            order = np.sort(first)
+            docs, scores = docs[order], scores[order]
+        docs, scores = docs[:k], scores[:k]
+        c = self._cols
+        return [
+            ChunkResult(
+                path=c["path"][i],
+                title=c["title"][i],
+                date=c["date"][i],
+                content=c["text"][i],
+                hash=c["hash"][i],
+                similarity_score=float(s),
+                ordinal=rank,
+            )
+            for rank, (i, s) in enumerate(zip(docs.tolist(), scores.tolist(), strict=True), 1)
+        ]
+
+    def __call__(self, query: str, k: int = 10) -> list[ChunkResult]:
+        """The :class:`~askkit.retrieve.Retriever` protocol: :meth:`search`."""
+        return self.search(query, k)
+
+    # -- inspection ---------------------------------------------------------------------
+
+    @property
+    def chunks(self) -> pd.DataFrame:
+        """Every indexed chunk: path, title, date, text, hash, section, piece, start, end."""
+        return pd.DataFrame({c: self._cols[c] for c in _COLUMNS})
+
+    def explain(self, query: str, chunk: ChunkResult | int) -> pd.DataFrame:
+        """Why a chunk scored what it did: each query term's BM25 contribution.
+
+        ``chunk`` is a search result or a row number of :attr:`chunks`. The
+        contributions sum to the chunk's score. Terms the index has never
+        seen, and stop words, contribute nothing and are listed as such.
+        """
+        row = chunk if isinstance(chunk, int) else self._row_of(chunk)
+        if not 0 <= row < len(self):
+            raise IndexError(f"no chunk {row}: the index has {len(self)}")
+        words = _TOKEN.findall(fold(query).lower())
+        bm25 = self._bm25
+        records = []
+        doc_tokens = tokenize(self._doc_text(row))
+        for word in dict.fromkeys(words):
+            tf = doc_tokens.count(word)
+            if word in _STOPWORDS:
+                records.append((word, "stop word", tf, 0.0))
+                continue
+            tid = bm25.vocab_dict.get(word) if bm25 is not None else None
+            if tid is None or bm25 is None:
+                records.append((word, "not in the vault", 0, 0.0))
+                continue
+            lo, hi = bm25.scores["indptr"][tid], bm25.scores["indptr"][tid + 1]
+            docs = bm25.scores["indices"][lo:hi]
+            hit = np.flatnonzero(docs == row)
+            contribution = float(bm25.scores["data"][lo + hit[0]]) if len(hit) else 0.0
+            status = "matched" if contribution > 0 else "not in this chunk"
+            records.append((word, status, tf, contribution))
+        out = pd.DataFrame(records, columns=["term", "status", "tf", "contribution"])
+        return out.sort_values("contribution", ascending=False, kind="stable").reset_index(
+            drop=True
+        )
+
+    def _row_of(self, chunk: ChunkResult) -> int:
+        for i, (p, t, x) in enumerate(
+            zip(self._cols["path"], self._cols["title"], self._cols["text"], strict=True)
+        ):
+            if p == chunk.path and t == chunk.title and x == chunk.content:
+                return i
+        raise VaultError(f"this chunk is not in the index: {chunk.path} {chunk.title!r}")
+
+    def note_of(self, chunk: ChunkResult | str) -> str:
+        """The full text of the note a chunk (or a path) comes from."""
+        return self.vault.read(chunk.path if isinstance(chunk, ChunkResult) else chunk)
+
+
+_ARROW_TYPES = {
+    "path": pa.string(),
+    "title": pa.string(),
+    "date": pa.string(),
+    "text": pa.string(),
+    "hash": pa.string(),
+    "section": pa.int32(),
+    "piece": pa.int32(),
+    "start": pa.int64(),
+    "end": pa.int64(),
+}

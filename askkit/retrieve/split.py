@@ -1,0 +1,81 @@
+"""kimun's server-side split of long sections into several chunks.
+
+The server cuts each section's text into pieces of about ``target`` UTF-8
+bytes (800) and at most ``max_size`` (1536), with no overlap: from each start
+it takes the first paragraph break (``\\n\\n``, cut after it), else the first
+sentence end (``. ! ? \\n``, cut after it), else the first space, found between
+``start + min_size`` and ``start + max_size``, else a hard cut at
+``start + max_size`` (moved back to a character boundary). ``min_size`` is
+``max(target - (max - target) // 2, target // 2)``: 432 bytes by default.
+Every piece is trimmed (Rust ``trim``); pieces left empty are dropped, except
+that an empty section gives one empty piece and a section of at most
+``target`` bytes gives its trimmed text even when that is empty.
+
+All sizes are UTF-8 byte counts, as in kimun.
+
+>>> split_for_rag("First paragraph.\\n\\nSecond line", 10, 20)
+['First paragraph.', 'Second line']
+"""
+
+from __future__ import annotations
+
+import re
+
+from askkit._text import rust_trim
+
+__all__ = ["CHUNK_MAX", "CHUNK_TARGET", "split_for_rag"]
+
+CHUNK_TARGET = 800
+CHUNK_MAX = 1536
+
+_SENTENCE = re.compile(rb"[.!?\n]")
+
+
+def _boundary(data: bytes, pos: int) -> int:
+    if pos >= len(data):
+        return len(data)
+    while pos > 0 and 0x80 <= data[pos] <= 0xBF:
+        pos -= 1
+    return pos
+
+
+def split_for_rag(text: str, target: int = CHUNK_TARGET, max_size: int = CHUNK_MAX) -> list[str]:
+    """Split one section's text the way kimun's server does before embedding it."""
+    if max_size < target or target < 1:
+        raise ValueError(f"need 1 <= target <= max_size, got target={target}, max={max_size}")
+    if not text:
+        return [""]
+    data = text.encode("utf-8")
+    if len(data) <= target:
+        return [rust_trim(text)]
+    min_size = max(target - (max_size - target) // 2, target // 2)
+    pieces: list[str] = []
+    start = 0
+    n = len(data)
+    while start < n:
+        min_end = _boundary(data, min(start + min_size, n))
+        max_end = _boundary(data, min(start + max_size, n))
+        if n - start <= max_size:
+            piece = rust_trim(data[start:].decode("utf-8"))
+            if piece:
+                pieces.append(piece)
+            break
+        end = max_end
+        if min_end < max_end:
+            pos = data.find(b"\n\n", min_end, max_end)
+            if pos != -1:
+                end = pos + 2
+            else:
+                m = _SENTENCE.search(data, min_end, max_end)
+                if m is not None:
+                    end = m.start() + 1
+                else:
+                    pos = data.find(b" ", min_end, max_end)
+                    if pos != -1:
+                        end = pos + 1
+        end = _boundary(data, end)
+        piece = rust_trim(data[start:end].decode("utf-8"))
+        if piece:
+            pieces.append(piece)
+        start = end
+    return pieces

@@ -1,0 +1,84 @@
+"""``askkit index`` and ``askkit search --vault``, run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "v"
+    (root / "journal").mkdir(parents=True)
+    (root / "journal" / "2026-04-08.md").write_text("# 2026-04-08\n\n## Afternoon\n\nBaked rye.\n")
+    (root / "bread.md").write_text("# Bread\n\n## Starter\n\nFeed the rye starter.\n")
+    return root
+
+
+def run(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "160", "ASKKIT_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-m", "askkit.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
+
+
+def test_index_reports_counts(vault: Path, tmp_path: Path) -> None:
+    out = run("index", str(vault), cache=tmp_path / "c")
+    assert out.returncode == 0, out.stderr
+    assert "2 notes, 2 chunks" in out.stdout
+    assert "2 added, 0 changed, 0 deleted, 0 unchanged" in out.stdout
+    again = run("index", str(vault), cache=tmp_path / "c")
+    assert "0 added, 0 changed, 0 deleted, 2 unchanged" in again.stdout
+
+
+def test_search_prints_a_table(vault: Path, tmp_path: Path) -> None:
+    out = run("search", "rye starter", "--vault", str(vault), cache=tmp_path / "c")
+    assert out.returncode == 0, out.stderr
+    assert "Bread › Starter" in out.stdout
+    assert "2026-04-08 · Afternoon" in out.stdout
+    assert "journal/2026-04-08.md" in out.stdout
+    assert out.stdout.index("[1]") < out.stdout.index("[2]")
+
+
+def test_search_json_is_wire_json(vault: Path, tmp_path: Path) -> None:
+    out = run("search", "starter", "--vault", str(vault), "-k", "1", "--json", cache=tmp_path / "c")
+    assert out.returncode == 0, out.stderr
+    payload = json.loads(out.stdout)
+    assert [c["ordinal"] for c in payload["chunks"]] == [1]
+    assert payload["chunks"][0]["title"] == "Bread\x1fStarter"
+    assert isinstance(payload["query_time_ms"], int)
+
+
+def test_missing_vault_is_one_line_and_nonzero(tmp_path: Path) -> None:
+    out = run("search", "x", "--vault", str(tmp_path / "nope"), cache=tmp_path / "c")
+    assert out.returncode == 2
+    assert "does not exist" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    out = run("index", str(tmp_path / "nope"), cache=tmp_path / "c")
+    assert out.returncode == 2
+    assert "vault not found" in out.stderr
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+def test_empty_query_is_refused(vault: Path, tmp_path: Path, query: str) -> None:
+    out = run("search", query, "--vault", str(vault), cache=tmp_path / "c")
+    assert out.returncode == 2
+    assert "the query is empty" in out.stderr
+
+
+def test_bad_k(vault: Path, tmp_path: Path) -> None:
+    out = run("search", "rye", "--vault", str(vault), "-k", "0", cache=tmp_path / "c")
+    assert out.returncode == 2
+    assert "-k must be at least 1" in out.stderr
