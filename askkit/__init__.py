@@ -34,6 +34,18 @@ from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse
 
 __version__ = "0.1.0"
 
+#: Submodules loaded on first attribute access: ``askkit.frame`` works after a
+#: bare ``import askkit`` without making that import pay for pandas.
+_LAZY_MODULES = frozenset({"frame", "metrics", "compare", "vault", "chunking", "locate", "retrieve"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(f"askkit.{name}")
+    raise AttributeError(f"module 'askkit' has no attribute {name!r}")
+
 __all__ = [
     "BREADCRUMB_SEP",
     "HEADING_JOINER",
