@@ -1,0 +1,123 @@
+"""``askkit lab``: index a vault and open askkit's notebooks in JupyterLab."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from askkit.errors import MissingDependencyError, VaultError
+
+__all__ = ["lab_command", "lab_environment", "register"]
+
+#: Environment variables the bundled notebooks read to find their data.
+ENV_VAULT = "ASKKIT_VAULT"
+ENV_SERVER = "ASKKIT_SERVER"
+ENV_VAULT_ID = "ASKKIT_VAULT_ID"
+
+
+def register(sub: Any) -> None:
+    """Add ``askkit lab`` to the command line."""
+    p = sub.add_parser(
+        "lab",
+        help="index a vault and start JupyterLab on askkit's notebooks",
+        description=(
+            "Index the vault, then start JupyterLab on the notebooks folder with the explorer "
+            "notebook open. The notebooks read ASKKIT_VAULT (and ASKKIT_SERVER, "
+            "ASKKIT_VAULT_ID) to find your vault and server."
+        ),
+    )
+    p.add_argument(
+        "--vault", default="data/vault", help="the vault to explore (default data/vault)"
+    )
+    p.add_argument("--server", help="a kimun server URL the notebooks may also use")
+    p.add_argument("--vault-id", help="the server's vault id (with --server)")
+    p.add_argument("--notebooks", default="notebooks", help="the folder JupyterLab serves")
+    p.add_argument("--open", default="explore.ipynb", help="the notebook to open first")
+    p.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    p.add_argument("--ip", default="127.0.0.1", help="the address to listen on")
+    p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
+    p.add_argument("--dry-run", action="store_true", help="print the command, start nothing")
+    p.set_defaults(func=lab_command)
+
+
+def _free_port(ip: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((ip, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _headless() -> bool:
+    return sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
+
+
+def lab_environment(vault: Path, server: str | None, vault_id: str | None) -> dict[str, str]:
+    """The environment the notebooks run with: where the vault (and server) are."""
+    env = dict(os.environ)
+    env[ENV_VAULT] = str(vault)
+    if server:
+        env[ENV_SERVER] = server
+    if vault_id:
+        env[ENV_VAULT_ID] = vault_id
+    return env
+
+
+def lab_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``askkit lab``."""
+    from askkit.retrieve.local import LocalIndex
+
+    vault = Path(args.vault).expanduser().resolve()
+    if not vault.is_dir():
+        raise VaultError(f"vault not found: {vault} is not a folder")
+    notebooks = Path(args.notebooks).expanduser().resolve()
+    if not (notebooks / args.open).is_file():
+        raise VaultError(f"notebook not found: {notebooks / args.open}")
+    jupyter = shutil.which("jupyter", path=str(Path(sys.executable).parent)) or shutil.which(
+        "jupyter"
+    )
+    if jupyter is None:
+        raise MissingDependencyError(
+            "JupyterLab is not installed: pip install 'askkit[lab]' (or run scripts/main.sh)"
+        )
+    index = LocalIndex(vault, progress=True)
+    console.print(
+        Text(f"{vault}: {len(index.vault)} notes, {len(index)} chunks ({index.last_report})")
+    )
+    port = args.port or _free_port(args.ip)
+    token = secrets.token_hex(16)
+    argv = [
+        jupyter,
+        "lab",
+        args.open,
+        f"--ServerApp.root_dir={notebooks}",
+        f"--ServerApp.ip={args.ip}",
+        f"--ServerApp.port={port}",
+        f"--IdentityProvider.token={token}",
+    ]
+    if args.no_browser or _headless():
+        argv.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")  # containers and CI machines run as root
+    url = f"http://{args.ip}:{port}/lab/tree/{args.open}?token={token}"
+    console.print(
+        Text("askkit: JupyterLab at ", style="bold") + Text(url, style="bold cyan"), soft_wrap=True
+    )
+    if args.dry_run:
+        console.print(Text(" ".join(argv)), soft_wrap=True)
+        return 0
+    sys.stdout.flush()
+    os.chdir(notebooks)
+    env = lab_environment(vault, args.server, args.vault_id)
+    os.execve(jupyter, argv, env)  # noqa: S606 - replaces this process with JupyterLab
+    return 0  # pragma: no cover - execve does not return

@@ -1,0 +1,138 @@
+"""``askkit lab`` indexes the vault and really starts JupyterLab, printing a working URL."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import DATA, ROOT
+
+
+def test_dry_run_prints_the_url_and_command(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "askkit.cli",
+            "lab",
+            "--vault",
+            str(DATA / "vault"),
+            "--open",
+            "debug-retrieval.ipynb",
+            "--dry-run",
+            "--no-browser",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "ASKKIT_CACHE_DIR": str(tmp_path), "COLUMNS": "400"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert "notes," in out.stdout and "chunks" in out.stdout
+    assert re.search(
+        r"http://127\.0\.0\.1:\d+/lab/tree/debug-retrieval\.ipynb\?token=\w+", out.stdout
+    )
+    assert "--no-browser" in out.stdout
+
+
+def test_missing_vault_or_notebook_is_a_clear_error(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "askkit.cli", "lab", "--vault", str(tmp_path / "nope")],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert out.returncode == 2
+    assert "vault not found" in out.stderr
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "askkit.cli",
+            "lab",
+            "--vault",
+            str(DATA / "vault"),
+            "--open",
+            "x.ipynb",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert out.returncode == 2
+    assert "notebook not found" in out.stderr
+
+
+@pytest.mark.slow
+def test_lab_starts_and_serves_the_notebooks(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "askkit.cli",
+            "lab",
+            "--vault",
+            str(DATA / "vault"),
+            "--open",
+            "debug-retrieval.ipynb",
+            "--no-browser",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "ASKKIT_CACHE_DIR": str(tmp_path), "COLUMNS": "400"},
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = None
+        deadline = time.monotonic() + 60
+        lines: list[str] = []
+        while url is None and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            lines.append(line)
+            m = re.search(r"(http://127\.0\.0\.1:(\d+))/lab/tree/\S+\?token=(\w+)", line)
+            if m:
+                url = m
+        assert url is not None, "".join(lines)
+        base, token = url.group(1), url.group(3)
+        listing = None
+        while time.monotonic() < deadline:
+            try:
+                r = httpx.get(f"{base}/api/contents", params={"token": token}, timeout=2)
+            except httpx.TransportError:
+                time.sleep(0.3)
+                continue
+            if r.status_code == 200:
+                listing = r.json()
+                break
+            time.sleep(0.3)
+        assert listing is not None, "JupyterLab did not answer within 60 s"
+        names = {item["name"] for item in listing["content"]}
+        assert "debug-retrieval.ipynb" in names
+        page = httpx.get(
+            f"{base}/lab/tree/debug-retrieval.ipynb", params={"token": token}, timeout=5
+        )
+        assert page.status_code == 200
+        assert "JupyterLab" in page.text
+        unauthorized = httpx.get(f"{base}/api/contents", timeout=5)
+        assert unauthorized.status_code == 403
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -1,0 +1,119 @@
+"""A clean install: build the wheel, install it in a fresh venv, use it from outside the tree.
+
+A module missing from the wheel, a package-data file left out, or a
+dependency missing from pyproject.toml fails here, not on a user's machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DATA, ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def sh(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
+    out = subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, check=False, env=env
+    )
+    assert out.returncode == 0, f"{args}\n{out.stdout}\n{out.stderr}"
+    return out.stdout
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("install")
+    dist = tmp / "dist"
+    sh(sys.executable, "-m", "build", "--wheel", "--outdir", dist, ROOT, cwd=tmp)
+    (wheel,) = dist.glob("askkit-*.whl")
+    venv = tmp / "venv"
+    sh(sys.executable, "-m", "venv", venv, cwd=tmp)
+    py = venv / "bin" / "python"
+    sh(
+        py,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--prefer-binary",
+        wheel,
+        "ipykernel",
+        "nbclient",
+        cwd=tmp,
+    )
+    return wheel, venv
+
+
+def test_wheel_ships_every_module_and_the_typing_marker(installed: tuple[Path, Path]) -> None:
+    wheel, _ = installed
+    names = set(zipfile.ZipFile(wheel).namelist())
+    sources = {
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "askkit").rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
+    assert sources <= names, sorted(sources - names)
+    assert "askkit/py.typed" in names
+
+
+def test_import_and_cli_from_outside_the_tree(installed: tuple[Path, Path], tmp_path: Path) -> None:
+    _, venv = installed
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    shutil.copy(DATA / "answer_job.json", work)
+    shutil.copytree(DATA / "vault", work / "vault")
+    env = {**os.environ, "COLUMNS": "200", "ASKKIT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("PYTHONPATH", None)
+    where = sh(
+        venv / "bin" / "python",
+        "-c",
+        "import askkit, sys; print(askkit.__file__); "
+        "print(sorted(m for m in ('ipywidgets','IPython','matplotlib') if m in sys.modules))",
+        cwd=work,
+        env=env,
+    )
+    assert str(venv) in where.splitlines()[0]
+    assert where.splitlines()[1] == "[]"
+    out = sh(venv / "bin" / "askkit", "sources", "answer_job.json", cwd=work, env=env)
+    assert "cited with no source: [7]" in out
+    out = sh(
+        venv / "bin" / "askkit",
+        "search",
+        "sourdough starter",
+        "--vault",
+        "vault",
+        "--json",
+        cwd=work,
+        env=env,
+    )
+    assert json.loads(out)["chunks"][0]["ordinal"] == 1
+
+
+def test_a_notebook_runs_against_the_installed_package(
+    installed: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, venv = installed
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(ROOT / "notebooks" / "debug-retrieval.ipynb", tmp_path / "notebooks")
+    shutil.copytree(DATA / "vault", tmp_path / "data" / "vault")
+    script = (
+        "import nbformat, sys\n"
+        "from nbclient import NotebookClient\n"
+        "nb = nbformat.read('debug-retrieval.ipynb', as_version=4)\n"
+        "NotebookClient(nb, timeout=300, kernel_name='python3',"
+        " resources={'metadata': {'path': '.'}}).execute()\n"
+        "print('cells', len(nb.cells))\n"
+    )
+    env = {**os.environ, "ASKKIT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("PYTHONPATH", None)
+    out = sh(venv / "bin" / "python", "-c", script, cwd=tmp_path / "notebooks", env=env)
+    assert "cells" in out
