@@ -37,7 +37,8 @@ def test_dry_run_prints_the_url_and_command(tmp_path: Path) -> None:
         env={**os.environ, "ASKKIT_CACHE_DIR": str(tmp_path), "COLUMNS": "400"},
     )
     assert out.returncode == 0, out.stderr
-    assert "notes," in out.stdout and "chunks" in out.stdout
+    assert "notes," in out.stdout
+    assert "chunks" in out.stdout
     assert re.search(
         r"http://127\.0\.0\.1:\d+/lab/tree/debug-retrieval\.ipynb\?token=\w+", out.stdout
     )
