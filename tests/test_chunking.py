@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from markdown_it.rules_block.state_block import StateBlock
 
+from askkit._markdown import MD, LightStateBlock
 from askkit.chunking import (
     FRONTMATTER,
     Section,
@@ -481,6 +483,81 @@ def test_each_section_starts_at_its_heading_line(note: str) -> None:
 def test_fast_paths_equal_plain_markdown_it(note: str) -> None:
     """The fast block dispatch and inline shortcuts change nothing."""
     assert _analyse(note) == _analyse(note, reference=True)
+
+
+LINKY = st.lists(
+    st.sampled_from(
+        [
+            "[",
+            "]",
+            "(",
+            ")",
+            "![",
+            "](",
+            "[a](u)",
+            "![i](s.png)",
+            "[l](https://x.y/a_b)",
+            "[x]: /u\n\n",
+            "javascript:",
+            "data:",
+            "&amp;",
+            "&#106;",
+            "<b>",
+            "\\",
+            "`",
+            "*",
+            "_",
+            " ",
+            "\n",
+            "#t",
+            "!",
+            "text",
+        ]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(LINKY)
+def test_link_shortcut_equals_plain_markdown_it(note: str) -> None:
+    """Simple links and images, literal brackets and what rules them out."""
+    assert _analyse(note) == _analyse(note, reference=True)
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "see [a](b) and ![img](x.png) #tag [!tip] x",
+        "[!tip]- Use [Android](https://x.y/a_b_c) *em [l](u)* `[c](d)` end",
+        "[a](javascript:x) [b](JavaScript:x) [c](data:image/png;x) [d](&#106;avascript:x)",
+        "[e](http://a?b=1&c=2) [f](vbscript:x) [g](file:///x)",
+        "[x [a](b) y](c) and [[a](b) and ![x [a](b) y](c)",
+        '[a]()  ![]() [](u) [a](<b>) [a](b "t") [a](b(c)) [a]( b )',
+        "**[a](b)** _[c](d)_ #t[a](b)#u _#x[a](b)_ a*[b](c)*d __[x](y)__",
+        "[foo] and [foo](u) and [bar][foo]\n\n[foo]: /url",
+        "[a](b)  \nnext [c](d)\nline",
+        "`x` [a](b`c) `y` [`a`](b) [a](b)`",
+        "[a](b)(c) ]( [ ] x",
+        "[![badge](b.svg)](https://x.y) and [![a](b)]",
+        "para\n===\n",
+        "===\nx\n",
+        "a\r\n---\r\n",
+        "> a\n> ---\n",
+        "a\x00b\r\rc\n",
+        "\t- a\n \t  - b\n\t\t",
+    ],
+)
+def test_fast_path_cases_equal_plain_markdown_it(note: str) -> None:
+    for text in (note, "# H\n" + note, "- " + note, "> " + note):
+        assert _analyse(text) == _analyse(text, reference=True)
+
+
+@given(st.text(alphabet=" \t\n>-a", min_size=1))
+def test_light_block_state_markers_equal_markdown_it(src: str) -> None:
+    plain = StateBlock(src, MD, {}, [])
+    light = LightStateBlock(src, MD, {}, [])
+    assert vars(light) == vars(plain)
 
 
 @given(st.text())
