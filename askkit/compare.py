@@ -1,0 +1,362 @@
+"""Compare runs: per-query deltas, win/tie/loss, paired significance tests, what changed most.
+
+:func:`compare` scores two or more runs with :func:`askkit.metrics.evaluate`
+on the same queries and tests each run against a baseline, measure by
+measure, with a paired t-test (``scipy.stats.ttest_rel``) and a paired
+randomization test (random sign flips of the per-query deltas, vectorized and
+seeded), both two-sided; p-values are Holm-corrected across the measures of
+each run. :func:`citation_analysis` looks at which retrieved sources an
+answer cited.
+
+Examples
+--------
+>>> base = pd.DataFrame({"turn_id": ["q1", "q1", "q2", "q2"],
+...                      "path": ["a.md", "b.md", "c.md", "d.md"],
+...                      "score": [2.0, 1.0, 2.0, 1.0]})
+>>> better = base.assign(score=[1.0, 2.0, 2.0, 1.0])
+>>> qrels = pd.DataFrame({"query_id": ["q1", "q2"], "path": ["b.md", "c.md"], "grade": [1, 1]})
+>>> cmp = compare({"base": base, "better": better}, qrels, ["mrr"], n_resamples=200)
+>>> row = cmp.summary.loc[("better", "mrr")]
+>>> float(row["delta"]), int(row["wins"]), int(row["ties"]), int(row["losses"])
+(0.25, 1, 1, 0)
+"""
+
+from __future__ import annotations
+
+import html
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from askkit.errors import SchemaError
+from askkit.metrics import (
+    DEFAULT_MEASURES,
+    Evaluation,
+    Level,
+    Missing,
+    PathOrFrame,
+    Ties,
+    evaluate,
+    ranked_run,
+    read_qrels,
+)
+
+__all__ = ["CitationAnalysis", "Comparison", "citation_analysis", "compare", "holm"]
+
+_BLOCK = 4_000_000  # sign-flip matrix elements per block (32 MB of float64)
+
+
+def holm(p: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1).
+
+    >>> holm(np.array([0.01, 0.04, 0.03])).round(2).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p, dtype=np.float64)
+    m = len(p)
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    scaled = np.maximum.accumulate(p[order] * (m - np.arange(m)))
+    out = np.empty(m, dtype=np.float64)
+    out[order] = np.minimum(scaled, 1.0)
+    return out
+
+
+def _randomization(
+    deltas: np.ndarray[Any, Any], n_resamples: int, rng: np.random.Generator
+) -> np.ndarray[Any, Any]:
+    """Two-sided paired randomization p-value per column of ``deltas`` (queries x measures).
+
+    Each resample flips the sign of every query's delta at random (the same
+    flips for all measures); p = (1 + #{|mean*| >= |mean|}) / (1 + resamples).
+    """
+    n, m = deltas.shape
+    if n == 0:
+        return np.full(m, np.nan)
+    observed = np.abs(deltas.mean(axis=0))
+    tol = 1e-12 * np.maximum(1.0, observed)
+    extreme = np.zeros(m, dtype=np.int64)
+    per_block = max(1, _BLOCK // max(n, 1))
+    done = 0
+    while done < n_resamples:
+        b = min(per_block, n_resamples - done)
+        signs = rng.integers(0, 2, size=(b, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+        means = np.abs(signs @ deltas) / n
+        extreme += np.count_nonzero(means >= observed - tol, axis=0)
+        done += b
+    result: np.ndarray[Any, Any] = (1.0 + extreme) / (1.0 + n_resamples)
+    return result
+
+
+def _ttest(run: np.ndarray[Any, Any], base: np.ndarray[Any, Any]) -> tuple[Any, Any]:
+    from scipy import stats
+
+    deltas = run - base
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = stats.ttest_rel(run, base, axis=0)
+    t = np.asarray(res.statistic, dtype=np.float64)
+    p = np.asarray(res.pvalue, dtype=np.float64)
+    same = np.all(deltas == 0, axis=0)  # no difference at all: p = 1, not NaN
+    return np.where(same, 0.0, t), np.where(same, 1.0, p)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Comparison:
+    """What :func:`compare` returns."""
+
+    baseline: str
+    runs: tuple[str, ...]
+    measures: tuple[str, ...]
+    evaluations: dict[str, Evaluation] = field(repr=False)
+    per_query: pd.DataFrame = field(repr=False)
+    """Scores: index query id, columns (run, measure)."""
+    deltas: pd.DataFrame = field(repr=False)
+    """Each run minus the baseline: index query id, columns (run, measure)."""
+    summary: pd.DataFrame = field(repr=False)
+    """One row per (run, measure): baseline, mean, delta, wins, ties, losses, t, p_t,
+    p_t_holm, p_random, p_random_holm."""
+    frames: dict[str, pd.DataFrame] = field(repr=False)
+    qrels: pd.DataFrame = field(repr=False)
+    level: Level = "note"
+    ties: Ties = "trec"
+
+    def most_changed(
+        self, n: int = 5, *, measure: str | None = None, run: str | None = None, depth: int = 10
+    ) -> pd.DataFrame:
+        """The ``n`` queries whose ``measure`` changed most, with both rankings side by side.
+
+        One row per (query, rank <= ``depth``): ``delta``, then the baseline's
+        ``doc``/``grade`` and the run's, as :func:`askkit.metrics.ranked_run`
+        ranks them (``grade`` -1 marks an unjudged document, NaN: no document).
+        """
+        measure = measure or self.measures[0]
+        run = run or next(r for r in self.runs if r != self.baseline)
+        if (run, measure) not in self.deltas.columns:
+            raise KeyError(f"no delta for run {run!r} and measure {measure!r}")
+        delta = self.deltas[(run, measure)]
+        top = delta.abs().sort_values(ascending=False, kind="stable").index[:n]
+        sides = []
+        for name, suffix in ((self.baseline, "baseline"), (run, "run")):
+            frame = self.frames[name]
+            ranked = ranked_run(frame, self.qrels, level=self.level, ties=self.ties)
+            ranked = ranked[ranked["query_id"].isin(top) & (ranked["rank"] <= depth)]
+            grade = ranked["grade"].where(ranked["judged"], -1)
+            sides.append(
+                pd.DataFrame(
+                    {
+                        "query_id": ranked["query_id"].to_numpy(),
+                        "rank": ranked["rank"].to_numpy(),
+                        f"{suffix}_doc": ranked["doc"].to_numpy(),
+                        f"{suffix}_grade": grade.to_numpy(),
+                    }
+                )
+            )
+        merged = sides[0].merge(sides[1], on=["query_id", "rank"], how="outer")
+        order = pd.Series(np.arange(len(top)), index=top)
+        merged["delta"] = merged["query_id"].map(delta).to_numpy(dtype=np.float64)
+        merged["_order"] = merged["query_id"].map(order)
+        merged = merged.sort_values(["_order", "rank"], kind="stable").drop(columns="_order")
+        cols = [
+            "query_id",
+            "delta",
+            "rank",
+            "baseline_doc",
+            "baseline_grade",
+            "run_doc",
+            "run_grade",
+        ]
+        return merged[cols].reset_index(drop=True)
+
+    def __str__(self) -> str:
+        return self.summary.round(4).to_string()
+
+    def _repr_html_(self) -> str:
+        body = self.summary.to_html(escape=True, float_format=lambda x: f"{x:.4g}", border=0)
+        n = len(self.per_query)
+        return (
+            f'<div class="askkit"><b>Comparison against {html.escape(self.baseline)}</b> '
+            f"({n} queries; p-values Holm-corrected across measures){body}</div>"
+        )
+
+
+def compare(
+    runs: Mapping[str, pd.DataFrame] | Sequence[pd.DataFrame],
+    qrels: PathOrFrame,
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    *,
+    baseline: str | None = None,
+    level: Level = "note",
+    ties: Ties = "trec",
+    missing: Missing = "zero",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare runs against a baseline on the same queries.
+
+    Parameters
+    ----------
+    runs:
+        ``{name: sources frame}``, or a list (named ``run-1``, ``run-2``, ...).
+    qrels, measures, level, ties:
+        As for :func:`askkit.metrics.evaluate`.
+    baseline:
+        The run the others are compared with (default: the first).
+    missing:
+        ``"zero"`` (default): a judged query a run did not answer scores 0, so
+        every run is compared on all judged queries. ``"drop"``: only queries
+        every run answered.
+    n_resamples, seed:
+        The randomization test's sign-flip resamples and its seed.
+    """
+    named = (
+        dict(runs)
+        if isinstance(runs, Mapping)
+        else {f"run-{i}": r for i, r in enumerate(runs, start=1)}
+    )
+    if len(named) < 2:
+        raise ValueError(f"compare needs at least two runs, got {len(named)}")
+    base = baseline if baseline is not None else next(iter(named))
+    if base not in named:
+        raise KeyError(f"baseline {base!r} is not one of the runs {list(named)}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    judgments = read_qrels(qrels)
+    evals = {
+        name: evaluate(frame, judgments, measures, level=level, ties=ties, missing=missing)
+        for name, frame in named.items()
+    }
+    common = evals[base].per_query.index
+    for ev in evals.values():
+        common = common.intersection(ev.per_query.index, sort=False)
+    common = common.sort_values()
+    names = list(evals[base].measures)
+    if not names:
+        raise SchemaError("name at least one measure", field="measures", value=list(measures))
+    per_query = pd.concat({n: ev.per_query.loc[common] for n, ev in evals.items()}, axis=1)
+    base_values = per_query[base].to_numpy()
+    rng = np.random.default_rng(seed)
+    deltas: dict[str, pd.DataFrame] = {}
+    rows: list[pd.DataFrame] = []
+    for name in named:
+        if name == base:
+            continue
+        values = per_query[name].to_numpy()
+        d = values - base_values
+        deltas[name] = pd.DataFrame(d, index=common, columns=names)
+        t, p_t = _ttest(values, base_values)
+        p_r = _randomization(d, n_resamples, rng)
+        rows.append(
+            pd.DataFrame(
+                {
+                    "run": name,
+                    "measure": names,
+                    "baseline": base_values.mean(axis=0) if len(common) else np.nan,
+                    "mean": values.mean(axis=0) if len(common) else np.nan,
+                    "delta": d.mean(axis=0) if len(common) else np.nan,
+                    "wins": np.count_nonzero(d > 0, axis=0),
+                    "ties": np.count_nonzero(d == 0, axis=0),
+                    "losses": np.count_nonzero(d < 0, axis=0),
+                    "t": t,
+                    "p_t": p_t,
+                    "p_t_holm": holm(p_t),
+                    "p_random": p_r,
+                    "p_random_holm": holm(p_r),
+                }
+            )
+        )
+    summary = pd.concat(rows, ignore_index=True).set_index(["run", "measure"])
+    return Comparison(
+        baseline=base,
+        runs=tuple(named),
+        measures=tuple(names),
+        evaluations=evals,
+        per_query=per_query,
+        deltas=pd.concat(deltas, axis=1),
+        summary=summary,
+        frames=named,
+        qrels=judgments,
+        level=level,
+        ties=ties,
+    )
+
+
+# --------------------------------------------------------------------------- citations
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CitationAnalysis:
+    """Which retrieved sources the answers cited, by rank."""
+
+    by_rank: pd.DataFrame = field(repr=False)
+    """One row per rank: ``sources``, ``cited``, ``cited_share``."""
+    summary: pd.Series = field(repr=False)
+    """``turns``, ``turns_citing``, ``sources``, ``cited``, ``mean_rank_cited``,
+    ``mean_rank_uncited``, ``median_rank_cited``, ``median_rank_uncited``,
+    ``cited_low_ranked``."""
+    low_ranked: pd.DataFrame = field(repr=False)
+    """The cited sources ranked below ``low_rank``."""
+    low_rank: int = 5
+
+    def _repr_html_(self) -> str:
+        s = self.summary
+        return (
+            f'<div class="askkit"><b>Citations</b>: {int(s["cited"])} of {int(s["sources"])} '
+            f"sources cited in {int(s['turns_citing'])} of {int(s['turns'])} turns; "
+            f"mean rank cited {s['mean_rank_cited']:.2f} vs uncited "
+            f"{s['mean_rank_uncited']:.2f}; {int(s['cited_low_ranked'])} cited below rank "
+            f"{self.low_rank}.{self.by_rank.to_html(escape=True, border=0)}"
+            f"{self.low_ranked.to_html(escape=True, border=0, index=False)}</div>"
+        )
+
+
+def citation_analysis(frame: pd.DataFrame, *, low_rank: int = 5) -> CitationAnalysis:
+    """Rank of cited vs uncited sources, and citations to sources ranked below ``low_rank``.
+
+    Uses the sources frame's ``cited`` and ``rank`` columns (rank = position
+    in the turn's source list as received).
+
+    >>> f = pd.DataFrame({"turn_id": ["t", "t", "t"], "rank": [1, 2, 6],
+    ...                   "cited": [True, False, True], "path": ["a.md", "b.md", "c.md"],
+    ...                   "heading": ["", "", ""],
+    ...                   "ordinal": [1, 2, 6], "score": [3.0, 2.0, 1.0]})
+    >>> a = citation_analysis(f)
+    >>> a.summary["mean_rank_cited"], a.low_ranked["path"].tolist()
+    (np.float64(3.5), ['c.md'])
+    """
+    missing = [c for c in ("turn_id", "rank", "cited") if c not in frame.columns]
+    if missing:
+        raise SchemaError(
+            "citation analysis needs a sources frame with turn_id, rank and cited",
+            field="columns",
+            value=missing,
+        )
+    rank = frame["rank"].to_numpy(dtype=np.int64)
+    cited = frame["cited"].to_numpy(dtype=bool)
+    grouped = pd.DataFrame({"rank": rank, "cited": cited}).groupby("rank")["cited"]
+    by_rank = pd.DataFrame({"sources": grouped.size(), "cited": grouped.sum().astype(np.int64)})
+    by_rank["cited_share"] = by_rank["cited"] / by_rank["sources"]
+    turn = frame["turn_id"].astype(str)
+    citing = turn[cited].nunique()
+    summary = pd.Series(
+        {
+            "turns": float(turn.nunique()),
+            "turns_citing": float(citing),
+            "sources": float(len(frame)),
+            "cited": float(cited.sum()),
+            "mean_rank_cited": float(rank[cited].mean()) if cited.any() else np.nan,
+            "mean_rank_uncited": float(rank[~cited].mean()) if (~cited).any() else np.nan,
+            "median_rank_cited": float(np.median(rank[cited])) if cited.any() else np.nan,
+            "median_rank_uncited": float(np.median(rank[~cited])) if (~cited).any() else np.nan,
+            "cited_low_ranked": float(np.count_nonzero(cited & (rank > low_rank))),
+        },
+        dtype=np.float64,
+    )
+    keep = [c for c in ("turn_id", "rank", "ordinal", "path", "heading", "score") if c in frame]
+    low = frame.loc[cited & (rank > low_rank), keep].reset_index(drop=True)
+    return CitationAnalysis(by_rank=by_rank, summary=summary, low_ranked=low, low_rank=low_rank)

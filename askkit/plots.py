@@ -1,0 +1,212 @@
+"""Matplotlib views of runs and comparisons. Each function draws on ``ax`` (a new figure
+when ``None``), returns the Axes, and never calls ``show``.
+
+matplotlib is imported here, and only here: ``import askkit`` never loads it.
+The numbers come from :mod:`askkit.metrics` and :mod:`askkit.compare`; these
+functions only draw them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from askkit.compare import Comparison
+from askkit.errors import MissingDependencyError
+from askkit.metrics import Level, PathOrFrame, evaluate, ranked_run
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = [
+    "delta_bars",
+    "metric_curve",
+    "relevance_histogram",
+    "score_distributions",
+    "score_vs_rank",
+]
+
+
+def _axes(ax: Axes | None) -> Axes:
+    if ax is not None:
+        return ax
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - matplotlib is a dependency
+        raise MissingDependencyError(
+            f"askkit.plots needs matplotlib: pip install matplotlib ({exc})"
+        ) from None
+    _, new = plt.subplots()
+    return new
+
+
+def _named(
+    runs: Mapping[str, pd.DataFrame] | Sequence[pd.DataFrame] | pd.DataFrame,
+) -> dict[str, pd.DataFrame]:
+    if isinstance(runs, pd.DataFrame):
+        return {"run": runs}
+    if isinstance(runs, Mapping):
+        return dict(runs)
+    return {f"run-{i}": r for i, r in enumerate(runs, start=1)}
+
+
+def _bins(values: list[np.ndarray[Any, Any]], bins: int) -> np.ndarray[Any, Any]:
+    finite = [v[np.isfinite(v)] for v in values]
+    allv = np.concatenate(finite) if finite else np.empty(0)
+    if len(allv) == 0:
+        return np.linspace(0.0, 1.0, bins + 1)
+    lo, hi = float(allv.min()), float(allv.max())
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return np.linspace(lo, hi, bins + 1)
+
+
+def score_distributions(
+    runs: Mapping[str, pd.DataFrame] | Sequence[pd.DataFrame] | pd.DataFrame,
+    *,
+    bins: int = 30,
+    ax: Axes | None = None,
+) -> Axes:
+    """One step histogram of retrieved scores per run (shared bins), with a legend."""
+    ax = _axes(ax)
+    named = _named(runs)
+    values = [f["score"].to_numpy(dtype=np.float64, na_value=np.nan) for f in named.values()]
+    edges = _bins(values, bins)
+    for name, v in zip(named, values, strict=True):
+        ax.hist(
+            v[np.isfinite(v)], bins=edges.tolist(), histtype="step", linewidth=1.5, label=str(name)
+        )
+    ax.set_xlabel("score")
+    ax.set_ylabel("sources")
+    ax.set_title("Score distribution per run")
+    ax.legend()
+    return ax
+
+
+def relevance_histogram(
+    run: pd.DataFrame,
+    qrels: PathOrFrame,
+    *,
+    level: Level = "note",
+    bins: int = 30,
+    relevance_level: int = 1,
+    ax: Axes | None = None,
+) -> Axes:
+    """Scores of relevant, non-relevant (judged) and unjudged documents, overlaid.
+
+    Documents are de-duplicated as :func:`askkit.metrics.evaluate` does.
+    """
+    ax = _axes(ax)
+    ranked = ranked_run(run, qrels, level=level)
+    score = ranked["score"].to_numpy(dtype=np.float64)
+    judged = ranked["judged"].to_numpy(dtype=bool)
+    relevant = judged & (ranked["grade"].to_numpy() >= relevance_level)
+    groups = {
+        "relevant": score[relevant],
+        "non-relevant": score[judged & ~relevant],
+        "unjudged": score[~judged],
+    }
+    edges = _bins(list(groups.values()), bins)
+    colors = {"relevant": "#2ca02c", "non-relevant": "#d62728", "unjudged": "#7f7f7f"}
+    for label, v in groups.items():
+        ax.hist(
+            v[np.isfinite(v)],
+            bins=edges.tolist(),
+            alpha=0.5,
+            color=colors[label],
+            label=f"{label} ({len(v)})",
+        )
+    ax.set_xlabel("score")
+    ax.set_ylabel("documents")
+    ax.set_title("Scores by judgment")
+    ax.legend()
+    return ax
+
+
+def score_vs_rank(
+    run: pd.DataFrame,
+    qrels: PathOrFrame | None = None,
+    *,
+    level: Level = "note",
+    relevance_level: int = 1,
+    ax: Axes | None = None,
+) -> Axes:
+    """Each source's score against its rank, plus the median score per rank.
+
+    With ``qrels``, relevant documents are drawn in green, the rest in grey
+    (documents de-duplicated as :func:`askkit.metrics.evaluate` does);
+    without, the frame's own ``rank`` is used.
+    """
+    ax = _axes(ax)
+    if qrels is None:
+        rank = run["rank"].to_numpy(dtype=np.int64)
+        score = run["score"].to_numpy(dtype=np.float64, na_value=np.nan)
+        ax.scatter(rank, score, s=10, alpha=0.4, color="#4c78a8", label="source")
+    else:
+        ranked = ranked_run(run, qrels, level=level)
+        rank = ranked["rank"].to_numpy(dtype=np.int64)
+        score = ranked["score"].to_numpy(dtype=np.float64)
+        rel = ranked["judged"].to_numpy(dtype=bool) & (
+            ranked["grade"].to_numpy() >= relevance_level
+        )
+        ax.scatter(rank[~rel], score[~rel], s=10, alpha=0.4, color="#7f7f7f", label="not relevant")
+        ax.scatter(rank[rel], score[rel], s=14, alpha=0.8, color="#2ca02c", label="relevant")
+    median = pd.Series(score).groupby(rank).median()
+    ax.plot(
+        median.index.to_numpy(), median.to_numpy(), color="black", linewidth=1.5, label="median"
+    )
+    ax.set_xlabel("rank")
+    ax.set_ylabel("score")
+    ax.set_title("Score vs rank")
+    ax.legend()
+    return ax
+
+
+def metric_curve(
+    runs: Mapping[str, pd.DataFrame] | Sequence[pd.DataFrame] | pd.DataFrame,
+    qrels: PathOrFrame,
+    measure: str = "ndcg",
+    ks: Sequence[int] = tuple(range(1, 11)),
+    *,
+    level: Level = "note",
+    ax: Axes | None = None,
+) -> Axes:
+    """``measure@k`` (mean over queries) against k, one line per run."""
+    ax = _axes(ax)
+    ks = [int(k) for k in ks]
+    names = [f"{measure}@{k}" for k in ks]
+    for name, frame in _named(runs).items():
+        mean = evaluate(frame, qrels, names, level=level).mean
+        ax.plot(ks, mean[names].to_numpy(), marker="o", label=str(name))
+    ax.set_xlabel("k")
+    ax.set_ylabel(f"mean {measure}@k")
+    ax.set_title(f"{measure}@k")
+    ax.legend()
+    return ax
+
+
+def delta_bars(
+    comparison: Comparison,
+    measure: str | None = None,
+    *,
+    run: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """One bar per query: the run's ``measure`` minus the baseline's, sorted (gains green)."""
+    ax = _axes(ax)
+    measure = measure or comparison.measures[0]
+    run = run or next(r for r in comparison.runs if r != comparison.baseline)
+    delta = comparison.deltas[(run, measure)].sort_values(ascending=False, kind="stable")
+    values = delta.to_numpy(dtype=np.float64)
+    colors = np.where(values > 0, "#2ca02c", np.where(values < 0, "#d62728", "#7f7f7f"))
+    x = np.arange(len(values))
+    ax.bar(x, values, color=list(colors))
+    ax.set_xticks(x, [str(q) for q in delta.index], rotation=90, fontsize=7)
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xlabel("query")
+    ax.set_ylabel(f"Δ {measure}")
+    ax.set_title(f"{run} − {comparison.baseline}: {measure} per query")
+    return ax

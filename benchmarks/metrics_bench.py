@@ -1,0 +1,267 @@
+"""askkit.metrics.evaluate against pytrec_eval and ranx: nDCG@10, MRR, R@100, AP.
+
+Generates a run of ``--queries`` queries (default 100,000) x ``--sources``
+sources (default 100) = 10,000,000 rows, with 10 judged documents per query
+(5 retrieved, 5 not; grades 0-3), then times:
+
+* **askkit**: ``evaluate(frame, qrels_frame, ...)``: a run frame in (columns
+  ``turn_id``, ``path``, ``score``, ``rank``, pandas' Arrow strings), the
+  per-query frame out. No JIT, so cold = first call. The generated run arrives
+  grouped by query and ranked, as kimun sends it; the same rows shuffled are
+  timed too (askkit then sorts).
+* **pytrec_eval**: ``RelevanceEvaluator(qrels, measures)`` + ``evaluate(run)``
+  on ``{qid: {doc: score}}`` dicts built beforehand (not timed).
+* **ranx**: ``Qrels(dict)`` + ``Run(dict)`` (conversion to numba typed dicts)
+  and ``evaluate`` (numba). *cold*: a fresh subprocess with an empty
+  ``NUMBA_CACHE_DIR``, so the JIT compiles from scratch (ranx's kernels use
+  ``@njit(cache=True)``: numba caches compiled code on disk, by default in
+  ``__pycache__`` beside ranx's sources); *warm*: a second ``evaluate`` in that process;
+  with ``--ranx-disk-cache`` also a fresh subprocess reusing numba's on-disk cache.
+
+Prints the times, askkit's ratio to each, and each tool's largest absolute
+difference from pytrec_eval over every query and measure. Scores are distinct
+within a query (ties would make ranx differ by design, see the README).
+
+    python benchmarks/metrics_bench.py                 # full size (~15 min, ~12 GB RAM)
+    python benchmarks/metrics_bench.py --queries 2000  # a quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ASKKIT_MEASURES = ["ndcg@10", "mrr", "recall@100", "map"]
+TREC_MEASURES = ["ndcg_cut_10", "recip_rank", "recall_100", "map"]
+RANX_MEASURES = ["ndcg@10", "mrr", "recall@100", "map"]
+_POOL = 1_000_003  # documents (prime: the stride below never repeats within a query)
+
+
+def _strings(prefix: str, ids: np.ndarray[Any, Any], suffix: str = "") -> pa.Array:
+    return pc.binary_join_element_wise(prefix, pc.cast(pa.array(ids), pa.string()), suffix, "")
+
+
+def make_data(queries: int, sources: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The run frame and the qrels frame (vectorized, deterministic)."""
+    rng = np.random.default_rng(seed)
+    n = queries * sources
+    q = np.repeat(np.arange(queries), sources)
+    j = np.tile(np.arange(sources), queries)
+    start = rng.integers(0, _POOL, queries)
+    doc = (start[q] + j * 9973) % _POOL
+    score = (sources - j) + rng.random(n) * 0.5  # descending in rank, distinct
+    run = pd.DataFrame(
+        {
+            "turn_id": pd.array(_strings("q", q), dtype="str"),
+            "path": pd.array(_strings("doc", doc, ".md"), dtype="str"),
+            "score": score,
+            "rank": j + 1,
+        }
+    )
+    judged = 10
+    jq = np.repeat(np.arange(queries), judged)
+    retrieved = rng.integers(0, sources, (queries, judged // 2))
+    in_run = (start[:, None] + retrieved * 9973) % _POOL
+    outside = (
+        start[:, None] + (sources + rng.integers(0, 1000, (queries, judged // 2))) * 9973
+    ) % _POOL
+    jdoc = np.concatenate([in_run, outside], axis=1).ravel()
+    qrels = pd.DataFrame(
+        {
+            "query_id": pd.array(_strings("q", jq), dtype="str"),
+            "path": pd.array(_strings("doc", jdoc, ".md"), dtype="str"),
+            "heading": pd.array(np.full(len(jq), ""), dtype="str"),
+            "grade": rng.integers(0, 4, len(jq)).astype(np.int64),
+        }
+    )
+    return run, qrels
+
+
+def make_dicts(
+    run: pd.DataFrame, qrels: pd.DataFrame
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
+    run_dict: dict[str, dict[str, float]] = {}
+    for q, d, s in zip(
+        run["turn_id"].tolist(), run["path"].tolist(), run["score"].tolist(), strict=True
+    ):
+        run_dict.setdefault(q, {})[d] = s
+    qrels_dict: dict[str, dict[str, int]] = {}
+    for q, d, g in zip(
+        qrels["query_id"].tolist(), qrels["path"].tolist(), qrels["grade"].tolist(), strict=True
+    ):
+        inner = qrels_dict.setdefault(q, {})
+        inner[d] = max(g, inner.get(d, g))
+    return run_dict, qrels_dict
+
+
+def ranx_worker(args: argparse.Namespace) -> None:
+    """In a fresh process: ranx build + evaluate (cold), evaluate again (warm)."""
+    run, qrels = make_data(args.queries, args.sources)
+    run_dict, qrels_dict = make_dicts(run, qrels)
+    del run, qrels
+    t0 = time.perf_counter()
+    import ranx
+
+    t_import = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    rq, rr = ranx.Qrels(qrels_dict), ranx.Run(run_dict)
+    t_build = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    first = ranx.evaluate(rq, rr, RANX_MEASURES, make_comparable=True)
+    t_cold = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ranx.evaluate(rq, rr, RANX_MEASURES, make_comparable=True)
+    t_warm = time.perf_counter() - t0
+    del first
+    values = {m: [rr.scores[m][q] for q in sorted(run_dict)] for m in RANX_MEASURES}
+    np.savez(args.out, **{m.replace("@", "_"): np.asarray(v) for m, v in values.items()})
+    print(json.dumps({"import": t_import, "build": t_build, "cold": t_cold, "warm": t_warm}))
+
+
+def _ranx(args: argparse.Namespace, out: Path, fresh_cache: bool) -> dict[str, float]:
+    env = dict(os.environ)
+    cache = tempfile.mkdtemp(prefix="numba-cache-") if fresh_cache else None
+    if cache:
+        env["NUMBA_CACHE_DIR"] = cache
+    cmd = [sys.executable, __file__, "--worker", "ranx", "--queries", str(args.queries)]
+    cmd += ["--sources", str(args.sources), "--out", str(out)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"ranx worker failed:\n{done.stderr}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--queries", type=int, default=100_000)
+    parser.add_argument("--sources", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=3, help="askkit/pytrec_eval: best of N")
+    parser.add_argument("--no-ranx", action="store_true")
+    parser.add_argument(
+        "--ranx-disk-cache",
+        action="store_true",
+        help="also time ranx in a fresh process that reuses numba's on-disk JIT cache",
+    )
+    parser.add_argument("--worker", choices=["ranx"], help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker == "ranx":
+        ranx_worker(args)
+        return
+
+    import pytrec_eval
+
+    from askkit.metrics import evaluate
+
+    print(
+        f"{args.queries:,} queries x {args.sources} sources = {args.queries * args.sources:,} rows"
+    )
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or ''}"
+        f" Python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}"
+    )
+    t0 = time.perf_counter()
+    run, qrels = make_data(args.queries, args.sources)
+    print(f"data generated in {time.perf_counter() - t0:.1f}s")
+
+    t0 = time.perf_counter()
+    run_dict, qrels_dict = make_dicts(run, qrels)
+    print(f"pytrec_eval/ranx dicts built in {time.perf_counter() - t0:.1f}s (not timed)")
+    shuffled = run.sample(frac=1.0, random_state=0)
+
+    # askkit and pytrec_eval alternate, so a busy machine slows both alike
+    ours_times: list[float] = []
+    shuffled_times: list[float] = []
+    trec_times: list[float] = []
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        ev = evaluate(run, qrels, ASKKIT_MEASURES)
+        ours_times.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels_dict, set(TREC_MEASURES))
+        reference = evaluator.evaluate(run_dict)
+        trec_times.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        evaluate(shuffled, qrels, ASKKIT_MEASURES)
+        shuffled_times.append(time.perf_counter() - t0)
+    times: dict[str, float] = {
+        "askkit evaluate, first call (frame in, per-query frame out)": ours_times[0],
+        "askkit evaluate, best": min(ours_times),
+        "askkit evaluate, rows shuffled, best": min(shuffled_times),
+        "pytrec_eval RelevanceEvaluator + evaluate, first call": trec_times[0],
+        "pytrec_eval RelevanceEvaluator + evaluate, best": min(trec_times),
+    }
+    ours = ev.per_query
+    del run, shuffled, run_dict, qrels_dict, evaluator
+
+    qids = sorted(reference)
+    ref = {m: np.array([reference[q][m] for q in qids]) for m in TREC_MEASURES}
+    diffs = {"askkit": 0.0}
+    mine = ours.loc[qids]
+    for a, t in zip(ASKKIT_MEASURES, TREC_MEASURES, strict=True):
+        diffs["askkit"] = max(diffs["askkit"], float(np.abs(mine[a].to_numpy() - ref[t]).max()))
+
+    if not args.no_ranx:
+        with tempfile.TemporaryDirectory() as tmp:
+            variants = [("cold, empty JIT cache", True)]
+            if args.ranx_disk_cache:
+                variants.append(("disk-cached JIT", False))
+            for label, fresh in variants:
+                out = Path(tmp) / f"ranx-{fresh}.npz"
+                r = _ranx(args, out, fresh)
+                times[f"ranx {label}: Qrels+Run from dicts"] = r["build"]
+                times[f"ranx {label}: first evaluate"] = r["cold"]
+                if fresh:
+                    times["ranx warm: evaluate again in the same process"] = r["warm"]
+                got = np.load(out)
+                diff = 0.0
+                for a, t in zip(RANX_MEASURES, TREC_MEASURES, strict=True):
+                    diff = max(diff, float(np.abs(got[a.replace("@", "_")] - ref[t]).max()))
+                diffs[f"ranx ({label})"] = diff
+
+    ours_t = times["askkit evaluate, first call (frame in, per-query frame out)"]
+    width = max(len(k) for k in times)
+    print(f"\n{'step':<{width}}  {'seconds':>8}  {'/ askkit':>8}")
+    for name, t in times.items():
+        print(f"{name:<{width}}  {t:8.2f}  {t / ours_t:8.2f}")
+    if not args.no_ranx:
+        cold_total = (
+            times["ranx cold, empty JIT cache: Qrels+Run from dicts"]
+            + times["ranx cold, empty JIT cache: first evaluate"]
+        )
+        print(
+            f"{'ranx cold total (build + first evaluate)':<{width}}  {cold_total:8.2f}  "
+            f"{cold_total / ours_t:8.2f}"
+        )
+    print("\nlargest absolute difference from pytrec_eval (every query, every measure):")
+    for name, d in diffs.items():
+        print(f"  {name}: {d:.3g}")
+    for kind in ("first call", "best"):
+        mine = times[
+            f"askkit evaluate, {kind}"
+            + (" (frame in, per-query frame out)" if kind == "first call" else "")
+        ]
+        theirs = times[f"pytrec_eval RelevanceEvaluator + evaluate, {kind}"]
+        verdict = "met" if mine <= theirs else "MISSED"
+        print(f"target askkit <= pytrec_eval ({kind}): {mine:.2f}s vs {theirs:.2f}s: {verdict}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""askkit.compare: deltas, win/tie/loss, paired tests with Holm, most_changed, citations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from askkit.compare import _randomization, citation_analysis, compare, holm
+from askkit.frame import sources_frame
+from tests.conftest import DATA
+
+
+def make_runs(n: int = 30, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """A baseline that ranks the relevant doc 3rd and a better run that mostly ranks it 1st."""
+    rng = np.random.default_rng(seed)
+    queries = [f"q{i:02d}" for i in range(n)]
+    rows_a, rows_b = [], []
+    for q in queries:  # test fixture construction, not library code
+        for j, doc in enumerate(["x.md", "y.md", "rel.md", "z.md"]):
+            rows_a.append((q, doc, 4.0 - j))
+        better = rng.random() < 0.8
+        for j, doc in enumerate((["rel.md", "x.md"] if better else ["x.md", "y.md"]) + ["z.md"]):
+            rows_b.append((q, doc, 4.0 - j))
+    cols = ["turn_id", "path", "score"]
+    qrels = pd.DataFrame({"query_id": queries, "path": "rel.md", "grade": 1})
+    return pd.DataFrame(rows_a, columns=cols), pd.DataFrame(rows_b, columns=cols), qrels
+
+
+def test_deltas_counts_and_tests() -> None:
+    a, b, qrels = make_runs()
+    cmp = compare({"base": a, "new": b}, qrels, ["mrr", "precision@1"], n_resamples=2000)
+    d = cmp.deltas[("new", "mrr")]
+    expected = cmp.per_query[("new", "mrr")] - cmp.per_query[("base", "mrr")]
+    pd.testing.assert_series_equal(d, expected, check_names=False)
+    row = cmp.summary.loc[("new", "mrr")]
+    assert row["wins"] + row["ties"] + row["losses"] == 30
+    assert row["wins"] == (d > 0).sum()
+    t = stats.ttest_rel(cmp.per_query[("new", "mrr")], cmp.per_query[("base", "mrr")])
+    assert row["p_t"] == pytest.approx(t.pvalue)
+    assert row["p_random"] < 0.01
+    assert row["p_t_holm"] >= row["p_t"]
+    assert cmp.summary.loc[("new", "precision@1"), "delta"] > 0
+
+
+def test_identical_runs_are_not_significant() -> None:
+    a, _, qrels = make_runs()
+    cmp = compare([a, a.copy()], qrels, ["mrr"], n_resamples=100)
+    row = cmp.summary.loc[("run-2", "mrr")]
+    assert row["p_t"] == 1.0
+    assert row["p_random"] == 1.0
+    assert row["ties"] == 30
+
+
+def test_randomization_is_seeded_and_matches_exact_small_case() -> None:
+    deltas = np.array([[1.0], [1.0], [1.0], [1.0]])
+    # exact: of the 16 sign patterns, 2 reach |mean| = 1
+    p = _randomization(deltas, 20000, np.random.default_rng(1))
+    assert p[0] == pytest.approx(2 / 16, abs=0.01)
+    again = _randomization(deltas, 20000, np.random.default_rng(1))
+    assert p[0] == again[0]
+
+
+def test_holm() -> None:
+    got = holm(np.array([0.01, 0.04, 0.03, 0.5]))
+    assert got.tolist() == pytest.approx([0.04, 0.09, 0.09, 0.5])
+
+
+def test_most_changed_shows_both_rankings() -> None:
+    a, b, qrels = make_runs()
+    cmp = compare({"base": a, "new": b}, qrels, ["mrr"], n_resamples=50)
+    top = cmp.most_changed(2, depth=3)
+    assert top["query_id"].nunique() == 2
+    assert list(top.columns) == [
+        "query_id",
+        "delta",
+        "rank",
+        "baseline_doc",
+        "baseline_grade",
+        "run_doc",
+        "run_grade",
+    ]
+    first = top[top["query_id"] == top["query_id"].iloc[0]]
+    assert first["rank"].tolist() == [1, 2, 3]
+    assert first["baseline_doc"].iloc[2] == "rel.md"
+    assert abs(first["delta"].iloc[0]) == pytest.approx(2 / 3)
+
+
+def test_compare_needs_two_runs_and_known_baseline() -> None:
+    a, b, qrels = make_runs(5)
+    with pytest.raises(ValueError, match="two runs"):
+        compare({"a": a}, qrels)
+    with pytest.raises(KeyError):
+        compare({"a": a, "b": b}, qrels, baseline="c")
+
+
+def test_html_is_escaped() -> None:
+    a, b, qrels = make_runs(5)
+    cmp = compare({"<b>base</b>": a, "new": b}, qrels, ["mrr"], n_resamples=10)
+    html = cmp._repr_html_()
+    assert "<b>base</b>" not in html
+    assert "&lt;b&gt;base&lt;/b&gt;" in html
+
+
+def test_citation_analysis_on_sample_turn() -> None:
+    frame = sources_frame(DATA / "sample_turn.json")
+    result = citation_analysis(frame, low_rank=1)
+    cited_ranks = frame.loc[frame["cited"], "rank"]
+    assert result.summary["cited"] == frame["cited"].sum()
+    assert result.summary["mean_rank_cited"] == pytest.approx(cited_ranks.mean())
+    assert len(result.low_ranked) == (cited_ranks > 1).sum()
+    assert result.by_rank["sources"].sum() == len(frame)
+    assert "Citations" in result._repr_html_()

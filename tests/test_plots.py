@@ -1,0 +1,79 @@
+"""askkit.plots draws on the given Axes, returns it, and never shows."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+from matplotlib.collections import PathCollection
+
+from askkit import plots
+from askkit.compare import compare
+
+QRELS = pd.DataFrame(
+    {"query_id": ["q1", "q1", "q2"], "path": ["a.md", "b.md", "c.md"], "grade": [1, 2, 0]}
+)
+RUN_A = pd.DataFrame(
+    {
+        "turn_id": ["q1", "q1", "q1", "q2", "q2"],
+        "path": ["a.md", "x.md", "b.md", "c.md", "y.md"],
+        "score": [3.0, 2.0, 1.0, 2.5, 0.5],
+        "rank": [1, 2, 3, 1, 2],
+    }
+)
+RUN_B = RUN_A.assign(score=[1.0, 2.0, 3.0, 0.5, 2.5])
+
+
+@pytest.fixture(autouse=True)
+def _close() -> None:
+    yield
+    plt.close("all")
+
+
+def test_score_distributions_one_histogram_per_run() -> None:
+    _, ax = plt.subplots()
+    out = plots.score_distributions({"a": RUN_A, "b": RUN_B}, bins=5, ax=ax)
+    assert out is ax
+    assert len(ax.patches) == 2  # one step outline per run
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b"]
+    assert ax.get_xlabel() == "score"
+
+
+def test_relevance_histogram_three_groups() -> None:
+    ax = plots.relevance_histogram(RUN_A, QRELS, bins=4)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["relevant (2)", "non-relevant (1)", "unjudged (2)"]
+    assert len(ax.patches) == 12  # 3 groups x 4 bins
+
+
+def test_score_vs_rank_with_and_without_qrels() -> None:
+    ax = plots.score_vs_rank(RUN_A, QRELS)
+    scatters = [c for c in ax.collections if isinstance(c, PathCollection)]
+    assert len(scatters) == 2
+    assert len(scatters[1].get_offsets()) == 2  # the relevant documents
+    assert len(ax.lines) == 1  # median per rank
+    ax2 = plots.score_vs_rank(RUN_A)
+    assert len(ax2.collections[0].get_offsets()) == len(RUN_A)
+
+
+def test_metric_curve_one_line_per_run() -> None:
+    ax = plots.metric_curve({"a": RUN_A, "b": RUN_B}, QRELS, "recall", ks=[1, 2, 3])
+    assert len(ax.lines) == 2
+    xs, ys = ax.lines[0].get_data()
+    assert list(xs) == [1, 2, 3]
+    assert ys[-1] >= ys[0]  # recall@k never falls with k
+    assert ax.get_ylabel() == "mean recall@k"
+
+
+def test_delta_bars_one_bar_per_query() -> None:
+    cmp = compare({"a": RUN_A, "b": RUN_B}, QRELS, ["mrr"], n_resamples=10)
+    ax = plots.delta_bars(cmp)
+    assert len(ax.patches) == 2
+    heights = sorted(p.get_height() for p in ax.patches)
+    expected = sorted(cmp.deltas[("b", "mrr")].tolist())
+    assert heights == pytest.approx(expected)
+    assert "b − a" in ax.get_title()
