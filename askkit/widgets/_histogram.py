@@ -1,0 +1,34 @@
+"""A score histogram as PNG bytes (matplotlib's ``Figure`` and Agg, no pyplot).
+
+No global figure state: nothing is shown, nothing leaks between calls.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+
+__all__ = ["score_histogram_png"]
+
+
+def score_histogram_png(
+    scores: Sequence[float], *, bins: int = 20, title: str = "", width: float = 4.0
+) -> bytes:
+    """A PNG histogram of the finite ``scores`` (an empty axes, labelled, when none)."""
+    from matplotlib.figure import Figure
+
+    finite = [float(s) for s in scores if not math.isnan(float(s)) and math.isfinite(float(s))]
+    fig = Figure(figsize=(width, 2.2), dpi=90, layout="constrained")
+    ax = fig.subplots()
+    if finite:
+        ax.hist(finite, bins=bins, color="#4c78a8", edgecolor="white")
+    else:
+        ax.text(0.5, 0.5, "no scores", ha="center", va="center", transform=ax.transAxes)
+    ax.set_xlabel("score")
+    ax.set_ylabel("sources")
+    if title:
+        ax.set_title(title, fontsize=9)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()

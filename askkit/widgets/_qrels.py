@@ -1,0 +1,73 @@
+"""The Labeler's judgments file: a qrels TSV through :mod:`askkit.metrics`.
+
+The format is the one :func:`askkit.metrics.read_qrels` and
+:func:`askkit.metrics.write_qrels` read and write (``data/qrels.tsv``)::
+
+    query_id<TAB>path<TAB>heading<TAB>grade
+
+``heading`` is the source's innermost heading (may be empty), ``grade`` an
+integer 0-3. ``write_qrels`` writes atomically (a temporary file in the same
+folder, then a rename, via :mod:`askkit._atomic`), so a reader, or a writer
+killed mid-write, never leaves a half-written file. This module only turns
+the metrics frame into the Labeler's ``{(query_id, path, heading): grade}``
+and back.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from askkit.metrics import read_qrels, write_qrels
+from askkit.sources import AskSource, VaultPath
+
+__all__ = ["GRADES", "Key", "judgment_key", "load_judgments", "save_judgments"]
+
+#: The grades a judgment may take.
+GRADES = (0, 1, 2, 3)
+Key = tuple[str, str, str]
+
+
+def judgment_key(query_id: str, source: AskSource) -> Key:
+    """The qrels key of a source: query id, path as the qrels file prints it, innermost heading."""
+    return (query_id, str(VaultPath(str(source.path))), source.innermost_heading)
+
+
+def load_judgments(path: str | os.PathLike[str]) -> dict[Key, int]:
+    """``{(query_id, path, heading): grade}`` in file order (a later duplicate wins);
+    ``{}`` when the file is absent or empty. A malformed file raises
+    :class:`~askkit.SchemaError` (it is never overwritten)."""
+    file = Path(path)
+    if not file.exists() or not file.read_bytes().strip():
+        return {}
+    frame = read_qrels(file, format="tsv")
+    keys = zip(
+        frame["query_id"].tolist(),
+        frame["path"].tolist(),
+        frame["heading"].tolist(),
+        strict=True,
+    )
+    return {
+        (str(q), str(p), str(h)): int(g)
+        for (q, p, h), g in zip(keys, frame["grade"].tolist(), strict=True)
+    }
+
+
+def save_judgments(path: str | os.PathLike[str], judgments: Mapping[Key, int]) -> None:
+    """Replace ``path`` with ``judgments`` atomically (header first, given order)."""
+    bad = {k: g for k, g in judgments.items() if g not in GRADES}
+    if bad:
+        raise ValueError(f"grades must be 0-3, got {bad}")
+    keys = list(judgments)
+    frame = pd.DataFrame(
+        {
+            "query_id": [k[0] for k in keys],
+            "path": [k[1] for k in keys],
+            "heading": [k[2] for k in keys],
+            "grade": [judgments[k] for k in keys],
+        }
+    )
+    write_qrels(frame, path, format="tsv")

@@ -1,0 +1,375 @@
+"""The Sources view's model: a sources frame, filtered, sorted and paged, as escaped HTML.
+
+Pure functions over a sources frame (:func:`askkit.frame.sources_frame`);
+:class:`~askkit.widgets.SourcesView` only wires its controls to them, so
+everything the view shows can be computed and tested without a widget.
+Filtering and sorting are vectorized pandas operations on whole columns;
+only the rows of the visible page are turned into HTML.
+
+Positions
+---------
+The view works on **positions**: integer row numbers ``0..len(frame)-1``
+into the frame (never its index labels, which a caller's frame may have
+duplicated). A filter gives a boolean mask, sorting reorders the surviving
+positions, and a page is a slice of them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from askkit._html import esc
+from askkit.errors import SchemaError
+from askkit.frame import empty_frame, sources_frame, to_sources
+from askkit.sources import AskSource, SourceList, Turn
+
+__all__ = [
+    "SORT_KEYS",
+    "TABLE_COLUMNS",
+    "Filter",
+    "RowCells",
+    "as_sources_frame",
+    "display_headings",
+    "filter_mask",
+    "page_count",
+    "page_positions",
+    "parse_min_score",
+    "row_cells",
+    "sort_positions",
+    "source_at",
+    "table_html",
+    "top_score",
+    "visible_positions",
+]
+
+Positions = npt.NDArray[np.int64]
+
+#: The view's columns, in order: what the header shows for each.
+TABLE_COLUMNS: dict[str, str] = {
+    "ordinal": "n",
+    "heading": "heading",
+    "path": "path",
+    "date": "date",
+    "score": "score",
+    "cited": "cited",
+}
+
+#: The frame column each view column sorts on (``heading`` sorts the display heading).
+SORT_KEYS: dict[str, str] = {
+    "ordinal": "ordinal",
+    "heading": "display_heading",
+    "path": "path",
+    "date": "date",
+    "score": "score",
+    "cited": "cited",
+    "rank": "rank",
+}
+
+_REQUIRED = ("path", "heading", "wire_date", "score", "text", "ordinal", "hash", "title")
+_BAR_PX = 60
+_DATE_JOINER = " · "
+
+
+def as_sources_frame(data: Any) -> pd.DataFrame:
+    """A sources frame for any input the view takes, with a 0..n-1 index.
+
+    ``data`` is a sources frame, a :class:`~askkit.Turn`, a
+    :class:`~askkit.SourceList` or a list of :class:`~askkit.AskSource`
+    (anything :func:`askkit.frame.sources_frame` reads). A frame is not
+    copied or changed: a new frame sharing its columns is returned.
+
+    >>> as_sources_frame([]).shape[0]
+    0
+    """
+    if isinstance(data, pd.DataFrame):
+        missing = [c for c in _REQUIRED if c not in data.columns]
+        if missing:
+            raise SchemaError(
+                "not a sources frame (build it with askkit.frame.sources_frame)",
+                field="columns",
+                value=missing,
+            )
+        frame = data.reset_index(drop=True)
+    elif data is None:
+        frame = empty_frame()
+    elif isinstance(data, Turn | SourceList) or (
+        isinstance(data, Sequence) and not isinstance(data, str | bytes)
+    ):
+        frame = sources_frame(data)
+    else:
+        raise TypeError(
+            "SourcesView takes sources (a SourceList or a list of AskSource), a Turn "
+            f"or a sources frame, got {type(data).__name__}"
+        )
+    if "cited" not in frame.columns:
+        frame = frame.assign(cited=np.zeros(len(frame), dtype=bool))
+    if "date" not in frame.columns:
+        frame = frame.assign(date=pd.to_datetime(frame["wire_date"], errors="coerce"))
+    if "rank" not in frame.columns:
+        frame = frame.assign(rank=np.arange(1, len(frame) + 1, dtype=np.int64))
+    return frame
+
+
+def display_headings(frame: pd.DataFrame) -> pd.Series:
+    """:meth:`AskSource.display_heading` for every row, vectorized.
+
+    >>> from askkit import AskSource, VaultPath
+    >>> df = as_sources_frame([AskSource(VaultPath("j/2026-04-08.md"), "Noon", "2026-04-08",
+    ...                                  0.5, "t", 1)])
+    >>> display_headings(df).tolist()
+    ['2026-04-08 · Noon']
+    """
+    heading = frame["heading"].fillna("").astype(str)
+    date = frame["wire_date"]
+    has_date = date.notna().to_numpy()
+    has_heading = (heading != "").to_numpy()
+    date_str = date.fillna("").astype(str)
+    joined = date_str + _DATE_JOINER + heading
+    out = np.where(has_date & has_heading, joined, np.where(has_date, date_str, heading))
+    return pd.Series(out, index=frame.index, dtype=heading.dtype)
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """What the view keeps: every set criterion must hold.
+
+    ``text`` matches the heading, the chunk text or the path; ``path`` the
+    path; both case-insensitively as plain substrings. ``date_from`` and
+    ``date_to`` are inclusive and drop undated rows when set. ``min_score``
+    keeps scores ``>=`` it and drops NaN scores when set.
+    """
+
+    text: str = ""
+    path: str = ""
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+    min_score: float | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether any criterion is set."""
+        return bool(
+            self.text
+            or self.path
+            or self.date_from is not None
+            or self.date_to is not None
+            or self.min_score is not None
+        )
+
+
+def parse_min_score(text: str) -> float | None:
+    """The minimum score typed in the filter box: ``None`` when blank or not a number.
+
+    >>> [parse_min_score(t) for t in (" 0.5 ", "", "abc", "nan")]
+    [0.5, None, None, None]
+    """
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return None if math.isnan(value) else value
+
+
+def _contains(series: pd.Series, needle: str) -> npt.NDArray[np.bool_]:
+    hit = series.str.contains(needle, case=False, regex=False)
+    return hit.fillna(False).to_numpy(dtype=bool)
+
+
+def filter_mask(frame: pd.DataFrame, flt: Filter) -> npt.NDArray[np.bool_]:
+    """A boolean mask over the frame's rows: the rows ``flt`` keeps.
+
+    >>> from askkit import AskSource, VaultPath
+    >>> df = as_sources_frame([AskSource(VaultPath("a.md"), "Starter", None, 0.9, "feed", 1),
+    ...                        AskSource(VaultPath("b.md"), "Other", None, 0.1, "rye", 2)])
+    >>> filter_mask(df, Filter(text="STARTER")).tolist()
+    [True, False]
+    >>> filter_mask(df, Filter(min_score=0.5)).tolist()
+    [True, False]
+    """
+    mask = np.ones(len(frame), dtype=bool)
+    if flt.text:
+        mask = mask & (
+            _contains(frame["heading"], flt.text)
+            | _contains(frame["text"], flt.text)
+            | _contains(frame["path"], flt.text)
+            | _contains(frame["wire_date"], flt.text)
+        )
+    if flt.path:
+        mask = mask & _contains(frame["path"], flt.path)
+    if flt.date_from is not None or flt.date_to is not None:
+        dates = frame["date"]
+        keep = dates.notna().to_numpy()
+        if flt.date_from is not None:
+            keep = keep & (dates >= pd.Timestamp(flt.date_from)).to_numpy()
+        if flt.date_to is not None:
+            keep = keep & (dates <= pd.Timestamp(flt.date_to)).to_numpy()
+        mask = mask & keep
+    if flt.min_score is not None and not math.isnan(flt.min_score):
+        mask = mask & (frame["score"] >= flt.min_score).to_numpy()
+    return mask
+
+
+def sort_positions(
+    frame: pd.DataFrame, positions: Positions, sort_by: str | None, *, ascending: bool = True
+) -> Positions:
+    """``positions`` reordered by a view column; stable, missing values last.
+
+    ``sort_by`` is a key of :data:`SORT_KEYS` or ``None`` (frame order).
+    """
+    if sort_by is None or sort_by == "" or len(positions) == 0:
+        return positions
+    if sort_by not in SORT_KEYS:
+        raise ValueError(f"cannot sort by {sort_by!r}: choose one of {sorted(SORT_KEYS)}")
+    column = SORT_KEYS[sort_by]
+    subset = frame.iloc[positions]
+    values = display_headings(subset) if column == "display_heading" else subset[column]
+    if column in {"display_heading", "path"}:
+        values = values.str.lower()
+    order = values.reset_index(drop=True).sort_values(
+        ascending=ascending, kind="stable", na_position="last"
+    )
+    reordered: Positions = positions[order.index.to_numpy()]
+    return reordered
+
+
+def visible_positions(
+    frame: pd.DataFrame, flt: Filter, sort_by: str | None, *, ascending: bool = True
+) -> Positions:
+    """The positions the view shows, in display order (filtered, then sorted)."""
+    positions = np.arange(len(frame), dtype=np.int64)
+    if flt.active:
+        positions = positions[filter_mask(frame, flt)]
+    return sort_positions(frame, positions, sort_by, ascending=ascending)
+
+
+def page_count(rows: int, page_size: int) -> int:
+    """How many pages ``rows`` rows fill (at least one, even when empty).
+
+    >>> page_count(0, 20), page_count(20, 20), page_count(21, 20)
+    (1, 1, 2)
+    """
+    if page_size < 1:
+        raise ValueError(f"page_size must be >= 1, got {page_size}")
+    return max(1, -(-rows // page_size))
+
+
+def page_positions(positions: Positions, page: int, page_size: int) -> Positions:
+    """The positions on 0-based ``page`` (clamped to the last page)."""
+    last = page_count(len(positions), page_size) - 1
+    page = min(max(page, 0), last)
+    return positions[page * page_size : (page + 1) * page_size]
+
+
+def top_score(frame: pd.DataFrame) -> float:
+    """The largest absolute finite score: the full width of the score bars (1.0 when none)."""
+    scores = frame["score"].to_numpy(dtype=np.float64)
+    finite = np.abs(scores[np.isfinite(scores)])
+    top = float(finite.max()) if finite.size else 0.0
+    return top or 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class RowCells:
+    """One row of the view: its position, the ``[n]`` label and escaped HTML cells."""
+
+    position: int
+    label: str
+    heading: str
+    path: str
+    date: str
+    score: str
+    cited: str
+
+
+def _cell(text: str, *, muted: bool = False) -> str:
+    color = "color:#777;" if muted else ""
+    return (
+        f'<div style="overflow:hidden;text-overflow:ellipsis;white-space:nowrap;{color}" '
+        f'title="{esc(text)}">{esc(text)}</div>'
+    )
+
+
+def _score_cell(score: float, top: float) -> str:
+    if math.isnan(score):
+        return '<span style="color:#777">NaN</span>'
+    width = max(0, min(_BAR_PX, round(_BAR_PX * abs(score) / top)))
+    return (
+        f'<span class="askkit-bar" style="display:inline-block;height:8px;width:{width}px;'
+        f'background:#4c78a8;margin-right:6px;vertical-align:middle"></span>'
+        f'<span style="font-variant-numeric:tabular-nums">{score:.4f}</span>'
+    )
+
+
+def row_cells(
+    frame: pd.DataFrame, positions: Positions, *, top: float | None = None
+) -> list[RowCells]:
+    """The escaped cells of the rows at ``positions`` (a page), in that order."""
+    if top is None:
+        top = top_score(frame)
+    rows = frame.iloc[positions]
+    headings = display_headings(rows).tolist()
+    ordinals = rows["ordinal"].tolist()
+    paths = rows["path"].tolist()
+    dates = rows["wire_date"].tolist()
+    scores = rows["score"].tolist()
+    cited = rows["cited"].tolist()
+    out = []
+    for pos, n, heading, path, date, score, c in zip(
+        positions.tolist(), ordinals, headings, paths, dates, scores, cited, strict=True
+    ):
+        date_text = date if isinstance(date, str) else "—"
+        out.append(
+            RowCells(
+                position=int(pos),
+                label=f"[{int(n)}]",
+                heading=_cell(heading) if heading else _cell("(no heading)", muted=True),
+                path=_cell(str(path)),
+                date=_cell(date_text, muted=not isinstance(date, str)),
+                score=_score_cell(float(score), top),
+                cited='<span title="cited in the answer">✓</span>'
+                if bool(c)
+                else '<span style="color:#999">·</span>',
+            )
+        )
+    return out
+
+
+def source_at(frame: pd.DataFrame, position: int) -> AskSource:
+    """The :class:`AskSource` of the row at ``position`` (lossless, see ``to_sources``)."""
+    return to_sources(frame.iloc[[position]])[0]
+
+
+def table_html(
+    frame: pd.DataFrame,
+    positions: Positions,
+    *,
+    selected: int | None = None,
+    show_cited: bool = True,
+    top: float | None = None,
+) -> str:
+    """A static, escaped HTML table of the rows at ``positions`` (one page).
+
+    The same cells the widget shows, for ``_repr_html_`` and for tests.
+    """
+    heads = [h for k, h in TABLE_COLUMNS.items() if show_cited or k != "cited"]
+    head = "".join(f"<th>{esc(h)}</th>" for h in heads)
+    body = []
+    for row in row_cells(frame, positions, top=top):
+        style = ' style="background:#e8f0fe"' if row.position == selected else ""
+        cells = [row.label and esc(row.label), row.heading, row.path, row.date, row.score]
+        if show_cited:
+            cells.append(row.cited)
+        tds = "".join(f"<td>{c}</td>" for c in cells)
+        body.append(f'<tr data-position="{row.position}"{style}>{tds}</tr>')
+    return (
+        '<table class="askkit-sources" style="border-collapse:collapse;font-size:13px">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )

@@ -1,0 +1,208 @@
+"""``Explorer``: ask a retriever, see its sources, read them, look at the scores.
+
+Works with anything :func:`askkit.retrieve.as_retriever` adapts: a
+:class:`~askkit.retrieve.LocalIndex`, a :class:`~askkit.retrieve.KimunClient`
+or a plain ``f(query) -> chunks`` function. A retriever that raises is
+reported in the widget (escaped), never lost.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets as w
+
+from askkit._html import esc
+from askkit.retrieve import Retriever, as_retriever
+from askkit.sources import AskSource, SourceList
+from askkit.vault import Vault
+from askkit.widgets._histogram import score_histogram_png
+from askkit.widgets.reader import SourceReader
+from askkit.widgets.table import SourcesView
+
+__all__ = ["Explorer", "HistoryEntry"]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One query of the session: how many sources it found, in how long, or its error."""
+
+    query: str
+    count: int
+    seconds: float
+    error: str | None = None
+
+    def label(self) -> str:
+        """The history button's text."""
+        outcome = "error" if self.error is not None else f"{self.count} sources"
+        return f"{self.query} ({outcome})"
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+class Explorer(w.VBox):  # type: ignore[misc]
+    """A query box, the results in a :class:`SourcesView`, a :class:`SourceReader`,
+    a score histogram and the session's query history.
+
+    Parameters
+    ----------
+    retriever:
+        A :class:`~askkit.retrieve.Retriever` or anything
+        :func:`~askkit.retrieve.as_retriever` adapts.
+    vault:
+        Passed to the reader (the note around each source).
+    k:
+        How many sources to ask for.
+
+    Type a query and press Enter (or click *search*); click a row's ``[n]`` to
+    read it; click a past query to run it again. :meth:`search` does the same
+    from Python.
+
+    Attributes
+    ----------
+    sources:
+        The current results (a :class:`~askkit.SourceList`).
+    history:
+        The session's queries, oldest first (:class:`HistoryEntry`).
+    error:
+        The last query's error message, ``None`` when it succeeded.
+    """
+
+    def __init__(
+        self,
+        retriever: Any,
+        vault: Vault | str | os.PathLike[str] | None = None,
+        *,
+        k: int = 10,
+        page_size: int = 10,
+    ) -> None:
+        self.retriever: Retriever = as_retriever(retriever)
+        self.sources = SourceList()
+        self.history: list[HistoryEntry] = []
+        self.error: str | None = None
+        self.query_box = w.Text(
+            placeholder="ask the retriever…",
+            description="query",
+            continuous_update=False,
+            layout=w.Layout(width="460px"),
+        )
+        self.query_box.add_class("askkit-query")
+        self.k_box = w.BoundedIntText(
+            value=k, min=1, max=1000, description="k", layout=w.Layout(width="130px")
+        )
+        self.search_button = w.Button(description="search", button_style="primary")
+        self.search_button.add_class("askkit-search")
+        self.status_html = w.HTML()
+        self.error_html = w.HTML()
+        self.error_html.add_class("askkit-error")
+        self.view = SourcesView(None, page_size=page_size, show_cited=False)
+        self.reader = SourceReader(vault)
+        self.histogram = w.Image(format="png", layout=w.Layout(width="360px"))
+        self.histogram.add_class("askkit-histogram")
+        self.history_box = w.VBox()
+        self.history_box.add_class("askkit-history")
+        self._last_submitted = ""
+        self.query_box.observe(self._on_submit, names="value")
+        self.search_button.on_click(lambda _b: self.search(self.query_box.value))
+        self.view.on_select(lambda src: self.reader.show(src, query=self._current_query()))
+        side = w.HBox(
+            [
+                w.VBox([w.HTML("<b>scores</b>"), self.histogram]),
+                w.VBox([w.HTML("<b>history</b> (click to run again)"), self.history_box]),
+            ]
+        )
+        super().__init__(
+            [
+                w.HBox([self.query_box, self.k_box, self.search_button]),
+                self.status_html,
+                self.error_html,
+                side,
+                self.view,
+                self.reader,
+            ]
+        )
+        self.add_class("askkit-explorer")
+        self._show_histogram()
+
+    def __repr__(self) -> str:
+        if not self.history:
+            return "<Explorer: no query yet>"
+        last = self.history[-1]
+        outcome = f"error {last.error}" if last.error else f"{last.count} sources"
+        return f"<Explorer: {last.query!r} -> {outcome}; {len(self.history)} queries>"
+
+    def _current_query(self) -> str:
+        return self.history[-1].query if self.history else ""
+
+    def _on_submit(self, change: dict[str, Any]) -> None:
+        query = str(change["new"])
+        if query.strip() and query != self._last_submitted:
+            self.search(query)
+
+    def search(self, query: str) -> SourceList:
+        """Run ``query``, show its sources and return them (empty on an error, shown)."""
+        self._last_submitted = query
+        if self.query_box.value != query:
+            self.query_box.value = query
+        k = int(self.k_box.value)
+        started = time.perf_counter()
+        self.status_html.value = f"<i>searching for {esc(query)}…</i>"
+        try:
+            chunks = self.retriever(query, k=k)
+            sources = AskSource.from_chunks(chunks)
+        except Exception as exc:  # any retriever failure is shown to the user
+            seconds = time.perf_counter() - started
+            self.error = _describe(exc)
+            self.error_html.value = (
+                f'<div style="color:#b00;white-space:pre-wrap"><b>the retriever failed:</b> '
+                f"{esc(self.error)}</div>"
+            )
+            sources = SourceList()
+            entry = HistoryEntry(query, 0, seconds, self.error)
+        else:
+            seconds = time.perf_counter() - started
+            self.error = None
+            self.error_html.value = ""
+            entry = HistoryEntry(query, len(sources), seconds)
+        self.sources = sources
+        self.history.append(entry)
+        self.view.set_data(sources)
+        self.reader.show(None, query=query)
+        self.status_html.value = (
+            f"{len(sources)} source{'s' if len(sources) != 1 else ''} for "
+            f"<b>{esc(query)}</b> in {seconds * 1000:.0f} ms"
+        )
+        self._show_histogram()
+        self._show_history()
+        if len(sources):
+            self.view.select(0)
+        return sources
+
+    def _show_histogram(self) -> None:
+        scores = [s.score for s in self.sources]
+        finite = [s for s in scores if not math.isnan(s)]
+        title = f"{len(finite)} scores" if finite else ""
+        self.histogram.value = score_histogram_png(scores, title=title)
+
+    def _show_history(self) -> None:
+        seen: dict[str, HistoryEntry] = {}
+        for entry in reversed(self.history):
+            seen.setdefault(entry.query, entry)
+        buttons = []
+        for entry in seen.values():
+            button = w.Button(
+                description=entry.label(),
+                tooltip=f"run again: {entry.query}",
+                button_style="danger" if entry.error is not None else "",
+                layout=w.Layout(width="360px"),
+            )
+            button.add_class("askkit-history-item")
+            button.on_click(lambda _b, q=entry.query: self.search(q))
+            buttons.append(button)
+        self.history_box.children = buttons

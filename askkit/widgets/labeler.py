@@ -1,0 +1,231 @@
+"""``Labeler``: grade the source shown in a reader, 0-3, into a qrels TSV.
+
+Every grade is written at once, atomically (:func:`askkit.metrics.write_qrels`:
+a temporary file, then a rename). Before each write the file is read again
+and this grade is merged into it, so judgments written earlier, by this
+Labeler, by another one or by hand, are never lost; the file is read when
+the Labeler starts, so the grade of a source judged in an earlier session
+shows up again.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+
+from askkit._html import esc
+from askkit.sources import AskSource
+from askkit.widgets._qrels import GRADES, Key, judgment_key, load_judgments, save_judgments
+from askkit.widgets.reader import SourceReader
+
+__all__ = ["GRADE_LABELS", "Labeler", "read_queries"]
+
+#: What each grade means (the buttons' captions).
+GRADE_LABELS = {0: "not relevant", 1: "related", 2: "relevant", 3: "highly relevant"}
+_KEYS_NEXT = frozenset("nj")
+_KEYS_PREV = frozenset("pk")
+
+
+def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
+    """``{query_id: question}`` from a TSV with a header (``data/queries.tsv``)."""
+    with Path(path).open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh, delimiter="\t"))
+    return {row[0]: row[1] for row in rows[1:] if len(row) >= 2}
+
+
+def _reader_of(view: Any) -> SourceReader:
+    if isinstance(view, SourceReader):
+        return view
+    reader = getattr(view, "reader", None)
+    if isinstance(reader, SourceReader):
+        return reader
+    raise TypeError(
+        "Labeler labels the source shown in a SourceReader: pass a SourceReader, an Explorer "
+        f"or a TurnView, got {type(view).__name__}"
+    )
+
+
+class Labeler(w.VBox):  # type: ignore[misc]
+    """Grade the source shown in a reader, 0-3, with buttons or keys.
+
+    Parameters
+    ----------
+    qrels:
+        The judgments file (TSV: ``query_id, path, heading, grade``); read now
+        when it exists, created on the first grade.
+    view:
+        A :class:`SourceReader`, or an :class:`Explorer` / :class:`TurnView`
+        (its reader). The Labeler follows the source the reader shows.
+    query_id:
+        The query id judgments are filed under. When not given it follows the
+        reader's query: looked up in ``queries`` (question -> id), else the
+        query text itself. It can be edited in the widget.
+    queries:
+        ``{query_id: question}`` or a queries TSV (``data/queries.tsv``).
+
+    Keys: focus the *keys* box and type ``0``-``3`` to grade, ``n``/``j`` for
+    the next source in the view's table, ``p``/``k`` for the previous one.
+
+    Attributes
+    ----------
+    judgments:
+        ``{(query_id, path, heading): grade}``: the file as last read or written.
+    """
+
+    def __init__(
+        self,
+        qrels: str | os.PathLike[str],
+        view: Any,
+        *,
+        query_id: str | None = None,
+        queries: Mapping[str, str] | str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.path = Path(qrels)
+        self.reader = _reader_of(view)
+        self.table = getattr(view, "view", None) or getattr(view, "sources_view", None)
+        if queries is None or isinstance(queries, Mapping):
+            by_id = dict(queries or {})
+        else:
+            by_id = read_queries(queries)
+        self._ids_by_question = {q.strip(): qid for qid, q in by_id.items()}
+        self._fixed_query_id = query_id
+        self.judgments: dict[Key, int] = load_judgments(self.path)
+        self.query_id_box = w.Text(
+            value=query_id or self._derived_query_id(),
+            description="query id",
+            layout=w.Layout(width="360px"),
+        )
+        self.query_id_box.add_class("askkit-query-id")
+        self.grade_buttons = [
+            w.Button(description=f"{g} · {GRADE_LABELS[g]}", layout=w.Layout(width="150px"))
+            for g in GRADES
+        ]
+        for g, button in zip(GRADES, self.grade_buttons, strict=True):
+            button.add_class(f"askkit-grade-{g}")
+            button.on_click(lambda _b, g=g: self.grade(g))
+        self.keys_box = w.Text(
+            placeholder="keys: 0-3 grade, n/p move",
+            description="keys",
+            continuous_update=True,
+            layout=w.Layout(width="260px"),
+        )
+        self.keys_box.add_class("askkit-keys")
+        self.keys_box.observe(self._on_key, names="value")
+        self.status_html = w.HTML()
+        self.status_html.add_class("askkit-label-status")
+        self.reader.observe(self._on_reader, names=["source", "query"])
+        super().__init__(
+            [
+                w.HBox([self.query_id_box, self.keys_box]),
+                w.HBox(self.grade_buttons),
+                self.status_html,
+            ]
+        )
+        self.add_class("askkit-labeler")
+        self._render()
+
+    def __repr__(self) -> str:
+        return f"<Labeler: {len(self.judgments)} judgments in {self.path}>"
+
+    # -- state
+
+    @property
+    def source(self) -> AskSource | None:
+        """The source being graded (the reader's)."""
+        source: AskSource | None = self.reader.source
+        return source
+
+    @property
+    def query_id(self) -> str:
+        """The query id judgments go under."""
+        return str(self.query_id_box.value).strip()
+
+    def _derived_query_id(self) -> str:
+        query = self.reader.query.strip()
+        return self._ids_by_question.get(query, query)
+
+    def key(self) -> Key | None:
+        """The qrels key of the shown source, ``None`` when there is nothing to grade."""
+        source = self.source
+        if source is None or not self.query_id:
+            return None
+        return judgment_key(self.query_id, source)
+
+    def current_grade(self) -> int | None:
+        """The shown source's grade in the file, ``None`` when not judged."""
+        key = self.key()
+        return None if key is None else self.judgments.get(key)
+
+    # -- actions
+
+    def grade(self, grade: int) -> None:
+        """Judge the shown source ``grade`` (0-3) and save the file atomically."""
+        if grade not in GRADES:
+            raise ValueError(f"grade must be one of {GRADES}, got {grade!r}")
+        key = self.key()
+        if key is None:
+            self.status_html.value = (
+                '<span style="color:#b00">nothing to grade: show a source and set a query id</span>'
+            )
+            return
+        merged = load_judgments(self.path)
+        merged[key] = grade
+        save_judgments(self.path, merged)
+        self.judgments = merged
+        self._render(saved=True)
+
+    def move(self, delta: int) -> None:
+        """Show the next (``+1``) or previous (``-1``) source of the view's table."""
+        table = self.table
+        if table is None or not len(table.positions):
+            return
+        positions = table.positions.tolist()
+        current = table.selected_position
+        i = positions.index(current) if current in positions else -1
+        target = min(max(i + delta, 0), len(positions) - 1)
+        table.select(positions[target])
+
+    # -- observers
+
+    def _on_reader(self, change: dict[str, Any]) -> None:
+        if change["name"] == "query" and self._fixed_query_id is None:
+            self.query_id_box.value = self._derived_query_id()
+        self._render()
+
+    def _on_key(self, change: dict[str, Any]) -> None:
+        typed = str(change["new"])
+        if not typed:
+            return
+        key = typed[-1].lower()
+        self.keys_box.value = ""
+        if key in "0123":
+            self.grade(int(key))
+        elif key in _KEYS_NEXT:
+            self.move(1)
+        elif key in _KEYS_PREV:
+            self.move(-1)
+
+    def _render(self, *, saved: bool = False) -> None:
+        current = self.current_grade()
+        for g, button in zip(GRADES, self.grade_buttons, strict=True):
+            button.button_style = "success" if g == current else ""
+            button.disabled = self.source is None
+        key = self.key()
+        count = len(self.judgments)
+        file = f"{count} judgment{'s' if count != 1 else ''} in <code>{esc(self.path)}</code>"
+        if key is None:
+            self.status_html.value = f"<i>nothing to grade</i> · {file}"
+            return
+        qid, path, heading = key
+        graded = "not graded" if current is None else f"grade <b>{current}</b>"
+        if saved:
+            graded += " (saved)"
+        self.status_html.value = (
+            f"<code>{esc(qid)}</code> · <code>{esc(path)}</code> · "
+            f"{esc(heading) or '<i>(no heading)</i>'}: {graded} · {file}"
+        )

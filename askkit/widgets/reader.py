@@ -1,0 +1,214 @@
+"""``SourceReader``: kimun's Source reader, the retrieved chunk in its note.
+
+The widget calls the pure functions of :mod:`askkit.widgets._reader_model`
+and :func:`askkit.locate.locate_source`; every string it shows is escaped.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import ipywidgets as w
+import traitlets
+
+from askkit._html import esc
+from askkit.errors import AskkitError
+from askkit.locate import locate_source
+from askkit.sources import AskSource
+from askkit.vault import Vault
+from askkit.widgets._reader_model import (
+    NoteSection,
+    chunk_html,
+    meta_html,
+    note_html,
+    note_sections,
+    query_terms,
+    section_at,
+    title_html,
+)
+
+__all__ = ["SourceReader"]
+
+
+def _as_vault(vault: Vault | str | os.PathLike[str] | None) -> Vault | None:
+    if vault is None or isinstance(vault, Vault):
+        return vault
+    return Vault(vault)
+
+
+class SourceReader(w.VBox):  # type: ignore[misc]
+    """The selected source: title, metadata, chunk text and, with a vault, the note.
+
+    Parameters
+    ----------
+    vault:
+        A :class:`~askkit.vault.Vault` (or its folder). With one, the reader
+        shows the whole note with the located section
+        (:func:`askkit.locate.locate_source`) highlighted at the top of the
+        note view, and previous/next buttons step through the note's sections
+        (:func:`askkit.chunking.chunk_note`).
+
+    Attributes
+    ----------
+    source:
+        The source shown (``None`` for none); set it, or call :meth:`show`.
+    query:
+        The query whose terms are highlighted.
+    section:
+        The index into :attr:`sections` of the highlighted section, ``None``
+        when the note is not open; :attr:`located` is the highlighted range.
+    """
+
+    source = traitlets.Any(None, allow_none=True)
+    query = traitlets.Unicode("")
+    section = traitlets.Int(None, allow_none=True)
+
+    def __init__(self, vault: Vault | str | os.PathLike[str] | None = None) -> None:
+        self.vault = _as_vault(vault)
+        self.note_text: str | None = None
+        self.note_error: str | None = None
+        self.sections: list[NoteSection] = []
+        self.located: tuple[int, int] | None = None
+        self.title_html = w.HTML(title_html(None))
+        self.meta_html = w.HTML()
+        self.chunk_label = w.HTML("<b>retrieved chunk</b>")
+        self.chunk_html = w.HTML()
+        self.prev_button = w.Button(description="◀ previous section", disabled=True)
+        self.next_button = w.Button(description="next section ▶", disabled=True)
+        self.section_label = w.HTML()
+        self.note_html = w.HTML()
+        for widget, cls in (
+            (self.title_html, "askkit-reader-title"),
+            (self.meta_html, "askkit-reader-meta"),
+            (self.chunk_html, "askkit-reader-chunk"),
+            (self.note_html, "askkit-reader-note"),
+            (self.prev_button, "askkit-prev-section"),
+            (self.next_button, "askkit-next-section"),
+        ):
+            widget.add_class(cls)
+        self.prev_button.on_click(lambda _b: self.step(-1))
+        self.next_button.on_click(lambda _b: self.step(1))
+        self._nav = w.HBox(
+            [self.prev_button, self.next_button, self.section_label],
+            layout=w.Layout(align_items="center"),
+        )
+        super().__init__()
+        self.add_class("askkit-reader")
+        self._render()
+
+    def __repr__(self) -> str:
+        source = self.source
+        if source is None:
+            return "<SourceReader: no source>"
+        where = ""
+        if self.section is not None and self.sections:
+            where = f", section {self.section + 1}/{len(self.sections)}"
+        elif self.vault is not None:
+            where = ", section not found" if self.note_text is not None else ", note not open"
+        return (
+            f"<SourceReader: [{source.ordinal}] {source.display_heading()} ({source.path}){where}>"
+        )
+
+    def show(self, source: AskSource | None, query: str | None = None) -> None:
+        """Show ``source`` (and highlight ``query``'s terms when given)."""
+        with self.hold_trait_notifications():
+            if query is not None:
+                self.query = query
+            self.source = source
+
+    @property
+    def terms(self) -> list[str]:
+        """The highlighted query terms."""
+        return query_terms(self.query)
+
+    def step(self, delta: int) -> None:
+        """Highlight the previous (``-1``) or next (``+1``) section of the note."""
+        if not self.sections or self.note_text is None:
+            return
+        current = self.section if self.section is not None else -1
+        target = min(max(current + delta, 0), len(self.sections) - 1)
+        sec = self.sections[target]
+        self.located = (sec.start, sec.end)
+        self.section = target
+        self._render_note()
+
+    @traitlets.observe("source")
+    def _on_source(self, change: dict[str, Any]) -> None:
+        self._open(change["new"])
+        self._render()
+
+    @traitlets.observe("query")
+    def _on_query(self, change: dict[str, Any]) -> None:
+        self._render()
+
+    def _open(self, source: AskSource | None) -> None:
+        """Read the source's note from the vault and locate the source in it."""
+        self.note_text = None
+        self.note_error = None
+        self.sections = []
+        self.located = None
+        section: int | None = None
+        if source is not None and self.vault is not None:
+            try:
+                self.note_text = self.vault.read(source.path)
+            except (AskkitError, OSError) as exc:
+                self.note_error = str(exc)
+            else:
+                self.sections = note_sections(self.note_text)
+                self.located = locate_source(self.note_text, source)
+                if self.located is not None:
+                    section = section_at(self.sections, self.located[0])
+        self.section = section
+
+    def _note_hash(self, source: AskSource) -> str | None:
+        if self.vault is None or self.note_text is None:
+            return None
+        try:
+            return self.vault.hash(source.path)
+        except (AskkitError, OSError):
+            return None
+
+    def _render(self) -> None:
+        source = self.source
+        self.title_html.value = title_html(source)
+        if source is None:
+            self.meta_html.value = ""
+            self.chunk_html.value = ""
+            self.children = [self.title_html]
+            return
+        self.meta_html.value = meta_html(source, note_hash=self._note_hash(source))
+        self.chunk_html.value = chunk_html(source, self.terms)
+        parts: list[Any] = [self.title_html, self.meta_html, self.chunk_label, self.chunk_html]
+        if self.vault is not None:
+            self._render_note()
+            parts += [self._nav, self.note_html]
+        self.children = parts
+
+    def _render_note(self) -> None:
+        if self.note_text is None:
+            message = self.note_error or "the note is not open"
+            self.note_html.value = (
+                f'<div class="askkit-note-error" style="color:#b00">{esc(message)}</div>'
+            )
+            self.section_label.value = ""
+            self.prev_button.disabled = self.next_button.disabled = True
+            return
+        self.note_html.value = note_html(self.note_text, self.located, self.terms)
+        if self.located is None:
+            self.section_label.value = (
+                '<span style="color:#a15c00">section not found: the note is shown from the '
+                "top</span>"
+            )
+        elif self.section is not None and self.sections:
+            label = self.sections[self.section].label
+            self.section_label.value = (
+                f"section {self.section + 1} of {len(self.sections)}: <b>{esc(label)}</b>"
+            )
+        else:
+            self.section_label.value = ""
+        at = self.section
+        self.prev_button.disabled = at is None or at <= 0
+        self.next_button.disabled = not self.sections or (
+            at is not None and at >= len(self.sections) - 1
+        )

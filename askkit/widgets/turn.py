@@ -1,0 +1,131 @@
+"""``TurnView``: a question, its answer with clickable ``[n]`` citations, and its sources.
+
+The answer is laid out as a wrapping row of widgets (pieces from
+:func:`askkit.widgets._turn_model.answer_pieces`): text runs as escaped
+``HTML``, each resolving citation as a ``Button`` (a real round trip to
+Python in any front-end), each dangling citation as a struck-through red
+label that cannot be clicked. Clicking a citation selects its source, by
+ordinal, in the linked :class:`SourcesView`, which opens it in the
+:class:`SourceReader`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import ipywidgets as w
+
+from askkit._html import esc
+from askkit.sources import AskSource, Turn
+from askkit.vault import Vault
+from askkit.widgets._turn_model import AnswerPiece, answer_pieces
+from askkit.widgets.reader import SourceReader
+from askkit.widgets.table import SourcesView
+
+__all__ = ["TurnView"]
+
+_TEXT_LAYOUT = {"margin": "0", "padding": "0 0.3em 0 0", "width": "auto"}
+
+
+class TurnView(w.VBox):  # type: ignore[misc]
+    """The turn: question, answer with citations, a linked sources table and reader.
+
+    Parameters
+    ----------
+    turn:
+        The :class:`~askkit.Turn` to show.
+    vault:
+        Passed to the :class:`SourceReader` (the note around each source).
+    page_size:
+        Rows per page of the sources table.
+
+    Attributes
+    ----------
+    sources_view, reader:
+        The linked :class:`SourcesView` and :class:`SourceReader`.
+    citation_buttons:
+        ``{ordinal: [Button, ...]}``: the buttons of each resolving citation.
+    """
+
+    def __init__(
+        self,
+        turn: Turn,
+        vault: Vault | str | os.PathLike[str] | None = None,
+        *,
+        page_size: int = 20,
+    ) -> None:
+        if not isinstance(turn, Turn):
+            raise TypeError(f"TurnView takes a Turn, got {type(turn).__name__}")
+        self.turn = turn
+        self.pieces = answer_pieces(turn)
+        self.sources_view = SourcesView(turn, page_size=page_size, show_cited=True)
+        self.reader = SourceReader(vault)
+        self.citation_buttons: dict[int, list[w.Button]] = {}
+        self.question_html = w.HTML(
+            f'<div class="askkit-question"><b>Q:</b> {esc(turn.question) or "<i>(no question)</i>"}'
+            "</div>"
+        )
+        self.answer_box = w.Box(
+            [self._piece_widget(p) for p in self.pieces],
+            layout=w.Layout(display="flex", flex_flow="row wrap", align_items="center"),
+        )
+        self.answer_box.add_class("askkit-answer")
+        dangling = turn.dangling_citations()
+        self.dangling_html = w.HTML(
+            '<div class="askkit-dangling-note" style="color:#b00">cited with no source: '
+            f"{esc(', '.join(f'[{n}]' for n in dangling))}</div>"
+            if dangling
+            else ""
+        )
+        self.sources_view.on_select(self._on_select)
+        super().__init__(
+            [
+                self.question_html,
+                w.HTML("<b>A:</b>"),
+                self.answer_box,
+                self.dangling_html,
+                self.sources_view,
+                self.reader,
+            ]
+        )
+        self.add_class("askkit-turn")
+
+    def __repr__(self) -> str:
+        cited = len(self.citation_buttons)
+        dangling = len(self.turn.dangling_citations())
+        source = self.reader.source
+        reading = f"; reading [{source.ordinal}]" if source is not None else ""
+        return (
+            f"<TurnView: {self.turn.question!r}, {len(self.turn.sources)} sources, "
+            f"{cited} cited, {dangling} dangling{reading}>"
+        )
+
+    def _piece_widget(self, piece: AnswerPiece) -> Any:
+        if piece.kind == "break":
+            return w.Box(layout=w.Layout(width="100%", height="0px"))
+        if piece.kind == "cite":
+            button = w.Button(
+                description=piece.text,
+                tooltip=piece.title,
+                layout=w.Layout(width="auto", height="24px", margin="0 0.3em 0 0", padding="0 4px"),
+            )
+            button.add_class("askkit-cite")
+            button.on_click(lambda _b, n=piece.ordinal: self.open_citation(n))
+            self.citation_buttons.setdefault(piece.ordinal, []).append(button)
+            return button
+        label = w.HTML(piece.html(), layout=w.Layout(**_TEXT_LAYOUT))
+        if piece.kind == "dangling":
+            label.add_class("askkit-dangling")
+        return label
+
+    def open_citation(self, n: int) -> AskSource | None:
+        """Select the source with ordinal ``n`` and open it in the reader (``None`` if dangling)."""
+        return self.sources_view.select(ordinal=n)
+
+    def _on_select(self, source: AskSource | None) -> None:
+        active = source.ordinal if source is not None else None
+        for ordinal, buttons in self.citation_buttons.items():
+            for button in buttons:
+                button.button_style = "info" if ordinal == active else ""
+        self.reader.show(source, query=self.turn.question)

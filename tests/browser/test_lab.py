@@ -1,0 +1,180 @@
+"""The widgets in a real JupyterLab, driven in Debian's chromium through Playwright."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import Lab, save_screenshot
+from tests.conftest import DATA
+
+pytestmark = pytest.mark.browser
+
+VAULT = (DATA / "vault").resolve()
+QUERY = "how often should I feed the sourdough starter"
+
+
+def _kernel_ready(page: Any, timeout: float = 90.0) -> None:
+    """Wait until the notebook's kernel is idle, accepting a kernel-selection dialog."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        dialog = page.locator(".jp-Dialog .jp-mod-accept")
+        if dialog.count() and dialog.first.is_visible():
+            dialog.first.click()
+        panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        status = panel.locator(".jp-Notebook-ExecutionIndicator")
+        if (
+            status.count() == 1
+            and status.get_attribute("data-status") == "idle"
+            and not dialog.count()
+        ):
+            return
+        page.wait_for_timeout(250)
+    raise AssertionError("the notebook's kernel did not become idle")
+
+
+def _run_all_from_menu(page: Any) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").filter(
+        has_not_text="Restart"
+    ).first.click()
+
+
+def _open_and_run_all(page: Any, lab: Lab, notebook: str, widget: str) -> Any:
+    """Open the notebook, wait for its kernel, run every cell from the Run menu, and
+    return the first ``widget`` (a CSS selector) once it is visible.
+
+    Two front-end races are retried, never hidden: a run requested while the
+    kernel is still connecting can be dropped (the first cell gets no execution
+    count), and a widget created before the widget manager is attached to the
+    kernel shows "Error displaying widget: model not found". Either way the
+    cells are run again (at most five attempts).
+    """
+    page.goto(lab.open_url(notebook))
+    page.locator(".jp-Notebook").first.wait_for(state="visible", timeout=90_000)
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    prompt = panel.locator(".jp-InputPrompt").first
+    target = panel.locator(widget).first
+    broken = panel.locator(".jp-OutputArea-output", has_text="Error displaying widget")
+    for _ in range(5):
+        _kernel_ready(page)
+        page.wait_for_timeout(500)
+        _run_all_from_menu(page)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if target.count() and target.is_visible():
+                return target
+            if broken.count():
+                break
+            if time.monotonic() > deadline - 50 and not any(
+                ch in prompt.inner_text() for ch in "*0123456789"
+            ):
+                break  # the run was dropped
+            page.wait_for_timeout(250)
+    raise AssertionError(f"{notebook}: {widget} never showed:\n{panel.inner_text()[:2000]}")
+
+
+def test_explorer_query_click_reads_the_located_section(
+    lab: Lab, page: Any, tmp_path: Path
+) -> None:
+    lab.write_notebook(
+        "explorer_test.ipynb",
+        [
+            "from askkit.retrieve.local import LocalIndex\n"
+            "from askkit.widgets import Explorer\n"
+            f"VAULT = {str(VAULT)!r}\n"
+            "index = LocalIndex(VAULT, cache_dir=False, progress=False)\n"
+            "explorer = Explorer(index, VAULT)\n"
+            "explorer",
+        ],
+    )
+    explorer = _open_and_run_all(page, lab, "explorer_test.ipynb", ".askkit-explorer")
+
+    box = explorer.locator(".askkit-query input")
+    box.fill(QUERY)
+    box.press("Enter")
+    explorer.locator(".widget-html", has_text="sources for").first.wait_for(timeout=30_000)
+    history = explorer.locator(".askkit-history-item")
+    history.first.wait_for(timeout=30_000)
+    assert QUERY in history.first.inner_text()
+
+    row = explorer.locator(".askkit-row", has_text="projects/sourdough.md").first
+    row.wait_for(timeout=30_000)
+    other = explorer.locator(".askkit-row", has_text="language/german.md").first
+    other.locator(".askkit-select").click()  # first another row, so the reader must change
+    reader = explorer.locator(".askkit-reader")
+    reader.locator(".askkit-title", has_text="Wörter aus der Küche").wait_for(timeout=30_000)
+
+    row.locator(".askkit-select").click()
+    reader.locator(".askkit-title", has_text="Sourdough › Starter").wait_for(timeout=30_000)
+    located = reader.locator(".askkit-located", has_text="The starter is called Gus")
+    located.wait_for(state="visible", timeout=30_000)
+    reader.locator(".askkit-meta", has_text="projects/sourdough.md").wait_for(timeout=30_000)
+    reader.locator(".widget-html", has_text="section 3 of").filter(
+        has_text="Sourdough › Starter"
+    ).first.wait_for(timeout=30_000)
+    # the located section is within the note view's visible area (no scrolling needed)
+    note = reader.locator(".askkit-note").bounding_box()
+    mark = located.bounding_box()
+    assert note is not None
+    assert mark is not None
+    assert note["y"] <= mark["y"] < note["y"] + note["height"]
+    row.locator(".askkit-select.mod-info").wait_for(timeout=30_000)
+
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    save_screenshot(explorer, "explorer.png", tmp_path)
+    save_screenshot(reader, "reader.png", tmp_path)
+
+
+def test_turn_view_citation_opens_the_source(lab: Lab, page: Any, tmp_path: Path) -> None:
+    lab.write_notebook(
+        "turn_test.ipynb",
+        [
+            "from askkit import AskSource, Turn, VaultPath, read_turn\n"
+            "from askkit.widgets import TurnView\n"
+            f"turn = read_turn({str((DATA / 'answer_job.json').resolve())!r},\n"
+            "                 question='How often do I feed the starter?')\n"
+            f"TurnView(turn, {str(VAULT)!r})",
+            # hostile text must show as text, and never run
+            "evil = '<img src=x onerror=\"alert(1)\"><script>alert(2)</script>'\n"
+            "hostile = AskSource(VaultPath('evil.md'), evil, None, 0.5, evil, 1)\n"
+            "view = TurnView(Turn(evil, evil + ' [1] [5]', [hostile]))\n"
+            "view.open_citation(1)\n"
+            "view",
+        ],
+    )
+    turn = _open_and_run_all(page, lab, "turn_test.ipynb", ".askkit-turn")
+    dangling = turn.locator(".widget-html.askkit-dangling", has_text="[7]")
+    assert dangling.count() == 1
+    assert dangling.locator("button").count() == 0
+
+    turn.locator(".askkit-cite", has_text="[3]").click()
+    reader = turn.locator(".askkit-reader")
+    reader.locator(".askkit-title", has_text="Feeding schedule").wait_for(timeout=30_000)
+    located = reader.locator(".askkit-located", has_text="acetone")
+    located.wait_for(state="visible", timeout=30_000)
+    reader.locator(".askkit-meta", has_text="ordinal [3]").wait_for(timeout=30_000)
+    selected = turn.locator(".askkit-row .askkit-select.mod-info")
+    selected.first.wait_for(timeout=30_000)
+    assert selected.count() == 1
+    assert selected.inner_text().strip() == "[3]"
+    save_screenshot(turn, "turnview.png", tmp_path)
+
+    turn.locator(".askkit-cite", has_text="[4]").click()
+    reader.locator(".askkit-title", has_text="2026-04-12 · Morning › Kitchen").wait_for(
+        timeout=30_000
+    )
+    reader.locator(".askkit-located", has_text="Starter doubled").wait_for(timeout=30_000)
+
+    evil = page.locator(".askkit-turn").nth(1)
+    evil.wait_for(state="visible", timeout=60_000)
+    evil.locator(".askkit-reader .askkit-title").wait_for(timeout=30_000)
+    evil.locator(".askkit-question", has_text="<script>alert(2)</script>").wait_for(timeout=30_000)
+    evil.locator(".askkit-reader .askkit-title", has_text="<img src=x").wait_for(timeout=30_000)
+    assert evil.locator("img").count() == 0
+    assert evil.locator("script").count() == 0
+    page.wait_for_timeout(500)
+    assert page.dialogs == []  # type: ignore[attr-defined]

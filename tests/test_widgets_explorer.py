@@ -1,0 +1,135 @@
+"""Explorer: LocalIndex, KimunClient against KimunTestServer, a plain callable, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from askkit.retrieve.local import LocalIndex
+from askkit.testing import KimunTestServer
+from askkit.widgets import Explorer
+from askkit.widgets._histogram import score_histogram_png
+from tests.conftest import DATA
+
+VAULT = DATA / "vault"
+PNG = b"\x89PNG"
+
+
+@pytest.fixture(scope="module")
+def index() -> LocalIndex:
+    return LocalIndex(VAULT, cache_dir=False, progress=False)
+
+
+def test_histogram_png() -> None:
+    assert score_histogram_png([0.1, 0.5, float("nan")]).startswith(PNG)
+    assert score_histogram_png([]).startswith(PNG)
+
+
+def test_explorer_with_local_index(index: LocalIndex) -> None:
+    ex = Explorer(index, VAULT, k=5)
+    assert bytes(ex.histogram.value).startswith(PNG)
+    sources = ex.search("how often should I feed the sourdough starter")
+    assert 0 < len(sources) <= 5
+    assert ex.error is None
+    assert "projects/sourdough.md" in {str(s.path) for s in sources}
+    assert "for <b>how often should I feed the sourdough starter</b>" in ex.status_html.value
+    assert ex.view.selected == sources[0]  # the best result opens in the reader
+    assert ex.reader.source == sources[0]
+    assert ex.reader.located is not None
+    ex.view._rows[1].button.click()
+    assert ex.reader.source == sources[1]
+    assert ex.reader.query == "how often should I feed the sourdough starter"
+    assert [b.description for b in ex.history_box.children] == [
+        f"how often should I feed the sourdough starter ({len(sources)} sources)"
+    ]
+
+
+def test_enter_submits_and_history_reruns(index: LocalIndex) -> None:
+    ex = Explorer(index, VAULT)
+    ex.query_box.value = "wireguard"  # what the front-end sends on Enter
+    assert ex.history[-1].query == "wireguard"
+    ex.search_button.click()  # the same query again, by the button
+    assert len(ex.history) == 2
+    ex.search("tomatoes")
+    assert [b.description.split(" (")[0] for b in ex.history_box.children] == [
+        "tomatoes",
+        "wireguard",
+    ]
+    ex.history_box.children[1].click()
+    assert ex.history[-1].query == "wireguard"
+    assert ex.query_box.value == "wireguard"
+    assert ex.history_box.children[0].description.startswith("wireguard")
+
+
+def test_explorer_with_kimun_client(index: LocalIndex) -> None:
+    with KimunTestServer(retriever=index) as server, server.client() as client:
+        ex = Explorer(client, VAULT, k=3)
+        sources = ex.search("feed the starter")
+        assert ex.error is None
+        assert len(sources) == 3
+        assert [s.ordinal for s in sources] == [1, 2, 3]
+        assert ex.reader.located is not None
+
+
+def test_explorer_with_a_plain_callable() -> None:
+    def retrieve(query: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "path": "a.md",
+                "title": f"About {query}",
+                "content": "x",
+                "hash": "h",
+                "similarity_score": 0.5,
+            },
+            {"path": "b.md", "title": "B", "content": "y", "hash": "h", "similarity_score": 0.25},
+        ]
+
+    ex = Explorer(retrieve)
+    sources = ex.search("bread")
+    assert [s.heading for s in sources] == ["About bread", "B"]
+    assert ex.reader.note_html not in ex.reader.children  # no vault: no note
+
+
+def test_retriever_errors_are_shown_escaped() -> None:
+    def broken(query: str) -> list[Any]:
+        raise RuntimeError(f"<script>alert('{query}')</script>")
+
+    ex = Explorer(broken)
+    assert ex.search("x") == ()
+    assert ex.error is not None
+    assert "RuntimeError" in ex.error
+    assert "<script>" not in ex.error_html.value
+    assert "&lt;script&gt;" in ex.error_html.value
+    assert ex.history[-1].error is not None
+    assert ex.history_box.children[0].button_style == "danger"
+    ex2 = Explorer(lambda q: 42)  # a malformed result is an error too
+    ex2.search("q")
+    assert "SchemaError" in (ex2.error or "")
+
+
+def test_error_then_success_clears_the_error(index: LocalIndex) -> None:
+    calls = {"n": 0}
+
+    def flaky(query: str, k: int = 10) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise ConnectionError("down")
+        return index(query, k=k)
+
+    ex = Explorer(flaky)
+    ex.search("rye")
+    assert ex.error is not None
+    ex.search("rye")
+    assert ex.error is None
+    assert ex.error_html.value == ""
+
+
+def test_server_down_is_shown() -> None:
+    server = KimunTestServer().start()
+    client = server.client(retries=0)
+    server.stop()
+    ex = Explorer(client)
+    ex.search("anything")
+    assert "ServerUnavailable" in (ex.error or "")
+    client.close()

@@ -1,0 +1,151 @@
+"""SourceReader and its model: the note, the located section, terms, navigation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from askkit import AskSource, VaultPath, read_turn
+from askkit.vault import Vault
+from askkit.widgets import SourceReader
+from askkit.widgets._reader_model import (
+    LOCATED_ID,
+    highlight,
+    note_html,
+    note_sections,
+    query_terms,
+    section_at,
+)
+from tests.conftest import DATA
+
+VAULT = DATA / "vault"
+
+
+@pytest.fixture
+def turn_sources() -> dict[int, AskSource]:
+    turn = read_turn(DATA / "answer_job.json")
+    return {s.ordinal: s for s in turn.sources}
+
+
+def test_query_terms() -> None:
+    assert query_terms("") == []
+    assert query_terms("the a I") == []
+    assert query_terms("Café crème") == ["creme", "crème", "cafe", "café"][:0] or set(
+        query_terms("Café crème")
+    ) == {"café", "cafe", "crème", "creme"}
+
+
+def test_highlight_escapes_around_matches() -> None:
+    out = highlight("a & b <feed> feeding", ["feed", "amp"])
+    assert "&amp;" in out  # the entity is never cut by a match
+    assert "&lt;<mark" in out
+    assert out.count("<mark") == 2
+    assert highlight("<x>", []) == "&lt;x&gt;"
+
+
+def test_note_html_window_puts_the_section_first() -> None:
+    note = (
+        "# Top\n"
+        + "".join(f"line {i}\n" for i in range(30))
+        + "## Here\nthe section\n## Next\nmore\n"
+    )
+    start = note.index("the section")
+    html = note_html(note, (start, start + len("the section")), ["section"])
+    assert html.index("<details") < html.index("## Here") < html.index(LOCATED_ID)
+    assert "29 earlier lines" in html or "earlier lines" in html
+    assert f'id="{LOCATED_ID}"' in html
+    assert "<b" in html  # heading lines in bold
+    top = note_html(note, None)
+    assert "<details" not in top
+    assert LOCATED_ID not in top
+
+
+def test_sections_and_section_at() -> None:
+    note = "intro\n# A\none\n## B\ntwo\n# C\nthree\n"
+    secs = note_sections(note)
+    assert [s.label for s in secs] == ["(top of note)", "A", "A › B", "C"]
+    assert section_at(secs, note.index("two")) == 2
+    assert section_at(secs, 0) == 0
+    assert section_at([], 5) is None
+
+
+def test_reader_without_vault(turn_sources: dict[int, AskSource]) -> None:
+    reader = SourceReader()
+    assert "no source selected" in reader.title_html.value
+    reader.show(turn_sources[2], query="starter kitchen")
+    assert reader.title_html.value.count("2026-04-08 · Afternoon") == 1
+    assert "journal/2026-04-08.md" in reader.meta_html.value
+    assert "0.8412" in reader.meta_html.value
+    assert "[2]" in reader.meta_html.value
+    assert "5e2a91c7f3b0" in reader.meta_html.value
+    assert "<mark" in reader.chunk_html.value
+    assert reader.note_html not in reader.children
+    reader.show(None)
+    assert reader.children == (reader.title_html,)
+
+
+def test_reader_with_vault_locates_and_steps(turn_sources: dict[int, AskSource]) -> None:
+    reader = SourceReader(VAULT)
+    reader.show(turn_sources[1], query="feed the starter")
+    note = Vault(VAULT).read("projects/sourdough.md")
+    assert reader.located is not None
+    start, end = reader.located
+    assert note[start:end] == turn_sources[1].text
+    assert reader.section is not None
+    assert reader.sections[reader.section].label == "Sourdough › Starter › Feeding schedule"
+    assert "Feeding schedule" in reader.section_label.value
+    assert f'id="{LOCATED_ID}"' in reader.note_html.value
+    assert "<mark" in reader.note_html.value
+    assert "changed since it was indexed" in reader.meta_html.value  # sample hashes are made up
+    first = reader.section
+    reader.next_button.click()
+    assert reader.section == first + 1
+    assert "Discard" in reader.section_label.value
+    reader.prev_button.click()
+    reader.prev_button.click()
+    assert reader.section == first - 1
+    for _ in range(20):
+        reader.prev_button.click()
+    assert reader.section == 0
+    assert reader.prev_button.disabled
+
+
+def test_reader_shows_a_missing_note_as_an_error() -> None:
+    reader = SourceReader(VAULT)
+    reader.show(AskSource(VaultPath("nowhere/<b>x</b>.md"), "H", None, 0.1, "t", 1))
+    assert reader.note_text is None
+    assert "not found" in reader.note_html.value
+    assert "<b>x</b>" not in reader.note_html.value
+    assert reader.prev_button.disabled
+    assert reader.next_button.disabled
+
+
+def test_reader_refuses_paths_outside_the_vault(tmp_path: Path) -> None:
+    (tmp_path / "vault").mkdir()
+    (tmp_path / "secret.md").write_text("# Secret\nkey\n")
+    reader = SourceReader(tmp_path / "vault")
+    reader.show(AskSource(VaultPath("../secret.md"), "Secret", None, 0.1, "key", 1))
+    assert reader.note_text is None
+    assert "refused" in reader.note_html.value
+
+
+def test_reader_unlocated_source_shows_the_note_from_the_top(tmp_path: Path) -> None:
+    (tmp_path / "n.md").write_text("# One\nalpha\n# Two\nbeta\n")
+    reader = SourceReader(tmp_path)
+    reader.show(AskSource(VaultPath("n.md"), "Missing", None, 0.1, "not there", 1))
+    assert reader.located is None
+    assert "section not found" in reader.section_label.value
+    assert reader.section is None
+    assert not reader.next_button.disabled
+    reader.next_button.click()
+    assert reader.section == 0
+    assert reader.located == (0, len("# One\nalpha\n"))
+
+
+def test_query_change_rerenders(turn_sources: dict[int, AskSource]) -> None:
+    reader = SourceReader()
+    reader.show(turn_sources[2])
+    assert "<mark" not in reader.chunk_html.value
+    reader.query = "loaf"
+    assert "<mark" in reader.chunk_html.value

@@ -1,0 +1,280 @@
+"""SourcesView and its model: filter, sort, page, select (headless, real widgets)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from askkit import AskSource, Turn, VaultPath, read_turn
+from askkit.frame import sources_frame
+from askkit.widgets import SourcesView
+from askkit.widgets._table_model import (
+    Filter,
+    as_sources_frame,
+    display_headings,
+    filter_mask,
+    page_count,
+    page_positions,
+    row_cells,
+    sort_positions,
+    table_html,
+    visible_positions,
+)
+from tests.conftest import DATA
+
+
+def src(
+    n: int, path: str, heading: str, date: str | None, score: float, text: str = "t"
+) -> AskSource:
+    return AskSource(VaultPath(path), heading, date, score, text, n, hash=f"h{n}")
+
+
+@pytest.fixture
+def sources() -> list[AskSource]:
+    return [
+        src(1, "projects/sourdough.md", "Sourdough › Starter", None, 0.9, "feed the starter"),
+        src(2, "journal/2026-04-08.md", "Afternoon", "2026-04-08", 0.8, "baked a loaf"),
+        src(3, "journal/2026-03-29.md", "", "2026-03-29", 0.8, "rest day"),
+        src(4, "garden/tomatoes.md", "Tomatoes", None, math.nan, "water daily"),
+        src(5, "baking/rye.md", "Rye › Hydration", None, 0.2, "rye needs water"),
+    ]
+
+
+# -- model ----------------------------------------------------------------------------------
+
+
+def test_as_sources_frame_takes_every_input(sources: list[AskSource]) -> None:
+    frame = sources_frame(sources)
+    assert len(as_sources_frame(sources)) == 5
+    assert len(as_sources_frame(frame)) == 5
+    turn = read_turn(DATA / "answer_job.json")
+    assert as_sources_frame(turn)["cited"].tolist() == [True, True, False, True, True]
+    assert len(as_sources_frame(None)) == 0
+    with pytest.raises(TypeError):
+        as_sources_frame(42)
+
+
+def test_as_sources_frame_never_mutates_the_callers_frame(sources: list[AskSource]) -> None:
+    frame = sources_frame(sources).set_index(np.array([7, 7, 7, 8, 9]))
+    before = frame.copy()
+    out = as_sources_frame(frame.drop(columns=["cited"]))
+    assert list(out.index) == [0, 1, 2, 3, 4]
+    assert not out["cited"].any()
+    pd.testing.assert_frame_equal(frame, before)
+
+
+def test_display_headings_follow_askSource(sources: list[AskSource]) -> None:
+    frame = as_sources_frame(sources)
+    assert display_headings(frame).tolist() == [s.display_heading() for s in sources]
+
+
+@pytest.mark.parametrize(
+    ("flt", "expected"),
+    [
+        (Filter(), [0, 1, 2, 3, 4]),
+        (Filter(text="WATER"), [3, 4]),
+        (Filter(text="starter"), [0]),
+        (Filter(text="2026-03"), [2]),
+        (Filter(path="journal/"), [1, 2]),
+        (Filter(date_from=dt.date(2026, 4, 1)), [1]),
+        (Filter(date_to=dt.date(2026, 4, 1)), [2]),
+        (Filter(date_from=dt.date(2026, 3, 29), date_to=dt.date(2026, 4, 8)), [1, 2]),
+        (Filter(min_score=0.8), [0, 1, 2]),
+        (Filter(min_score=0.8, path="journal"), [1, 2]),
+        (Filter(min_score=math.nan), [0, 1, 2, 3, 4]),
+    ],
+)
+def test_filter(sources: list[AskSource], flt: Filter, expected: list[int]) -> None:
+    frame = as_sources_frame(sources)
+    assert np.flatnonzero(filter_mask(frame, flt)).tolist() == expected
+
+
+def test_sort_is_stable_with_missing_last(sources: list[AskSource]) -> None:
+    frame = as_sources_frame(sources)
+    pos = np.arange(5, dtype=np.int64)
+    assert sort_positions(frame, pos, "score", ascending=False).tolist() == [0, 1, 2, 4, 3]
+    assert sort_positions(frame, pos, "score", ascending=True).tolist() == [4, 1, 2, 0, 3]
+    assert sort_positions(frame, pos, "date").tolist() == [2, 1, 0, 3, 4]
+    assert sort_positions(frame, pos, "path").tolist() == [4, 3, 2, 1, 0]
+    assert sort_positions(frame, pos, "ordinal", ascending=False).tolist() == [4, 3, 2, 1, 0]
+    assert sort_positions(frame, pos, "heading").tolist() == [2, 1, 4, 0, 3]
+    assert sort_positions(frame, pos, None).tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="cannot sort"):
+        sort_positions(frame, pos, "nope")
+
+
+def test_paging() -> None:
+    pos = np.arange(45, dtype=np.int64)
+    assert page_count(45, 20) == 3
+    assert page_positions(pos, 2, 20).tolist() == list(range(40, 45))
+    assert page_positions(pos, 99, 20).tolist() == list(range(40, 45))
+    assert page_positions(np.arange(0, dtype=np.int64), 0, 20).tolist() == []
+    with pytest.raises(ValueError, match="page_size"):
+        page_count(3, 0)
+
+
+def test_row_cells_escape_and_bar(sources: list[AskSource]) -> None:
+    frame = as_sources_frame(sources)
+    rows = row_cells(frame, np.arange(5, dtype=np.int64))
+    assert rows[0].label == "[1]"
+    assert "width:60px" in rows[0].score  # the top score fills the bar
+    assert "width:53px" in rows[1].score
+    assert "NaN" in rows[3].score
+    assert "2026-04-08 · Afternoon" in rows[1].heading
+    assert "(no heading)" not in rows[2].heading  # the date alone is the display heading
+    html = table_html(frame, np.arange(5, dtype=np.int64), selected=1)
+    assert html.count("<tr data-position") == 5
+    assert 'data-position="1" style="background' in html
+
+
+def test_empty_list_and_one_source() -> None:
+    assert visible_positions(as_sources_frame([]), Filter(), "score").tolist() == []
+    view = SourcesView([])
+    assert "no sources" in view.page_label.value
+    one = SourcesView([src(1, "a.md", "A", None, 0.5)])
+    assert one.positions.tolist() == [0]
+    assert one._rows[0].button.description == "[1]"
+
+
+# -- widget ---------------------------------------------------------------------------------
+
+
+def test_view_sort_by_header_click(sources: list[AskSource]) -> None:
+    view = SourcesView(sources)
+    view.sort_buttons["score"].click()  # score sorts best first
+    assert (view.sort_by, view.ascending) == ("score", False)
+    assert view.page_rows().tolist() == [0, 1, 2, 4, 3]
+    assert view.sort_buttons["score"].description == "score ▼"
+    view.sort_buttons["score"].click()
+    assert view.ascending
+    view.sort_buttons["path"].click()
+    assert [r.button.description for r in view._rows[:5]] == ["[5]", "[4]", "[3]", "[2]", "[1]"]
+
+
+def test_view_filters_through_controls(sources: list[AskSource]) -> None:
+    view = SourcesView(sources)
+    view.text_filter.value = "water"
+    assert view.positions.tolist() == [3, 4]
+    assert "2 rows of 5" in view.page_label.value
+    assert view._rows[2].box.layout.display == "none"
+    view.min_score.value = "0.1"
+    assert view.positions.tolist() == [4]
+    view.date_from.value = dt.date(2026, 1, 1)
+    assert view.positions.tolist() == []
+    view.clear_button.click()
+    assert view.positions.tolist() == [0, 1, 2, 3, 4]
+    view.set_filter(path="journal", date_to=dt.date(2026, 3, 31))
+    assert view.positions.tolist() == [2]
+    assert view.path_filter.value == "journal"
+    view.clear_filters()
+    view.min_score.value = "not a number"  # ignored, not an error
+    assert view.positions.tolist() == [0, 1, 2, 3, 4]
+    view.set_filter(min_score=0.85)
+    assert view.min_score.value == "0.85"
+    assert view.positions.tolist() == [0]
+
+
+def test_view_paging_and_page_size() -> None:
+    many = [src(i, f"n/{i}.md", f"H{i}", None, 1 / i) for i in range(1, 46)]
+    view = SourcesView(many, page_size=10)
+    assert view.page_label.value.startswith("page 1 of 5")
+    assert view.prev_button.disabled
+    view.next_button.click()
+    assert view.page == 1
+    assert view._rows[0].button.description == "[11]"
+    view.page = 4
+    assert view.next_button.disabled
+    assert [r.box.layout.display for r in view._rows[:10]].count("none") == 5
+    view.page_size_box.value = 50
+    assert view.page_size == 50
+    assert view.page == 0
+    assert view.page_label.value.startswith("page 1 of 1")
+    view.page_size = 7
+    assert len(view._body.children) == 7
+    assert 7 in view.page_size_box.options
+
+
+def test_view_select_click_and_callback(sources: list[AskSource]) -> None:
+    view = SourcesView(sources)
+    seen: list[AskSource | None] = []
+    view.on_select(seen.append)
+    view._rows[1].button.click()
+    assert view.selected == sources[1]
+    assert view.selected_position == 1
+    assert seen == [sources[1]]
+    assert view._rows[1].button.button_style == "info"
+    assert view.select(ordinal=5) == sources[4]
+    assert view.select(ordinal=99) is None
+    assert view.selected is None
+    assert seen[-1] is None
+    with pytest.raises(IndexError):
+        view.select(10)
+
+
+def test_view_select_turns_to_the_rows_page() -> None:
+    many = [src(i, f"n/{i}.md", f"H{i}", None, 1 / i) for i in range(1, 46)]
+    view = SourcesView(many, page_size=10)
+    view.select(ordinal=33)
+    assert view.page == 3
+    assert view._rows[2].button.button_style == "info"
+
+
+def test_view_from_turn_and_frame_marks_cited() -> None:
+    turn = read_turn(DATA / "answer_job.json")
+    view = SourcesView(turn)
+    assert view.show_cited
+    assert "✓" in view._rows[0].cells["cited"].value
+    assert "✓" not in view._rows[2].cells["cited"].value  # [6] is not cited
+    plain = SourcesView(list(turn.sources))
+    assert not plain.show_cited
+    assert plain._rows[0].cells["cited"].layout.display == "none"
+    framed = SourcesView(sources_frame(turn))
+    assert framed.selected is None
+    assert framed.select(ordinal=2) == turn.source_for_citation(2)
+
+
+def test_view_set_data_clears_selection(sources: list[AskSource]) -> None:
+    view = SourcesView(sources)
+    view.select(0)
+    view.sort("score")
+    view.set_data(sources[:2])
+    assert view.selected is None
+    assert view.sort_by == "score"
+    assert view.positions.tolist() == [0, 1]
+
+
+def test_duplicate_ordinals_select_the_first() -> None:
+    a = src(1, "a.md", "A", None, 0.5)
+    b = src(1, "b.md", "B", None, 0.9)
+    view = SourcesView(Turn("q", "see [1]", [a, b]))
+    assert view.select(ordinal=1) == a
+
+
+def test_hundred_thousand_rows_page_quickly(capsys: pytest.CaptureFixture[str]) -> None:
+    """Not a timed assertion: prints the figures (see benchmarks/widgets_bench.py)."""
+    import time
+
+    n = 100_000
+    rng = np.random.default_rng(0)
+    frame = sources_frame([src(1, "a.md", "A", "2026-01-01", 0.5)])
+    frame = frame.iloc[np.zeros(n, dtype=np.int64)].reset_index(drop=True)
+    frame["score"] = rng.random(n)
+    frame["ordinal"] = np.arange(1, n + 1)
+    started = time.perf_counter()
+    view = SourcesView(frame, page_size=50)
+    built = time.perf_counter() - started
+    started = time.perf_counter()
+    view.sort("score")
+    view.set_filter(min_score=0.5)
+    filtered = time.perf_counter() - started
+    assert len(view.positions) == int((frame["score"] >= 0.5).sum())
+    assert view.frame["score"].iloc[view.page_rows()].is_monotonic_decreasing
+    with capsys.disabled():
+        print(
+            f"\n100,000 rows: build + first page {built * 1000:.0f} ms, "
+            f"sort + filter + page {filtered * 1000:.0f} ms"
+        )
