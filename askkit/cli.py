@@ -6,6 +6,7 @@
 ``askkit search QUERY --vault PATH | --server URL --vault-id ID``  retrieve.
 ``askkit ask QUESTION --server URL --vault-id ID``  answer with a kimun server.
 ``askkit lab [--vault PATH]``  index a vault and open the notebooks in JupyterLab.
+``askkit report LOG [--qrels Q] [--vault V]``  a static HTML report, no Jupyter needed.
 
 Errors print one line on stderr and exit with status 2.
 """
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="a JSON answer job, answer result, turn or embeddings response")
     p.set_defaults(func=_cmd_prompt)
 
-    from askkit import _cli_lab, _cli_server, _cli_vault
+    from askkit import _cli_lab, _cli_report, _cli_server, _cli_vault
 
     _cli_vault.register(sub)
     p = sub.add_parser("search", help="retrieve chunks for a query, locally or from a kimun server")
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_search)
     _cli_server.register(sub)
     _cli_lab.register(sub)
+    _cli_report.register(sub)
     return parser
 
 

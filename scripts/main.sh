@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# The main job on the bundled sample data.
+# The main job on the bundled sample data: install, show the sample answer's
+# sources, index data/vault and start JupyterLab on notebooks/ with the explorer
+# notebook open (printing its URL). Extra arguments go to `askkit lab`, e.g.
+#   bash scripts/main.sh --no-browser
+#   bash scripts/main.sh --vault ~/notes
+#   bash scripts/main.sh --server http://127.0.0.1:8080 --vault-id notes
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$root/scripts/bootstrap.sh" main
 cd "$root"
-exec .venv/bin/askkit sources data/answer_job.json "$@"
+.venv/bin/askkit sources data/answer_job.json
+exec .venv/bin/askkit lab --vault data/vault --notebooks notebooks --open explore.ipynb "$@"

@@ -158,7 +158,9 @@ def test_corrupt_cache_is_rebuilt(root: Path, tmp_path: Path) -> None:
     assert index.search("starter")
 
 
-def test_default_cache_location_honours_env(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_cache_location_honours_env(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ASKKIT_CACHE_DIR", str(tmp_path / "envcache"))
     index = LocalIndex(root, progress=False)
     assert index.cache_dir is not None
@@ -178,7 +180,13 @@ def test_explain_sums_to_the_score(index: LocalIndex) -> None:
 
 def test_tokenize_folds_and_drops_stopwords() -> None:
     # kimun's folding table maps ß to "s"
-    assert tokenize("The Größe of São Paulo, a 2026 trip") == ["grose", "sao", "paulo", "2026", "trip"]
+    assert tokenize("The Größe of São Paulo, a 2026 trip") == [
+        "grose",
+        "sao",
+        "paulo",
+        "2026",
+        "trip",
+    ]
 
 
 def test_empty_vault(tmp_path: Path) -> None:

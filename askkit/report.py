@@ -1,0 +1,348 @@
+"""A static HTML report for a run, without Jupyter.
+
+:func:`build_report` reads a turn log (or anything :func:`askkit.frame.sources_frame`
+takes), optionally graded judgments and a vault, and writes one
+self-contained HTML file: the metrics table, the plots as embedded PNG images,
+the coverage caveats, and a per-query drilldown with each query's answer, its
+sources (grade, citation, score) and, with a vault, each source's section as
+located in its note. Every piece of user text is escaped; the page has no
+script and opens in any browser.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+import io
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import pandas as pd
+
+from askkit import __version__
+from askkit._atomic import atomic_write_text
+from askkit.citations import scan
+from askkit.errors import AskkitError, VaultError
+from askkit.sources import AskSource
+
+if TYPE_CHECKING:
+    from askkit._metrics_io import Level
+
+__all__ = ["DEFAULT_MEASURES", "Report", "build_report"]
+
+#: The measures a report shows when none are named.
+DEFAULT_MEASURES = ("ndcg@10", "precision@10", "recall@10", "hit@10", "mrr", "map", "r-precision")
+
+_CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.5em 0}th,td{padding:3px 8px;border-bottom:1px solid #e4e4e4;
+text-align:left;vertical-align:top}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.muted{color:#777}.bad{color:#b00}.good{color:#176f2c}.figs img{max-width:49%;margin:.3em 0}
+details{margin:.4em 0;border:1px solid #e4e4e4;border-radius:4px;padding:.3em .6em}
+summary{cursor:pointer}pre{white-space:pre-wrap;background:#fafafa;padding:.5em;max-height:24em;
+overflow:auto}.dangling{color:#b00;font-weight:bold}mark{background:#fff3a8}
+"""
+
+
+def _esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A built report: its HTML and what it covers."""
+
+    html: str
+    turns: int
+    sources: int
+    shown: int
+    skipped: int
+
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        """Write the report atomically; return its path."""
+        out = Path(path)
+        atomic_write_text(out, self.html)
+        return out
+
+    def _repr_html_(self) -> str:
+        return (
+            f"<p>askkit report: {self.turns} turns, {self.sources} sources, "
+            f"{self.shown} shown in the drilldown</p>"
+        )
+
+
+def _png(draw: Callable[[Any], Any], *, size: tuple[float, float] = (5.2, 3.4)) -> str:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, dpi=110)
+    ax = fig.subplots()
+    draw(ax)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _table(frame: pd.DataFrame, *, digits: int = 4) -> str:
+    head = "".join(f"<th>{_esc(c)}</th>" for c in [frame.index.name or "", *frame.columns])
+    rows = []
+    for label, row in zip(frame.index, frame.itertuples(index=False), strict=True):
+        cells = "".join(
+            f'<td class="num">{v:.{digits}f}</td>'
+            if isinstance(v, float)
+            else f"<td>{_esc(v)}</td>"
+            for v in row
+        )
+        rows.append(f"<tr><td>{_esc(label)}</td>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _answer_html(answer: str, ordinals: set[int]) -> str:
+    parts: list[str] = []
+    pos = 0
+    for c in scan(answer):
+        parts.append(_esc(answer[pos : c.start]))
+        marker = _esc(answer[c.start : c.end])
+        cls = "" if c.index in ordinals else ' class="dangling" title="no source has this ordinal"'
+        parts.append(f"<b{cls}>{marker}</b>")
+        pos = c.end
+    parts.append(_esc(answer[pos:]))
+    return "".join(parts)
+
+
+def _section_text(vault: Any, src: AskSource, cache: dict[str, str | None]) -> str:
+    from askkit.locate import locate_source
+
+    path = src.path.relative()
+    text = src.text
+    if path not in cache:
+        try:
+            cache[path] = vault.read(path)
+        except (VaultError, OSError):
+            cache[path] = None
+    note = cache[path]
+    if note is None:
+        return '<p class="muted">note not found in the vault</p>'
+    span = locate_source(note, src)
+    if span is None:
+        return (
+            '<p class="muted">section not located; the chunk text:</p><pre>' + _esc(text) + "</pre>"
+        )
+    return f"<pre>{_esc(note[span[0] : span[1]])}</pre>"
+
+
+@dataclass
+class _Judged:
+    sections: list[str]
+    figures: list[str]
+    per_query: pd.DataFrame
+    grades: pd.Series
+    order: pd.Index
+
+
+def _load(run: Any, strict: bool) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    from askkit.frame import sources_frame
+
+    if isinstance(run, pd.DataFrame):
+        return run, pd.DataFrame(), "a sources frame"
+    if strict:
+        return sources_frame(run), pd.DataFrame(), str(run)
+    frame, skipped = sources_frame(run, strict=False)
+    return frame, skipped, str(run)
+
+
+def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Level) -> _Judged:
+    from askkit import plots
+    from askkit._metrics_io import doc_ids
+    from askkit.metrics import coverage, evaluate, ranked_run, read_qrels
+
+    judgments = read_qrels(qrels)
+    ev = evaluate(frame, judgments, measures, level=level)
+    cov = coverage(frame, judgments, level=level)
+    mean = ev.mean.to_frame("mean").T
+    mean.index.name = "run"
+    sections = [
+        "<h2>Metrics</h2>" + _table(mean),
+        f"<p>{len(ev.per_query)} judged queries; level <b>{_esc(level)}</b>; "
+        "trec_eval's conventions (see the README).</p>",
+        "<h2>Coverage</h2><pre>" + _esc(cov.explain()) + "</pre>",
+    ]
+    figures = [
+        _png(lambda ax: plots.relevance_histogram(frame, judgments, level=level, ax=ax)),
+        _png(lambda ax: plots.score_vs_rank(frame, judgments, level=level, ax=ax)),
+        _png(lambda ax: plots.metric_curve({"run": frame}, judgments, "ndcg", level=level, ax=ax)),
+    ]
+    ranked = ranked_run(frame, judgments, level=level)
+    keys = pd.DataFrame({"query_id": frame["turn_id"], "doc": doc_ids(frame, level)})
+    grades = keys.merge(
+        ranked[["query_id", "doc", "grade"]].drop_duplicates(["query_id", "doc"]),
+        on=["query_id", "doc"],
+        how="left",
+    )["grade"]
+    grades.index = frame.index
+    worst = ev.per_query[measures[0]].sort_values(kind="stable").index
+    rest = frame["turn_id"].drop_duplicates()
+    order = pd.Index([*worst, *rest[~rest.isin(worst)]])
+    return _Judged(sections, figures, ev.per_query, grades, order)
+
+
+def _turn_html(
+    tid: str,
+    rows: pd.DataFrame,
+    *,
+    per_query: pd.DataFrame | None,
+    grades: pd.Series | None,
+    store: Any,
+    notes: dict[str, str | None],
+) -> str:
+    from askkit.frame import to_sources
+
+    question = str(rows["question"].iloc[0])
+    answer = str(rows["answer"].iloc[0]) if "answer" in rows.columns else ""
+    metrics_line = ""
+    if per_query is not None and tid in per_query.index:
+        metrics_line = " · ".join(
+            f"{_esc(m)} {per_query.at[tid, m]:.3f}" for m in per_query.columns
+        )
+    body = [f"<p><b>Q:</b> {_esc(question)}</p>"]
+    if answer and answer != "nan":
+        body.append(f"<p><b>A:</b> {_answer_html(answer, set(rows['ordinal'].tolist()))}</p>")
+    grade_head = "<th>grade</th>" if grades is not None else ""
+    trs = []
+    row_grades = grades.loc[rows.index].tolist() if grades is not None else [None] * len(rows)
+    for src, cited, g in zip(to_sources(rows), rows["cited"].tolist(), row_grades, strict=True):
+        grade = ""
+        if grades is not None:
+            grade = f'<td class="num">{"" if g is None or pd.isna(g) else int(g)}</td>'
+        located = ""
+        if store is not None:
+            located = (
+                "<details><summary>section in the note</summary>"
+                + _section_text(store, src, notes)
+                + "</details>"
+            )
+        trs.append(
+            f"<tr><td class='num'>[{src.ordinal}]</td><td>{_esc(src.heading)}{located}</td>"
+            f"<td>{_esc(src.path)}</td><td class='num'>{src.score:.4f}</td>"
+            f"<td>{'✓' if cited else ''}</td>{grade}</tr>"
+        )
+    body.append(
+        "<table><tr><th>n</th><th>heading</th><th>path</th><th>score</th><th>cited</th>"
+        f"{grade_head}</tr>{''.join(trs)}</table>"
+    )
+    return (
+        f"<details><summary><b>{_esc(tid)}</b> — {_esc(question)}"
+        f' <span class="muted">{metrics_line}</span></summary>{"".join(body)}</details>'
+    )
+
+
+def build_report(
+    run: Any,
+    qrels: Any = None,
+    *,
+    vault: str | os.PathLike[str] | None = None,
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    level: str = "note",
+    max_queries: int = 200,
+    strict: bool = True,
+    title: str | None = None,
+) -> Report:
+    """Build the report for a run.
+
+    Parameters
+    ----------
+    run:
+        A turn log path (JSONL), a sources frame, or anything
+        :func:`askkit.frame.sources_frame` takes.
+    qrels:
+        Judgments (a TSV or TREC qrels path, or a frame); without them the
+        report shows scores and citations but no metrics.
+    vault:
+        A vault folder: each source's section is shown as located in its note.
+    max_queries:
+        How many queries the drilldown shows (worst first by the first
+        measure when judged, else in log order); the page says how many more
+        there were.
+    strict:
+        With ``False``, bad log records are skipped and listed in the report.
+    """
+    from askkit import plots
+
+    if level not in ("note", "section"):
+        raise ValueError(f"level must be 'note' or 'section', got {level!r}")
+    if max_queries < 0:
+        raise ValueError(f"max_queries must be >= 0, got {max_queries}")
+    lvl = cast("Level", level)
+    frame, skipped, source_name = _load(run, strict)
+    if frame.empty:
+        raise AskkitError(f"{source_name}: no sources to report on")
+    figures = [_png(lambda ax: plots.score_distributions({"run": frame}, ax=ax))]
+    sections: list[str] = []
+    per_query: pd.DataFrame | None = None
+    grades: pd.Series | None = None
+    order = pd.Index(frame["turn_id"].drop_duplicates())
+    if qrels is not None:
+        judged = _judged(frame, qrels, measures, lvl)
+        sections, per_query, grades, order = (
+            judged.sections,
+            judged.per_query,
+            judged.grades,
+            judged.order,
+        )
+        figures += judged.figures
+    else:
+        figures.append(_png(lambda ax: plots.score_vs_rank(frame, ax=ax)))
+    images = "".join(f'<img alt="plot" src="data:image/png;base64,{b}">' for b in figures)
+    store = None
+    if vault is not None:
+        from askkit.vault import Vault
+
+        store = Vault(vault)
+    notes: dict[str, str | None] = {}
+    shown = order[:max_queries]
+    groups = frame.groupby("turn_id", sort=False).groups
+    drill = [f"<h2>Queries ({len(shown)} of {len(order)} shown)</h2>"]
+    drill += [
+        _turn_html(
+            str(tid),
+            frame.loc[groups[tid]],
+            per_query=per_query,
+            grades=grades,
+            store=store,
+            notes=notes,
+        )
+        for tid in shown
+        if tid in groups
+    ]
+    if len(order) > len(shown):
+        drill.append(
+            f'<p class="muted">{len(order) - len(shown)} more queries not shown '
+            "(raise --max-queries).</p>"
+        )
+    skipped_html = ""
+    if len(skipped):
+        skipped_html = "<h2>Skipped records</h2>" + _table(skipped.set_index("line"))
+    name = title or f"askkit report: {source_name}"
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    judged_by = (
+        f", judged by {_esc(qrels)}"
+        if qrels is not None and not isinstance(qrels, pd.DataFrame)
+        else ""
+    )
+    page = (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{_esc(name)}</title>"
+        f"<style>{_CSS}</style></head><body><h1>{_esc(name)}</h1>"
+        f'<p class="muted">{frame["turn_id"].nunique()} turns, {len(frame)} sources{judged_by}'
+        f" · askkit {__version__} · {stamp}</p>"
+        f'<h2>Plots</h2><div class="figs">{images}</div>'
+        + "".join(sections)
+        + "".join(drill)
+        + skipped_html
+        + "</body></html>"
+    )
+    return Report(page, int(frame["turn_id"].nunique()), len(frame), len(shown), len(skipped))

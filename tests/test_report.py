@@ -1,0 +1,150 @@
+"""``askkit report``: a static, escaped HTML report with metrics, plots and a drilldown."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from askkit.errors import AskkitError
+from askkit.frame import sources_frame
+from askkit.metrics import evaluate
+from askkit.report import build_report
+from askkit.retrieve.local import LocalIndex
+from tests.conftest import DATA, ROOT
+
+
+@pytest.fixture(scope="module")
+def run_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    index = LocalIndex(DATA / "vault", cache_dir=False, progress=False)
+    queries = pd.read_csv(DATA / "queries.tsv", sep="\t")
+    path = tmp_path_factory.mktemp("report") / "run.jsonl"
+    with path.open("w", encoding="utf-8") as fh:
+        for qid, question in zip(queries["query_id"], queries["question"], strict=True):
+            chunks = [c.to_dict() for c in index.search(question, k=10)]
+            fh.write(json.dumps({"id": qid, "question": question, "chunks": chunks}) + "\n")
+    return path
+
+
+def test_full_report(run_log: Path) -> None:
+    report = build_report(run_log, DATA / "qrels.tsv", vault=DATA / "vault")
+    page = report.html
+    assert page.startswith("<!doctype html>")
+    assert "<script" not in page
+    assert page.count('src="data:image/png;base64,') == 4
+    assert "<h2>Metrics</h2>" in page
+    assert "<h2>Coverage</h2>" in page
+    assert report.turns == 37
+    assert report.shown == 37
+    assert page.count("<summary>section in the note</summary>") == report.sources
+    assert "section not located" not in page
+    assert "note not found" not in page
+
+
+def test_metrics_table_equals_evaluate(run_log: Path) -> None:
+    report = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10", "mrr"])
+    expected = evaluate(sources_frame(run_log), DATA / "qrels.tsv", ["ndcg@10", "mrr"]).mean
+    table = report.html.split("<h2>Metrics</h2>", 1)[1].split("</table>", 1)[0]
+    shown = [float(x) for x in re.findall(r'<td class="num">([0-9.]+)</td>', table)]
+    assert shown == pytest.approx(expected.round(4).tolist(), abs=1e-4)
+
+
+def test_drilldown_is_worst_first_and_capped(run_log: Path) -> None:
+    report = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10"], max_queries=3)
+    assert report.shown == 3
+    assert "34 more queries not shown" in report.html
+    scores = [float(x) for x in re.findall(r"ndcg@10 ([0-9.]+)</span>", report.html)]
+    assert scores == sorted(scores)
+
+
+def test_without_judgments(tmp_path: Path) -> None:
+    report = build_report(DATA / "turns.jsonl")
+    assert "<h2>Metrics</h2>" not in report.html
+    assert report.html.count("data:image/png;base64,") == 2
+    assert "<th>grade</th>" not in report.html
+
+
+def test_user_text_is_escaped(tmp_path: Path) -> None:
+    evil = '<script>alert(1)</script><img src=x onerror="alert(2)">'
+    log = tmp_path / "evil.jsonl"
+    chunk = {
+        "path": "a<b>.md",
+        "title": evil,
+        "date": None,
+        "content": evil,
+        "hash": "h",
+        "similarity_score": 1.0,
+        "ordinal": 1,
+    }
+    log.write_text(
+        json.dumps({"id": evil, "question": evil, "answer": evil + " [1] [9]", "chunks": [chunk]})
+        + "\n"
+    )
+    page = build_report(log).html
+    assert "<script>alert" not in page
+    assert "<img src=x" not in page
+    assert "&lt;script&gt;" in page
+    assert 'class="dangling"' in page  # [9] has no source
+
+
+def test_lenient_lists_skipped_records(tmp_path: Path) -> None:
+    log = tmp_path / "mixed.jsonl"
+    good = (DATA / "turns.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    log.write_text(good + "\n" + '{"id": "bad", "chunks": [{"path": 3}]}\n')
+    with pytest.raises(AskkitError, match=r"mixed\.jsonl:2"):
+        build_report(log)
+    report = build_report(log, strict=False)
+    assert report.skipped == 1
+    assert "<h2>Skipped records</h2>" in report.html
+
+
+def test_bad_options() -> None:
+    with pytest.raises(ValueError, match="level must be"):
+        build_report(DATA / "turns.jsonl", level="chunk")
+    with pytest.raises(ValueError, match="max_queries"):
+        build_report(DATA / "turns.jsonl", max_queries=-1)
+
+
+def test_cli_writes_the_report(run_log: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "askkit.cli",
+            "report",
+            str(run_log),
+            "--qrels",
+            str(DATA / "qrels.tsv"),
+            "--vault",
+            str(DATA / "vault"),
+            "-o",
+            str(out),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote {out}" in proc.stdout
+    assert out.read_text(encoding="utf-8").count("<details>") >= 37
+
+
+def test_cli_missing_log_is_one_line(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "askkit.cli", "report", str(tmp_path / "nope.jsonl")],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 2
+    assert "nope.jsonl" in proc.stderr
