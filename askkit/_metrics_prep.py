@@ -11,7 +11,7 @@ when tied scores need it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,7 @@ from askkit._metrics_core import (
     FloatArray,
     IntArray,
     Ranked,
+    _group_rank,
     argsort_keys,
     lookup_grades,
     rank_run,
@@ -49,7 +50,6 @@ class Prepared:
     in_qrels: BoolArray
     in_run: BoolArray
     run_uniques: pd.Index
-    run_index: pd.Index
     ranked: Ranked
     score: FloatArray
     grade: IntArray
@@ -116,11 +116,14 @@ def _encode(values: pa.Array | pa.ChunkedArray) -> tuple[IntArray, pa.Array]:
     return np.asarray(encoded.indices, dtype=np.int64), encoded.dictionary
 
 
-def _query_codes(turn: pa.Array) -> tuple[IntArray, pd.Index]:
-    """Factorize the run's query ids, hashing only the first id of each block of equal ids."""
+def _query_codes(turn: pa.Array) -> tuple[IntArray, pd.Index, bool]:
+    """Factorize the run's query ids, hashing only the first id of each block of equal ids.
+
+    Also says whether the run is grouped (each query's rows contiguous).
+    """
     n = len(turn)
     if n == 0:
-        return np.empty(0, dtype=np.int64), pd.Index([], dtype=object)
+        return np.empty(0, dtype=np.int64), pd.Index([], dtype=object), True
     new = np.ones(n, dtype=bool)
     new[1:] = np.asarray(pc.not_equal(turn.slice(1), turn.slice(0, n - 1)))
     starts = np.flatnonzero(new)
@@ -128,10 +131,10 @@ def _query_codes(turn: pa.Array) -> tuple[IntArray, pd.Index]:
         pd.Series(pd.array(turn.take(pa.array(starts)), dtype=STRING))
     )
     codes = np.repeat(block_codes.astype(np.int64), np.diff(np.append(starts, n)))
-    return codes, pd.Index(np.asarray(uniques, dtype=object))
+    return codes, pd.Index(np.asarray(uniques, dtype=object)), len(uniques) == len(starts)
 
 
-def prepare(
+def prepare(  # noqa: PLR0915 - shared set-up, then the fast or the exact path
     run: pd.DataFrame,
     qrels: PathOrFrame | None,
     level: Level,
@@ -146,19 +149,64 @@ def prepare(
     """
     _run_columns(run)
     judgments = as_qrels(qrels)
-    run_codes, run_uniques = _query_codes(_arrow_strings(run["turn_id"], "turn_id"))
+    run_codes, run_uniques, grouped = _query_codes(_arrow_strings(run["turn_id"], "turn_id"))
     jq_codes, jq_ids = _encode(_arrow_strings(judgments["query_id"], "query_id"))
     qrels_ids = pd.Index(np.asarray(jq_ids.to_pylist(), dtype=object))
     wanted = qrels_ids.union(run_uniques) if run_queries else qrels_ids
     qids = pd.Index(np.sort(wanted.to_numpy(dtype=object)).astype(str), name="query_id")
     qmap = qids.get_indexer(run_uniques).astype(np.int64)
     rq = qmap[run_codes] if len(run_codes) else np.empty(0, dtype=np.int64)
-    keep_all = bool(np.all(rq >= 0))
-    keep = np.arange(len(rq), dtype=np.int64) if keep_all else np.flatnonzero(rq >= 0)
+    keep_all = bool(np.all(qmap >= 0))
+    keep = None if keep_all else np.flatnonzero(rq >= 0)
     rdoc = _arrow_strings(doc_ids(run, level), "doc")
-    if not keep_all:
-        rdoc = rdoc.take(pa.array(keep))
     jdoc = _arrow_strings(qrels_doc_ids(judgments, level), "doc")
+    jq = qids.get_indexer(qrels_ids).astype(np.int64)[jq_codes] if len(jq_codes) else jq_codes
+    jgrade = judgments["grade"].to_numpy(dtype=np.int64)
+    score_all = run["score"].to_numpy(dtype=np.float64, na_value=np.nan)
+    order_all = run["rank"].to_numpy(dtype=np.int64) if "rank" in run.columns else None
+    run_q = rq if keep is None else rq[keep]
+    score = score_all if keep is None else score_all[keep]
+    if order_all is None:
+        order = np.arange(len(rq), dtype=np.int64) if keep is None else keep
+    else:
+        order = order_all if keep is None else order_all[keep]
+    n = len(qids)
+    in_qrels = np.bincount(jq, minlength=n) > 0
+    in_run = np.zeros(n, dtype=bool)
+    in_run[qmap[qmap >= 0]] = True
+    if grouped:
+        fast = _fast(
+            run_q,
+            run_codes if keep is None else run_codes[keep],
+            keep,
+            rdoc,
+            score,
+            order,
+            ties,
+            jq,
+            jdoc,
+            jgrade,
+            n,
+        )
+        if fast is not None:
+            ranked, kept_score, grade, judged, jq_out, jg_out = fast
+            return Prepared(
+                qids=qids,
+                in_qrels=in_qrels,
+                in_run=in_run,
+                run_uniques=run_uniques,
+                ranked=ranked,
+                score=kept_score,
+                grade=grade,
+                judged=judged,
+                docs=rdoc,
+                qrels_query=jq_out,
+                qrels_grade=jg_out,
+            )
+    if keep is None:
+        keep = np.arange(len(rq), dtype=np.int64)
+    else:
+        rdoc = rdoc.take(pa.array(keep))
     codes, dictionary = _encode(pa.chunked_array([rdoc, jdoc], pa.large_string()))
     rdoc_codes, jdoc_codes = codes[: len(keep)], codes[len(keep) :]
 
@@ -168,19 +216,9 @@ def prepare(
         ranks[by_id] = np.arange(len(by_id), dtype=np.int64)
         return ranks
 
-    score_all = run["score"].to_numpy(dtype=np.float64, na_value=np.nan)
-    score = score_all if keep_all else score_all[keep]
-    if "rank" in run.columns:
-        order_all = run["rank"].to_numpy(dtype=np.int64)
-        order = order_all if keep_all else order_all[keep]
-    else:
-        order = keep
-    run_q = rq if keep_all else rq[keep]
     ranked = rank_run(run_q, rdoc_codes, score, order, ties=ties, doc_rank=doc_rank)
     # qrels: one grade per (query, document), the highest
-    jq = qids.get_indexer(qrels_ids).astype(np.int64)[jq_codes] if len(jq_codes) else jq_codes
-    jgrade = judgments["grade"].to_numpy(dtype=np.int64)
-    n, n_docs = len(qids), len(dictionary)
+    n_docs = len(dictionary)
     if len(jq):
         low, high = int(jgrade.min()), int(jgrade.max())
         by = argsort_keys([(jq, n), (jdoc_codes, max(n_docs, 1)), (high - jgrade, high - low + 1)])
@@ -196,10 +234,9 @@ def prepare(
     rows = keep[ranked.rows]
     return Prepared(
         qids=qids,
-        in_qrels=np.bincount(jq, minlength=n) > 0,
-        in_run=np.bincount(run_q, minlength=n) > 0,
+        in_qrels=in_qrels,
+        in_run=in_run,
         run_uniques=run_uniques,
-        run_index=run.index[rows],
         ranked=Ranked(rows, ranked.query, ranked.doc, ranked.rank, ranked.duplicates),
         score=score[ranked.rows],
         grade=grade,
@@ -208,3 +245,198 @@ def prepare(
         qrels_query=jq,
         qrels_grade=jg,
     )
+
+
+# --------------------------------------------------------------------------- fast path
+#
+# A run that arrives grouped by query and ranked (as kimun sends it) needs no
+# global document dictionary: duplicates only matter within a query and grades
+# only within a query's judgments. So each document id is reduced to a 63-bit
+# hash of its bytes, read straight from the Arrow buffers (no hash table, no
+# Python strings), and every hash match is confirmed by comparing the strings
+# themselves; any doubt (a hash collision, an unsorted run) falls back to the
+# exact dictionary path above, so results never depend on the hash.
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_QMIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(h: np.ndarray[Any, np.dtype[np.uint64]]) -> None:
+    """splitmix64's finaliser, in place."""
+    h ^= h >> np.uint64(30)
+    h *= _M1
+    h ^= h >> np.uint64(27)
+    h *= _M2
+    h ^= h >> np.uint64(31)
+
+
+def _hash_strings(arr: pa.Array) -> np.ndarray[Any, np.dtype[np.uint64]] | None:
+    """A 64-bit hash of each string's bytes (equal strings hash alike); None if not hashable."""
+    n = len(arr)
+    if not pa.types.is_large_string(arr.type) or arr.null_count or n == 0:
+        return None
+    _, obuf, dbuf = arr.buffers()
+    offsets = np.frombuffer(obuf, dtype=np.int64, count=n + 1, offset=arr.offset * 8)
+    first, nbytes = int(offsets[0]), int(offsets[-1])
+    if dbuf is None or nbytes - first < 8:
+        return None
+    data = np.frombuffer(dbuf, dtype=np.uint8, count=nbytes)
+    # every 8-byte window of the data, unaligned: words[i] = bytes i..i+7
+    words = np.ndarray((nbytes - 7,), dtype=np.uint64, buffer=data, strides=(1,))
+    starts, ends = offsets[:-1], offsets[1:]
+    lens = ends - starts
+    h = lens.astype(np.uint64)
+    h *= _QMIX
+    short = lens < 8
+    if short.any():  # the first min(len, 8) bytes, masked; windows clipped at the end
+        pos = np.minimum(starts, nbytes - 8)
+        head = words[pos] >> ((starts - pos) * 8).astype(np.uint64)
+        keep = np.where(short, (np.uint64(1) << (np.minimum(lens, 7) * 8).astype(np.uint64)), 0)
+        keep -= np.uint64(1)  # 0 - 1 wraps to all ones for long strings
+        head &= keep
+    else:
+        head = words[starts]
+    h ^= head
+    _mix(h)
+    k = 1
+    active = np.flatnonzero(lens >= 16)
+    while len(active):  # whole words after the first
+        sub = h[active] ^ words[starts[active] + 8 * k]
+        _mix(sub)
+        h[active] = sub
+        k += 1
+        active = active[lens[active] >= 8 * (k + 1)]
+    if not short.any() and bool((lens > 8).all()):
+        h ^= words[ends - 8]  # the last 8 bytes (overlapping is fine: same bytes, same hash)
+        _mix(h)
+    else:
+        active = np.flatnonzero(lens > 8)
+        sub = h[active] ^ words[ends[active] - 8]
+        _mix(sub)
+        h[active] = sub
+    return h
+
+
+def _pair_keys(query: IntArray, doc_hash: np.ndarray[Any, np.dtype[np.uint64]], n: int) -> IntArray:
+    """A 63-bit key per (query code < ``n``, document hash): the query in the high bits.
+
+    Keys of one query are adjacent, so searching a run's rows (grouped by
+    query) in sorted qrels keys stays in cache.
+    """
+    width = max(n - 1, 1).bit_length()
+    key = (doc_hash >> np.uint64(width + 1)).view(np.int64)
+    key |= query << (63 - width)
+    return key
+
+
+def _same_strings(left: pa.Array, a: IntArray, right: pa.Array, b: IntArray) -> BoolArray:
+    """Whether ``left[a] == right[b]``, element-wise."""
+    if len(a) == 0:
+        return np.zeros(0, dtype=bool)
+    eq = pc.equal(left.take(pa.array(a)), right.take(pa.array(b)))
+    return np.asarray(eq, dtype=bool)
+
+
+def _fast(  # noqa: PLR0915, PLR0917 - one pass over the run, fallback at each doubt
+    run_q: IntArray,
+    block: IntArray,
+    keep: IntArray | None,
+    rdoc: pa.Array,
+    score: FloatArray,
+    order: IntArray,
+    ties: Ties,
+    jq: IntArray,
+    jdoc: pa.Array,
+    jgrade: IntArray,
+    n: int,
+) -> tuple[Ranked, FloatArray, IntArray, BoolArray, IntArray, IntArray] | None:
+    """Rank, de-duplicate and grade a grouped run without a document dictionary.
+
+    ``run_q``, ``block`` (non-decreasing block numbers), ``score`` and
+    ``order`` cover the kept rows; ``keep`` maps them to rows of ``rdoc`` (None:
+    all rows). None when the run is not already ranked or a hash is in doubt.
+    """
+    rows_n = len(run_q)
+    if rows_n < 2:
+        return None
+
+    def at(local: IntArray) -> IntArray:
+        return local if keep is None else keep[local]
+
+    same = run_q[1:] == run_q[:-1]
+    if ties == "trec":
+        hi, lo = score[:-1], score[1:]
+        if np.isnan(score).any():
+            nan_lo, nan_hi = np.isnan(lo), np.isnan(hi)
+            tied = (hi == lo) | (nan_lo & nan_hi)
+            ok = ~same | (hi > lo) | (nan_lo & ~nan_hi) | tied
+        else:
+            tied = hi == lo
+            ok = ~same | (hi >= lo)
+        check = np.flatnonzero(same & tied)
+        if len(check):  # tied scores: document id descending
+            a = rdoc.take(pa.array(at(check)))
+            b = rdoc.take(pa.array(at(check + 1)))
+            ok[check] = np.asarray(pc.greater_equal(a, b), dtype=bool)
+        if not ok.all():
+            return None
+    elif not bool(np.all(~same | (order[1:] >= order[:-1]))):
+        return None
+    hashes = _hash_strings(rdoc)
+    jhash = _hash_strings(jdoc) if len(jq) else None
+    if hashes is None or (len(jq) and jhash is None):
+        return None
+    if keep is not None:
+        hashes = hashes[keep]
+    # duplicates: (block, hash) packed, sorted block by block
+    width = max(int(block[-1]), 1).bit_length()
+    packed = (block << (63 - width)) | (hashes >> np.uint64(width + 1)).view(np.int64)
+    duplicates = 0
+    kept: IntArray | None = None
+    if bool(np.any(np.diff(np.sort(packed, kind="stable")) == 0)):
+        by = np.argsort(packed, kind="stable")
+        eq = np.flatnonzero(packed[by[1:]] == packed[by[:-1]])
+        first, later = by[eq], by[eq + 1]
+        if not _same_strings(rdoc, at(first), rdoc, at(later)).all():
+            return None
+        dup = np.zeros(rows_n, dtype=bool)
+        dup[later] = True
+        duplicates = int(np.count_nonzero(dup))
+        kept = np.flatnonzero(~dup)
+    del packed
+    local = np.arange(rows_n, dtype=np.int64) if kept is None else kept
+    q = run_q if kept is None else run_q[kept]
+    h = hashes if kept is None else hashes[kept]
+    rows = at(local)
+    grade = np.zeros(len(q), dtype=np.int64)
+    judged = np.zeros(len(q), dtype=bool)
+    jq_out, jg_out = jq, jgrade
+    if jhash is not None:
+        # qrels: one grade per (query, document), the highest
+        jkey = _pair_keys(jq, jhash, n)
+        by = np.argsort(jkey, kind="stable")
+        sk = jkey[by]
+        new = np.ones(len(sk), dtype=bool)
+        new[1:] = sk[1:] != sk[:-1]
+        inner = np.flatnonzero(~new[1:])
+        if len(inner):
+            a, b = by[inner], by[inner + 1]
+            if not (np.all(jq[a] == jq[b]) and _same_strings(jdoc, a, jdoc, b).all()):
+                return None
+        starts = np.flatnonzero(new)
+        ukey, urow = sk[starts], by[starts]
+        ugrade = np.maximum.reduceat(jgrade[by], starts)
+        jq_out, jg_out = jq[urow], ugrade
+        # run rows: a key match is a candidate, confirmed on the strings
+        rkey = _pair_keys(q, h, n)
+        pos = np.minimum(np.searchsorted(ukey, rkey), len(ukey) - 1)
+        cand = np.flatnonzero(ukey[pos] == rkey)
+        p = pos[cand]
+        good = (jq_out[p] == q[cand]) & _same_strings(rdoc, rows[cand], jdoc, urow[p])
+        hit = cand[good]
+        grade[hit] = ugrade[p[good]]
+        judged[hit] = True
+    ranked = Ranked(rows, q, rows, _group_rank(q), duplicates)
+    kept_score = score if kept is None else score[kept]
+    return ranked, kept_score, grade, judged, jq_out, jg_out

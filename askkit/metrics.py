@@ -267,7 +267,7 @@ def ranked_run(
             "grade": prep.grade,
             "judged": prep.judged,
         },
-        index=prep.run_index,
+        index=run.index[r.rows],
     )
 
 
