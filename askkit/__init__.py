@@ -36,7 +36,9 @@ __version__ = "0.1.0"
 
 #: Submodules loaded on first attribute access: ``askkit.frame`` works after a
 #: bare ``import askkit`` without making that import pay for pandas.
-_LAZY_MODULES = frozenset({"frame", "metrics", "compare", "vault", "chunking", "locate", "retrieve"})
+_LAZY_MODULES = frozenset(
+    {"frame", "metrics", "compare", "vault", "chunking", "locate", "retrieve", "report"}
+)
 
 
 def __getattr__(name: str) -> object:
@@ -45,6 +47,7 @@ def __getattr__(name: str) -> object:
 
         return importlib.import_module(f"askkit.{name}")
     raise AttributeError(f"module 'askkit' has no attribute {name!r}")
+
 
 __all__ = [
     "BREADCRUMB_SEP",

@@ -206,8 +206,9 @@ def _turn_html(
     answer = str(rows["answer"].iloc[0]) if "answer" in rows.columns else ""
     metrics_line = ""
     if per_query is not None and tid in per_query.index:
+        values = per_query.loc[tid].to_numpy(dtype=float)
         metrics_line = " · ".join(
-            f"{_esc(m)} {per_query.at[tid, m]:.3f}" for m in per_query.columns
+            f"{_esc(m)} {v:.3f}" for m, v in zip(per_query.columns, values, strict=True)
         )
     body = [f"<p><b>Q:</b> {_esc(question)}</p>"]
     if answer and answer != "nan":

@@ -34,9 +34,7 @@ def outputs_text(nb: nbformat.NotebookNode) -> str:
             if "text" in out:
                 parts.append(str(out["text"]))
             data = out.get("data", {})
-            for mime in ("text/plain", "text/html"):
-                if mime in data:
-                    parts.append(str(data[mime]))
+            parts.extend(str(data[mime]) for mime in ("text/plain", "text/html") if mime in data)
     return "\n".join(parts)
 
 

@@ -267,7 +267,8 @@ class LocalIndex:
     def _doc_text(self, i: int) -> str:
         text: str = self._cols["text"][i]
         if self.index_headings:
-            return self._cols["title"][i].replace(BREADCRUMB_SEP, " ") + "\n" + text
+            title: str = self._cols["title"][i]
+            return title.replace(BREADCRUMB_SEP, " ") + "\n" + text
         return text
 
     def _doc_tokens(self) -> Iterable[list[str]]:
