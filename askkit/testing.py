@@ -168,64 +168,8 @@ _SAMPLE_ANSWER: dict[str, Any] = {
         "hours on April 8 [2] and 5 hours on April 12 [4]. Rye "
         "needs more water [7]."
     ),
-    "sources": [
-        {
-            "path": "journal/2026-04-12.md",
-            "title": "2026-04-12\x1fMorning\x1fKitchen",
-            "date": "2026-04-12",
-            "content": ("Discard went into pancakes. Starter doubled in 5 hours at 24 C."),
-            "hash": "9d4c7e1a2b68",
-            "similarity_score": 0.765,
-            "ordinal": 4,
-        },
-        {
-            "path": "projects/sourdough.md",
-            "title": "Sourdough\x1fStarter\x1fFeeding schedule",
-            "date": None,
-            "content": (
-                "Feed the starter 1:5:5 (starter:flour:water) every 12 "
-                "hours at room temperature. In the fridge, feed once a "
-                "week and give it two feedings before baking."
-            ),
-            "hash": "b3f1c2a9d0e4",
-            "similarity_score": 0.8731,
-            "ordinal": 1,
-        },
-        {
-            "path": "journal/2026-03-29.md",
-            "title": "2026-03-29",
-            "date": "2026-03-29",
-            "content": "Rest day. Read about hydration levels for rye bread.",
-            "hash": "0f6b8d2c4e1a",
-            "similarity_score": 0.4475,
-            "ordinal": 6,
-        },
-        {
-            "path": "journal/2026-04-08.md",
-            "title": "2026-04-08\x1fAfternoon",
-            "date": "2026-04-08",
-            "content": (
-                "Baked the second loaf. The starter peaked after 6 "
-                "hours, faster than last week: the kitchen is warmer "
-                "now."
-            ),
-            "hash": "5e2a91c7f3b0",
-            "similarity_score": 0.8412,
-            "ordinal": 2,
-        },
-        {
-            "path": "projects/sourdough.md",
-            "title": "Sourdough\x1fStarter\x1fFeeding schedule",
-            "date": None,
-            "content": (
-                "If the starter smells of acetone it is hungry: feed it "
-                "twice in a row at a higher ratio (1:10:10)."
-            ),
-            "hash": "b3f1c2a9d0e4",
-            "similarity_score": 0.812,
-            "ordinal": 3,
-        },
-    ],
+    # the same chunks, shuffled relative to their ordinals: [4], [1], [6], [2], [3]
+    "sources": [_SAMPLE_EMBEDDINGS["chunks"][i - 1] for i in (4, 1, 6, 2, 3)],
 }
 
 
