@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import Lab, save_screenshot
-from tests.conftest import DATA
+from tests.conftest import DATA, ROOT
 
 pytestmark = pytest.mark.browser
 
@@ -178,3 +179,35 @@ def test_turn_view_citation_opens_the_source(lab: Lab, page: Any, tmp_path: Path
     assert evil.locator("script").count() == 0
     page.wait_for_timeout(500)
     assert page.dialogs == []  # type: ignore[attr-defined]
+
+
+def test_the_explore_notebook_runs_clean_in_jupyterlab(lab: Lab, page: Any, tmp_path: Path) -> None:
+    """notebooks/explore.ipynb as shipped: every cell runs, none errors, the widgets render."""
+    (lab.root / "notebooks").mkdir(exist_ok=True)
+    shutil.copy(ROOT / "notebooks" / "explore.ipynb", lab.root / "notebooks" / "explore.ipynb")
+    (lab.root / "data").mkdir(exist_ok=True)
+    shutil.copy(DATA / "answer_job.json", lab.root / "data" / "answer_job.json")
+    if not (lab.root / "data" / "vault").exists():
+        shutil.copytree(DATA / "vault", lab.root / "data" / "vault")
+    labeler = _open_and_run_all(page, lab, "notebooks/explore.ipynb", ".askkit-labeler")
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    code_cells = panel.locator(".jp-CodeCell")
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        prompts = [p.inner_text() for p in panel.locator(".jp-CodeCell .jp-InputPrompt").all()]
+        if prompts and all(any(ch.isdigit() for ch in p) for p in prompts):
+            break
+        page.wait_for_timeout(250)
+    prompts = [p.inner_text() for p in panel.locator(".jp-CodeCell .jp-InputPrompt").all()]
+    assert len(prompts) == code_cells.count() == 6
+    assert all(any(ch.isdigit() for ch in p) for p in prompts), prompts  # every cell ran
+    errors = panel.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+    assert errors.count() == 0, errors.all_inner_texts()
+    assert panel.locator(".jp-OutputArea-output", has_text="Traceback").count() == 0
+    assert panel.locator(".jp-OutputArea-output", has_text="Error displaying widget").count() == 0
+    for widget in (".askkit-explorer", ".askkit-turn", ".askkit-labeler"):
+        assert panel.locator(widget).first.is_visible(), widget
+    explorer = panel.locator(".askkit-explorer").first
+    assert explorer.locator(".askkit-row").count() == 10  # the query run from Python
+    assert labeler.is_visible()
+    save_screenshot(panel, "explore-notebook.png", tmp_path)
