@@ -7,6 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The machines are shared and noisy: no per-example deadline (speed is measured in
+# benchmarks/, never asserted in tests), and no "too slow" health check.
+settings.register_profile(
+    "askkit", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile("askkit")
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
