@@ -127,8 +127,11 @@ def _group_rank(query: IntArray) -> IntArray:
     new[0] = True
     np.not_equal(query[1:], query[:-1], out=new[1:])
     starts = np.flatnonzero(new)
-    counts = np.diff(np.append(starts, n))
-    return np.arange(1, n + 1, dtype=np.int64) - np.repeat(starts, counts)
+    # ones, with each group's first step back to 1; their running sum is the rank
+    rank = np.ones(n, dtype=np.int64)
+    rank[starts[1:]] = 1 - np.diff(starts)
+    np.cumsum(rank, out=rank)
+    return rank
 
 
 def argsort_keys(keys: list[tuple[IntArray, int]]) -> IntArray:

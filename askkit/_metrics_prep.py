@@ -162,7 +162,12 @@ def prepare(  # noqa: PLR0915 - shared set-up, then the fast or the exact path
     jdoc = _arrow_strings(qrels_doc_ids(judgments, level), "doc")
     jq = qids.get_indexer(qrels_ids).astype(np.int64)[jq_codes] if len(jq_codes) else jq_codes
     jgrade = judgments["grade"].to_numpy(dtype=np.int64)
-    score_all = run["score"].to_numpy(dtype=np.float64, na_value=np.nan)
+    scores = run["score"]
+    score_all = (  # read only: float64 scores are used in place (na_value would copy them)
+        scores.to_numpy()
+        if scores.dtype == np.float64
+        else scores.to_numpy(dtype=np.float64, na_value=np.nan)
+    )
     order_all = run["rank"].to_numpy(dtype=np.int64) if "rank" in run.columns else None
     run_q = rq if keep is None else rq[keep]
     score = score_all if keep is None else score_all[keep]
@@ -262,17 +267,25 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _QMIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _mix(h: np.ndarray[Any, np.dtype[np.uint64]]) -> None:
-    """splitmix64's finaliser, in place."""
-    h ^= h >> np.uint64(30)
+def _mix(
+    h: np.ndarray[Any, np.dtype[np.uint64]],
+    scratch: np.ndarray[Any, np.dtype[np.uint64]] | None = None,
+) -> None:
+    """splitmix64's finaliser, in place (``scratch``: a spare array as long as ``h``)."""
+    t = np.empty_like(h) if scratch is None else scratch
+    h ^= np.right_shift(h, np.uint64(30), out=t)
     h *= _M1
-    h ^= h >> np.uint64(27)
+    h ^= np.right_shift(h, np.uint64(27), out=t)
     h *= _M2
-    h ^= h >> np.uint64(31)
+    h ^= np.right_shift(h, np.uint64(31), out=t)
 
 
 def _hash_strings(arr: pa.Array) -> np.ndarray[Any, np.dtype[np.uint64]] | None:
-    """A 64-bit hash of each string's bytes (equal strings hash alike); None if not hashable."""
+    """A 64-bit hash of each string's bytes (equal strings hash alike); None if not hashable.
+
+    Mixes the length, the first 8 bytes, every whole word after them and the
+    last 8 bytes (zero for strings under 8 bytes, whose first bytes are masked).
+    """
     n = len(arr)
     if not pa.types.is_large_string(arr.type) or arr.null_count or n == 0:
         return None
@@ -286,35 +299,37 @@ def _hash_strings(arr: pa.Array) -> np.ndarray[Any, np.dtype[np.uint64]] | None:
     words = np.ndarray((nbytes - 7,), dtype=np.uint64, buffer=data, strides=(1,))
     starts, ends = offsets[:-1], offsets[1:]
     lens = ends - starts
-    h = lens.astype(np.uint64)
-    h *= _QMIX
-    short = lens < 8
-    if short.any():  # the first min(len, 8) bytes, masked; windows clipped at the end
-        pos = np.minimum(starts, nbytes - 8)
-        head = words[pos] >> ((starts - pos) * 8).astype(np.uint64)
-        keep = np.where(short, (np.uint64(1) << (np.minimum(lens, 7) * 8).astype(np.uint64)), 0)
-        keep -= np.uint64(1)  # 0 - 1 wraps to all ones for long strings
-        head &= keep
-    else:
-        head = words[starts]
-    h ^= head
-    _mix(h)
-    k = 1
+    short = np.flatnonzero(lens < 8)
+    s_len = lens[short].astype(np.uint64)
     active = np.flatnonzero(lens >= 16)
+    a_len = lens[active]
+    h = lens.view(np.uint64)  # the lengths' buffer becomes the hash
+    h *= _QMIX
+    # only the last few strings can start past the last window: clip those (all short)
+    at = starts if int(starts[-1]) <= nbytes - 8 else np.minimum(starts, nbytes - 8)
+    word = words[at]
+    if len(short):  # masked to the string's own bytes
+        s_head = word[short] >> ((starts[short] - at[short]) * 8).astype(np.uint64)
+        s_head &= (np.uint64(1) << (s_len * np.uint64(8))) - np.uint64(1)
+        word[short] = s_head
+    del at
+    h ^= word
+    _mix(h, word)
+    k = 1
     while len(active):  # whole words after the first
         sub = h[active] ^ words[starts[active] + 8 * k]
         _mix(sub)
         h[active] = sub
         k += 1
-        active = active[lens[active] >= 8 * (k + 1)]
-    if not short.any() and bool((lens > 8).all()):
-        h ^= words[ends - 8]  # the last 8 bytes (overlapping is fine: same bytes, same hash)
-        _mix(h)
-    else:
-        active = np.flatnonzero(lens > 8)
-        sub = h[active] ^ words[ends[active] - 8]
-        _mix(sub)
-        h[active] = sub
+        more = a_len >= 8 * (k + 1)
+        active, a_len = active[more], a_len[more]
+    back = word.view(np.int64)  # the first words' buffer now indexes the last ones
+    np.subtract(ends, 8, out=back)
+    back[short] = 0
+    word = words[back]
+    word[short] = 0
+    h ^= word
+    _mix(h, back.view(np.uint64))
     return h
 
 
@@ -391,10 +406,15 @@ def _fast(  # noqa: PLR0915, PLR0917 - one pass over the run, fallback at each d
         hashes = hashes[keep]
     # duplicates: (block, hash) packed, sorted block by block
     width = max(int(block[-1]), 1).bit_length()
-    packed = (block << (63 - width)) | (hashes >> np.uint64(width + 1)).view(np.int64)
+    packed = (hashes >> np.uint64(width + 1)).view(np.int64)
+    packed |= block << (63 - width)
     duplicates = 0
     kept: IntArray | None = None
-    if bool(np.any(np.diff(np.sort(packed, kind="stable")) == 0)):
+    packed.sort(kind="stable")  # timsort: the blocks are already in order
+    repeated = bool((packed[1:] == packed[:-1]).any())
+    if repeated:  # rare: pack again, and find which rows repeat
+        packed = (hashes >> np.uint64(width + 1)).view(np.int64)
+        packed |= block << (63 - width)
         by = np.argsort(packed, kind="stable")
         eq = np.flatnonzero(packed[by[1:]] == packed[by[:-1]])
         first, later = by[eq], by[eq + 1]
@@ -429,10 +449,22 @@ def _fast(  # noqa: PLR0915, PLR0917 - one pass over the run, fallback at each d
         ugrade = np.maximum.reduceat(jgrade[by], starts)
         jq_out, jg_out = jq[urow], ugrade
         # run rows: a key match is a candidate, confirmed on the strings
-        rkey = _pair_keys(q, h, n)
-        pos = np.minimum(np.searchsorted(ukey, rkey), len(ukey) - 1)
-        cand = np.flatnonzero(ukey[pos] == rkey)
-        p = pos[cand]
+        # a bitmap of the judged keys' bits rules most run rows out before the search
+        bits = min(max(len(ukey), 1).bit_length() + 4, 26)
+        shift = np.uint64(64 - bits)
+        seen = np.zeros(1 << bits, dtype=bool)
+        uslot = jhash[urow] + jq_out.view(np.uint64)
+        uslot *= _QMIX
+        seen[uslot >> shift] = True
+        slot = h + q.view(np.uint64)
+        slot *= _QMIX
+        slot >>= shift
+        cand = np.flatnonzero(seen[slot])
+        del slot, seen
+        rkey = _pair_keys(q[cand], h[cand], n)
+        p = np.minimum(np.searchsorted(ukey, rkey), len(ukey) - 1)
+        match = ukey[p] == rkey
+        cand, p = cand[match], p[match]
         good = (jq_out[p] == q[cand]) & _same_strings(rdoc, rows[cand], jdoc, urow[p])
         hit = cand[good]
         grade[hit] = ugrade[p[good]]
