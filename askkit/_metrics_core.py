@@ -30,6 +30,7 @@ __all__ = [
     "Ranked",
     "argsort_keys",
     "compute",
+    "descending_or_tied",
     "lookup_grades",
     "parse_measure",
     "rank_run",
@@ -172,6 +173,24 @@ def _is_grouped(query: IntArray, same: BoolArray) -> bool:
     return blocks == int(np.count_nonzero(np.bincount(query)))
 
 
+def descending_or_tied(score: FloatArray, same: BoolArray) -> tuple[BoolArray, IntArray]:
+    """Check that scores never rise within a query (NaN sorts last, as in trec_eval).
+
+    Returns ``ok`` (one flag per neighbouring pair; pairs across queries are
+    ok) and the positions of pairs whose scores tie within a query: the caller
+    decides those by document id.
+    """
+    hi, lo = score[:-1], score[1:]
+    if np.isnan(score).any():
+        nan_lo, nan_hi = np.isnan(lo), np.isnan(hi)
+        tied = (hi == lo) | (nan_lo & nan_hi)
+        ok = ~same | (hi > lo) | (nan_lo & ~nan_hi) | tied
+    else:
+        tied = hi == lo
+        ok = ~same | (hi >= lo)
+    return ok, np.flatnonzero(same & tied)
+
+
 def rank_run(
     query: IntArray,
     doc: IntArray,
@@ -218,15 +237,7 @@ def rank_run(
     if ties == "trec":
         s = score + 0.0  # -0.0 ties with 0.0, as in C
         if grouped:
-            hi, lo = s[:-1], s[1:]
-            if np.isnan(s).any():
-                nan_lo, nan_hi = np.isnan(lo), np.isnan(hi)
-                tied = (hi == lo) | (nan_lo & nan_hi)
-                ok = ~same | (hi > lo) | (nan_lo & ~nan_hi) | tied
-            else:
-                tied = hi == lo
-                ok = ~same | (hi >= lo)
-            check = np.flatnonzero(same & tied)
+            ok, check = descending_or_tied(s, same)
             if len(check):
                 ranks = doc_ranks()
                 ok[check] = ranks[doc[check]] >= ranks[doc[check + 1]]

@@ -26,6 +26,7 @@ from askkit._metrics_core import (
     Ranked,
     _group_rank,
     argsort_keys,
+    descending_or_tied,
     lookup_grades,
     rank_run,
 )
@@ -381,15 +382,7 @@ def _fast(  # noqa: PLR0915, PLR0917 - one pass over the run, fallback at each d
 
     same = run_q[1:] == run_q[:-1]
     if ties == "trec":
-        hi, lo = score[:-1], score[1:]
-        if np.isnan(score).any():
-            nan_lo, nan_hi = np.isnan(lo), np.isnan(hi)
-            tied = (hi == lo) | (nan_lo & nan_hi)
-            ok = ~same | (hi > lo) | (nan_lo & ~nan_hi) | tied
-        else:
-            tied = hi == lo
-            ok = ~same | (hi >= lo)
-        check = np.flatnonzero(same & tied)
+        ok, check = descending_or_tied(score, same)
         if len(check):  # tied scores: document id descending
             a = rdoc.take(pa.array(at(check)))
             b = rdoc.take(pa.array(at(check + 1)))
