@@ -28,8 +28,8 @@ extensions, as kimun runs pulldown-cmark with ``Options::empty()``):
   heading with no text of its own shows up only as an ancestor in the
   breadcrumbs of the sections below it.
 * A heading directly above a code block keeps its section: kimun's current
-  chunker (``a_heading_directly_above_a_code_block_is_kept``) fixed the older
-  behaviour that KIMUN.md's pitfall list still describes.
+  chunker (``a_heading_directly_above_a_code_block_is_kept``) fixed older
+  versions, which dropped such a heading.
 
 ``Section.start``/``Section.end`` are what kimun does not keep: the section's
 range as ``str`` indices into the note **exactly as given** (a BOM and CRLF

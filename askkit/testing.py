@@ -1,6 +1,6 @@
 """A kimun server double for tests and notebooks: real HTTP on 127.0.0.1, switchable faults.
 
-:class:`KimunTestServer` speaks kimun's HTTP API as KIMUN.md documents it:
+:class:`KimunTestServer` speaks kimun's HTTP API as kimun's server does:
 ``GET /health``; ``POST /api/embeddings``; ``POST /api/answer`` returning
 ``{job_id, message}``; ``GET /api/job/{id}`` moving ``queued`` ->
 ``processing`` -> ``completed``; bearer auth on ``/api/*`` when a token is

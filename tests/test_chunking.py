@@ -218,14 +218,14 @@ def test_kimun_frontmatter_after_a_byte_order_mark() -> None:
     assert split_frontmatter("\ufeff---\ntitle: x\n---\nbody") == ("title: x", "body")
 
 
-# --- KIMUN.md rules, and what the research derived from kimun's code -------
+# --- kimun's chunking rules, as its code has them ----------------------------
 
 
 def test_heading_directly_above_a_code_block_is_kept() -> None:
     """kimun's current chunker keeps it (``a_heading_directly_above_a_code_block_is_kept``).
 
-    KIMUN.md's pitfall ("loses its heading") describes the older code, whose
-    comment in the current source reads "used to be dropped here".
+    Older kimun versions dropped the heading (its current source says it "used
+    to be dropped here").
     """
     assert pairs("# Setup\n```sh\nmake\n```\n## Next\ntext") == [
         ("Setup", "```sh\nmake\n```"),

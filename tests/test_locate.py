@@ -103,7 +103,7 @@ def test_nothing_resolves() -> None:
     assert section_range("# A\ntext\n", "Z", "nope") is None
 
 
-# --- each gap KIMUN.md lists: kimun's answer, then askkit's --------------------
+# --- each gap kimun's locate has: kimun's answer, then askkit's ----------------
 
 
 def test_fix_accented_note_chunk_text_is_folded() -> None:

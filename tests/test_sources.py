@@ -1,4 +1,4 @@
-"""AskSource.from_chunk, VaultPath and Turn: KIMUN.md's rules, one named test each."""
+"""AskSource.from_chunk, VaultPath and Turn: kimun's rules, one named test each."""
 
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ Choices (deliberate, where kimun's own client is silent or weaker):
   named for another program). ``token=""`` sends no token. The token goes on
   ``/api/*`` only (``/health`` is open) and never appears in a repr or error.
 - Polling defaults are kimun's: one poll a second, give up at the 15th failed
-  poll in a row, and at most 720 polls (about 12 minutes, the ceiling
-  KIMUN.md gives; the newest client source in the index used 300).
+  poll in a row, and at most 720 polls (about 12 minutes, kimun's current
+  ceiling; an older kimun client used 300).
   Unlike kimun, only errors that can heal are tolerated while polling (the
   server unreachable, a 5xx status); a 401/403, 400, 404 or a malformed
   status stops at once.
