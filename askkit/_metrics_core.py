@@ -119,8 +119,11 @@ class Ranked:
     duplicates: int
 
 
-def _group_rank(query: IntArray) -> IntArray:
-    """1-based position within each run of equal values of a grouped ``query``."""
+def _group_rank(query: IntArray, out: IntArray | None = None) -> IntArray:
+    """1-based position within each run of equal values of a grouped ``query``.
+
+    ``out``: an int64 array as long as ``query`` to write the ranks into.
+    """
     n = len(query)
     if n == 0:
         return np.empty(0, dtype=np.int64)
@@ -128,8 +131,13 @@ def _group_rank(query: IntArray) -> IntArray:
     new[0] = True
     np.not_equal(query[1:], query[:-1], out=new[1:])
     starts = np.flatnonzero(new)
+    del new
     # ones, with each group's first step back to 1; their running sum is the rank
-    rank = np.ones(n, dtype=np.int64)
+    if out is None:
+        rank = np.ones(n, dtype=np.int64)
+    else:
+        rank = out
+        rank.fill(1)
     rank[starts[1:]] = 1 - np.diff(starts)
     np.cumsum(rank, out=rank)
     return rank

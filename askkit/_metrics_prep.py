@@ -417,6 +417,7 @@ def _fast(  # noqa: PLR0915, PLR0917 - one pass over the run, fallback at each d
         dup[later] = True
         duplicates = int(np.count_nonzero(dup))
         kept = np.flatnonzero(~dup)
+    spare = packed  # no longer needed: its buffer is reused below
     del packed
     local = np.arange(rows_n, dtype=np.int64) if kept is None else kept
     q = run_q if kept is None else run_q[kept]
@@ -449,7 +450,7 @@ def _fast(  # noqa: PLR0915, PLR0917 - one pass over the run, fallback at each d
         uslot = jhash[urow] + jq_out.view(np.uint64)
         uslot *= _QMIX
         seen[uslot >> shift] = True
-        slot = h + q.view(np.uint64)
+        slot = np.add(h, q.view(np.uint64), out=spare[: len(q)].view(np.uint64))
         slot *= _QMIX
         slot >>= shift
         cand = np.flatnonzero(seen[slot])
@@ -462,6 +463,6 @@ def _fast(  # noqa: PLR0915, PLR0917 - one pass over the run, fallback at each d
         hit = cand[good]
         grade[hit] = ugrade[p[good]]
         judged[hit] = True
-    ranked = Ranked(rows, q, rows, _group_rank(q), duplicates)
+    ranked = Ranked(rows, q, rows, _group_rank(q, out=spare[: len(q)]), duplicates)
     kept_score = score if kept is None else score[kept]
     return ranked, kept_score, grade, judged, jq_out, jg_out
