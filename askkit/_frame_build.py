@@ -360,9 +360,10 @@ def _score_stats(
         spread = std > 0
         z = np.zeros(len(score), dtype=np.float64)
         np.divide(score - mean, std, out=z, where=spread)
+        gap = top - score  # a top near float max minus a negative score overflows to inf
     return {
         "score_rank": _rank_min_desc(turn_key, score),
-        "score_gap": top - score,
+        "score_gap": gap,
         "score_z": z,
     }
 
