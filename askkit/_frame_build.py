@@ -1,7 +1,9 @@
 """Columnar building blocks of the sources frame.
 
-kimun's ``AskSource::from_chunk`` rules as Arrow compute kernels (no Python
-loop per chunk), the per-unique-path ``VaultPath`` mapping, and
+kimun's ``AskSource::from_chunk`` rules over whole columns (no Python loop
+per chunk): numpy cuts of the UTF-8 bytes (:mod:`askkit._arrow_bytes`) where
+the input allows, Arrow string kernels otherwise, the per-unique-path
+``VaultPath`` mapping, and
 :func:`finish`, which derives every remaining column (dates, citations,
 per-turn score statistics) from a handful of base columns. Both the object
 path and the JSONL path end in :func:`finish`, so they share one schema.
@@ -20,7 +22,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from askkit._frame_schema import COLUMNS, STRING
+from askkit import _arrow_bytes as ab
+from askkit._frame_schema import COLUMNS, SHARED_STRING, STRING
 from askkit._text import RUST_WHITESPACE
 from askkit.citations import scan
 from askkit.sources import BREADCRUMB_SEP, HEADING_JOINER, VaultPath
@@ -29,6 +32,7 @@ __all__ = [
     "cited_ordinals",
     "finish",
     "headings",
+    "headings_and_matches",
     "map_paths",
     "path_parts",
     "take_rows",
@@ -47,8 +51,11 @@ _DATE_SHAPE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 #: Bytes of a citation marker; up to 18 digits always fit int64.
 _OPEN, _CLOSE, _ZERO, _NINE = ord("["), ord("]"), ord("0"), ord("9")
 _SHORT_DIGITS = 18
-#: Largest (turns x widest turn x widest turn) ranked by counting instead of sorting.
+#: Largest (turns x highest ordinal) looked up in a table instead of sorted keys.
+_TABLE_CELLS = 1 << 26
+#: Largest (turns x widest turn) matrix of scores, and widest turn, reduced per column.
 _PAD_CELLS = 1 << 26
+_MAX_WIDTH = 256
 #: Bytes of string data per piece of a :func:`take_rows` output.
 _TAKE_BYTES = 1 << 30
 #: datetime64[ns] holds 1677-09-21 .. 2262-04-11; whole days inside that range.
@@ -60,7 +67,28 @@ def headings(title: Column, date: Column) -> Column:
     """``heading_from_title`` for whole columns: Rust trim, date prefix, breadcrumb join.
 
     ``date`` holds validated ``YYYY-MM-DD`` strings (ten code points) or nulls.
+    Titles without whitespace at either end or doubled separators (nearly all)
+    are cut with numpy (:func:`_headings_bytes`); any other column goes through
+    Arrow's string kernels.
     """
+    fast = _headings_bytes(title, date)
+    if fast is not None:
+        return fast[0]
+    return _headings_kernels(title, date)
+
+
+def headings_and_matches(title: Column, date: Column) -> tuple[Column, Column]:
+    """(:func:`headings`, :func:`match_headings` of them), the second cut straight
+    from the titles when the fast path applies."""
+    fast = _headings_bytes(title, date)
+    if fast is not None:
+        return fast
+    heading = _headings_kernels(title, date)
+    return heading, match_headings(heading)
+
+
+def _headings_kernels(title: Column, date: Column) -> Column:
+    """:func:`headings` with Arrow's string kernels (any input)."""
     stripped = pc.utf8_trim(title, characters=RUST_WHITESPACE)
     prefixed = pc.fill_null(pc.equal(pc.utf8_slice_codeunits(stripped, 0, 10), date), False)
     # the end is trimmed already
@@ -70,6 +98,89 @@ def headings(title: Column, date: Column) -> Column:
         body = pc.replace_substring_regex(body, _SEP_RUN, BREADCRUMB_SEP)
     ends = pc.utf8_trim(body, characters=BREADCRUMB_SEP)
     return pc.replace_substring(ends, BREADCRUMB_SEP, HEADING_JOINER)
+
+
+_SEP = ord(BREADCRUMB_SEP)
+_GUILLEMET = "›".encode()
+#: ASCII bytes in ``RUST_WHITESPACE``, and the lead bytes of its other characters.
+_ASCII_WS = np.zeros(256, bool)
+_ASCII_WS[[9, 10, 11, 12, 13, 32]] = True
+_WS_LEAD = np.zeros(256, bool)
+_WS_LEAD[[0xC2, 0xE1, 0xE2, 0xE3]] = True
+_PAD = 16
+
+
+def _chunks(col: Column) -> list[pa.Array]:
+    return list(col.chunks) if isinstance(col, pa.ChunkedArray) else [col]
+
+
+def _headings_bytes(title: Column, date: Column) -> tuple[Column, Column] | None:
+    """(headings, match headings) with numpy, or None when a title needs the
+    general path: whitespace (or a character that may be whitespace) at either
+    end or right after a date prefix, a doubled separator, a null, or
+    misaligned chunks.
+
+    Without a ``›`` in the titles, a heading's last joiner is its last
+    separator, so the match heading is the title's bytes after that separator.
+    """
+    titles, dates = _chunks(title), _chunks(date)
+    if [len(c) for c in titles] != [len(c) for c in dates]:
+        return None
+    out, matches = [], []
+    for t_arr, d_arr in zip(titles, dates, strict=True):
+        if t_arr.null_count:
+            return None
+        offsets, data = ab.offsets_and_data(t_arr)
+        start, end = offsets[:-1].copy(), offsets[1:].copy()
+        pad = np.concatenate([data, np.zeros(_PAD, np.uint8)])
+        size = end - start
+        last = pad[np.maximum(end - 1, 0)]
+        if (
+            (size > 0) & (_ASCII_WS[pad[start]] | _WS_LEAD[pad[start]] | _ASCII_WS[last])
+            | (size >= 2) & _WS_LEAD[pad[np.maximum(end - 2, 0)]]
+            | (size >= 3) & _WS_LEAD[pad[np.maximum(end - 3, 0)]]
+        ).any():
+            return None  # whitespace may end a title: the general path trims it
+        seps = ab.positions_of(data, _SEP, int(offsets[0]), int(offsets[-1]))
+        if (np.diff(seps) == 1).any():
+            return None  # a run of separators collapses: the general path
+        if d_arr.null_count < len(d_arr) and not _drop_dates(pad, start, end, d_arr):
+            return None
+        lead = (start < end) & (pad[start] == _SEP)
+        start += lead
+        end -= (start < end) & (pad[np.maximum(end - 1, 0)] == _SEP)
+        cut = ab.substrings(t_arr, start, end)
+        out.append(pc.replace_substring(cut, BREADCRUMB_SEP, HEADING_JOINER))
+        if len(ab.find_all(data, _GUILLEMET, len(_GUILLEMET) - 1)):
+            matches.append(match_headings(out[-1]).combine_chunks())
+        else:
+            last = ab.last_in_rows(seps, start, end)
+            matches.append(ab.substrings(t_arr, np.where(last >= 0, last + 1, start), end))
+    return pa.chunked_array(out, pa.string()), pa.chunked_array(matches, pa.string())
+
+
+def _drop_dates(pad: ab.Bytes, start: ab.Ints, end: ab.Ints, date: pa.Array) -> bool:
+    """Move ``start`` past a leading wire date and the ASCII whitespace after it;
+    False when a non-ASCII character that may be whitespace follows one."""
+    d_offsets, d_data = ab.offsets_and_data(date)
+    d_pad = np.concatenate([d_data, np.zeros(_PAD, np.uint8)])
+    d_start = d_offsets[:-1]
+    has = np.asarray(date.is_valid().to_numpy(zero_copy_only=False), bool)
+    has &= end - start >= 10  # validated dates are ten ASCII bytes
+    t_words, d_words = ab.words(pad), ab.words(d_pad)
+    same = has & (t_words[start] == d_words[d_start])
+    same &= t_words[start + 4] == d_words[d_start + 4]
+    same &= (pad[start + 8] == d_pad[d_start + 8]) & (pad[start + 9] == d_pad[d_start + 9])
+    start += np.where(same, 10, 0)
+    active = np.flatnonzero(same)
+    while len(active):  # one step per whitespace byte, over the rows still trimming
+        inside = start[active] < end[active]
+        byte = pad[start[active]]
+        if (inside & _WS_LEAD[byte]).any():
+            return False
+        active = active[inside & _ASCII_WS[byte]]
+        start[active] += 1
+    return True
 
 
 def _last_split(col: Column, sep: str, *, head: bool = True) -> tuple[Column, Column]:
@@ -114,7 +225,21 @@ def take_rows(values: Column, indices: Column) -> Column:
 
 def match_headings(heading: Column) -> Column:
     """``AskSource.match_heading()`` for a column: the part after the last joiner."""
-    return _last_split(heading, HEADING_JOINER, head=False)[1]
+    joiner = HEADING_JOINER.encode()
+    anchor = joiner.index(max(joiner))  # the joiner's one non-ASCII last byte: rare in text
+
+    def cut(arr: pa.Array, offsets: ab.Ints, data: ab.Bytes) -> pa.Array:
+        seg = data[offsets[0] : offsets[-1]]
+        hits = ab.find_all(seg, joiner, anchor) + offsets[0]
+        last = ab.last_in_rows(hits, offsets[:-1], offsets[1:], len(joiner))
+        return ab.substrings(
+            arr, np.where(last >= 0, last + len(joiner), offsets[:-1]), offsets[1:]
+        )
+
+    try:
+        return pa.chunked_array(ab.map_chunks(heading, cut), pa.string())
+    except ValueError:  # nulls
+        return _last_split(heading, HEADING_JOINER, head=False)[1]
 
 
 def valid_dates(date: Column) -> Column:
@@ -144,18 +269,68 @@ def _valid_unique(date: Column) -> Column:
 
 
 def text_lengths(text: Column) -> Column:
-    """``len(text)`` in code points."""
-    return pc.utf8_length(text)
+    """``len(text)`` in code points: the byte length where a chunk is all ASCII."""
+    out = []
+    for chunk in _chunks(text):
+        if chunk.null_count == 0:
+            offsets, data = ab.offsets_and_data(chunk)
+            if offsets[-1] == offsets[0] or data[offsets[0] : offsets[-1]].max() < 0x80:
+                out.append(pa.array(np.diff(offsets).astype(np.int32)))
+                continue
+        out.append(pc.utf8_length(chunk))
+    return pa.chunked_array(out, pa.int32())
 
 
 def _dates_ns(wire_date: Column) -> np.ndarray[Any, Any]:
-    """datetime64[ns] from validated wire dates; NaT when absent or outside the ns range."""
-    seconds = pc.cast(pc.strptime(wire_date, format="%Y-%m-%d", unit="s"), pa.int64())
-    secs = np.asarray(pc.fill_null(seconds, np.iinfo(np.int64).min).to_numpy(), dtype=np.int64)
+    """datetime64[ns] from validated wire dates; NaT when absent or outside the ns range.
+
+    Each distinct date is converted once: its digits are read straight from
+    the bytes (validated dates are ten ASCII bytes ``YYYY-MM-DD``) and turned
+    into days with the proleptic Gregorian calendar.
+    """
+    nat = np.datetime64("NaT", "ns")
+    if len(wire_date) == 0 or wire_date.null_count == len(wire_date):
+        return np.full(len(wire_date), nat, dtype="datetime64[ns]")
+    encoded = pc.dictionary_encode(wire_date)  # one hash pass; chunks share one dictionary
+    chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
+    unique = chunks[-1].dictionary
+    secs = _date_seconds(unique, np.arange(len(unique)))
     inside = (secs >= _NS_MIN) & (secs <= _NS_MAX)
-    out = np.full(len(secs), np.datetime64("NaT"), dtype="datetime64[ns]")
-    out[inside] = secs[inside].astype("datetime64[s]").astype("datetime64[ns]")
-    return out
+    per_date = np.where(inside, secs, 0).astype("datetime64[s]").astype("datetime64[ns]")
+    per_date = np.append(np.where(inside, per_date, nat), nat)  # the last slot: no date
+    codes = [np.asarray(pc.fill_null(c.indices, -1).to_numpy(), np.int64) for c in chunks]
+    return per_date[np.concatenate(codes)]
+
+
+def _date_seconds(chunk: pa.Array, rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Seconds since the epoch of the (non-null, validated) dates at ``rows``."""
+    offsets, data = ab.offsets_and_data(chunk)
+    at = offsets[:-1][rows]
+    if not (offsets[1:][rows] - at == 10).all():
+        parsed = pc.strptime(chunk.take(pa.array(rows)), format="%Y-%m-%d", unit="s")
+        return np.asarray(pc.cast(parsed, pa.int64()).to_numpy(), np.int64)
+    words = ab.words(np.concatenate([data, np.zeros(_PAD, np.uint8)]))
+    ymd = [words[at + k].astype(np.int64) for k in (0, 4, 8)]  # "YYYY", "-MM-", "DD.."
+
+    def digit(word: int, byte: int) -> np.ndarray[Any, Any]:
+        return np.asarray(((ymd[word] >> (8 * byte)) & 0xFF) - ord("0"), np.int64)
+
+    year = digit(0, 0) * 1000 + digit(0, 1) * 100 + digit(0, 2) * 10 + digit(0, 3)
+    month = digit(1, 1) * 10 + digit(1, 2)
+    day = digit(2, 0) * 10 + digit(2, 1)
+    return np.asarray(_days_from_civil(year, month, day) * 86400, np.int64)
+
+
+def _days_from_civil(
+    year: np.ndarray[Any, Any], month: np.ndarray[Any, Any], day: np.ndarray[Any, Any]
+) -> np.ndarray[Any, Any]:
+    """Days since 1970-01-01 of proleptic Gregorian dates (H. Hinnant's algorithm)."""
+    year = year - (month <= 2)
+    era = year // 400
+    yoe = year - era * 400
+    doy = (153 * np.where(month > 2, month - 3, month + 9) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return np.asarray(era * 146097 + doe - 719468, np.int64)
 
 
 #: A path ``VaultPath`` leaves unchanged: lowercase ASCII components without blank,
@@ -177,11 +352,15 @@ def _parts(value: str, *, printed: bool) -> tuple[str, str, str]:
 
 
 def _path_columns(col: Column, *, printed: bool) -> list[Column]:
-    """[printed path, stem, folder] per row, computed once per distinct path.
+    """[printed path, stem, folder] per row.
 
-    Plain paths (see ``_SAFE_PATH``) are their own printed form and are split
-    with Arrow kernels; ``VaultPath`` handles every other distinct value.
+    A column of plain paths only (see :func:`_plain_rows`), the usual case, is
+    its own printed form and is cut with numpy; otherwise each distinct value
+    is mapped once: plain ones with Arrow kernels, the rest with ``VaultPath``.
     """
+    plain = _plain_parts_bytes(col)
+    if plain is not None:
+        return plain
     encoded = pc.dictionary_encode(col)  # one hash pass; chunks share one dictionary
     if isinstance(encoded, pa.ChunkedArray):
         chunks = encoded.chunks
@@ -203,6 +382,84 @@ def _path_columns(col: Column, *, printed: bool) -> list[Column]:
             for i, f in enumerate(fast)
         ]
     return [take_rows(f, rows) for f in fast]
+
+
+_SLASH, _DOT = ord("/"), ord(".")
+#: Windows device names (``_RESERVED_PART``) as the little-endian value of their
+#: three bytes; COM and LPT take a digit.
+_DEVICES = [int.from_bytes(n, "little") for n in (b"con", b"prn", b"aux", b"nul")]
+_NUMBERED_DEVICES = [int.from_bytes(n, "little") for n in (b"com", b"lpt")]
+
+
+def _plain_rows(offsets: ab.Ints, data: ab.Bytes, slashes: ab.Ints) -> bool:
+    """Whether every row matches ``_SAFE_PATH`` and none ``_RESERVED_PART``, in numpy.
+
+    ``slashes`` are the positions of every ``/``. Conservative like the
+    regexes: ``False`` only means the slow path.
+    """
+    starts, ends = offsets[:-1], offsets[1:]
+    if len(starts) == 0:
+        return True
+    if (ends <= starts).any():
+        return False
+    seg = data[offsets[0] : offsets[-1]]
+    # "-./0-9" are 45..57; the rest of a plain path is a-z and "_"
+    if not ((seg - np.uint8(45) < 13) | (seg - np.uint8(97) < 26) | (seg == 95)).all():
+        return False
+    punct = seg - np.uint8(_DOT) < 2  # "." or "/"
+    if punct[starts - offsets[0]].any() or punct[ends - 1 - offsets[0]].any():
+        return False  # a blank or dot-led first part, a dot-ended or blank last part
+    if (punct[:-1] & punct[1:]).any():
+        return False  # "//", "/.", "./", "..": a blank, dot-led or dot-ended part
+    # a device name: three bytes at a part's start, then a digit for COM and LPT
+    part = np.concatenate([starts, slashes + 1])
+    pad = np.concatenate([data, np.zeros(_PAD, np.uint8)])
+    code = ab.words(pad)[part] & 0xFFFFFF
+    three = np.zeros(len(part), bool)
+    for device in _DEVICES:
+        three |= code == device
+    four = np.zeros(len(part), bool)
+    for device in _NUMBERED_DEVICES:
+        four |= code == device
+    if not (three.any() or four.any()):
+        return True
+    at = part[three | four]
+    end = ends[ab.row_of(offsets, at)]
+    after3 = np.where(at + 3 < end, pad[at + 3], _SLASH)
+    after4 = np.where(at + 4 < end, pad[at + 4], _SLASH)
+    digit = (after3 >= ord("1")) & (after3 <= ord("9"))
+    device3 = three[three | four] & ((after3 == _SLASH) | (after3 == _DOT))
+    device4 = four[three | four] & digit & ((after4 == _SLASH) | (after4 == _DOT))
+    return not (device3 | device4).any()
+
+
+def _plain_parts_bytes(col: Column) -> list[Column] | None:
+    """[col, stem, folder] when every row is a plain path, cut with numpy; else None."""
+
+    def cut(arr: pa.Array, offsets: ab.Ints, data: ab.Bytes) -> tuple[pa.Array, pa.Array] | None:
+        if len(arr) == 0:
+            return arr, arr
+        starts, ends = offsets[:-1], offsets[1:]
+        slashes = np.flatnonzero(data[offsets[0] : offsets[-1]] == _SLASH) + offsets[0]
+        if not _plain_rows(offsets, data, slashes):
+            return None
+        last = ab.last_in_rows(slashes, starts, ends)
+        has = last >= 0
+        name = np.where(has, last + 1, starts)
+        tail = data[np.clip(ends[:, None] + np.arange(-3, 0), 0, len(data) - 1)]
+        md = (ends - name >= 3) & (tail == np.frombuffer(b".md", np.uint8)).all(axis=1)
+        note = ab.substrings(arr, name, np.where(md, ends - 3, ends))
+        return note, ab.substrings(arr, starts, np.where(has, last, starts))
+
+    try:
+        parts = ab.map_chunks(col, cut)
+    except ValueError:  # nulls
+        return None
+    if any(p is None for p in parts):
+        return None
+    notes = pa.chunked_array([p[0] for p in parts], pa.string())
+    folders = pa.chunked_array([p[1] for p in parts], pa.string())
+    return [col, notes, folders]
 
 
 def map_paths(raw: Column) -> list[Column]:
@@ -234,22 +491,26 @@ def cited_ordinals(
         arr = pc.cast(arr, pa.string())
     if len(arr) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    adjacent = pc.or_(pc.match_substring(arr, "[["), pc.match_substring(arr, "]]"))
-    skipped = np.asarray(pc.fill_null(adjacent, False).to_numpy(zero_copy_only=False), bool)
-    turns: list[int] = []
-    numbers: list[int] = []
-    for i in np.flatnonzero(skipped).tolist():
-        found = {c.index for c in scan(arr[i].as_py() or "")}
-        turns.extend([i] * len(found))
-        numbers.extend(found)
     buffers = arr.buffers()
     width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
     offsets = np.frombuffer(buffers[1], width)[arr.offset : arr.offset + len(arr) + 1]
     offsets = offsets.astype(np.int64)
     data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(1, np.uint8)
     lo, hi = int(offsets[0]), int(offsets[-1])
-    opens = np.flatnonzero(data[lo:hi] == _OPEN) + lo
+    opens = ab.positions_of(data, _OPEN, lo, hi)
     turn = np.searchsorted(offsets, opens, side="right") - 1
+    closes = ab.positions_of(data, _CLOSE, lo, hi)
+    skipped = np.zeros(len(arr), bool)  # answers with "[[" or "]]"
+    for marks, byte in ((opens, _OPEN), (closes, _CLOSE)):
+        pair = marks[:-1][(marks[1:] == marks[:-1] + 1) & (data[marks[1:]] == byte)]
+        rows = np.searchsorted(offsets, pair, side="right") - 1
+        skipped[rows[pair + 1 < offsets[rows + 1]]] = True  # both bytes in one answer
+    turns: list[int] = []
+    numbers: list[int] = []
+    for i in np.flatnonzero(skipped).tolist():
+        found = {c.index for c in scan(arr[i].as_py() or "") if c.index <= _INT64_MAX}
+        turns.extend([i] * len(found))
+        numbers.extend(found)
     keep = ~skipped[turn]
     opens, turn = opens[keep], turn[keep]
     value, length, closed = _read_markers(data, opens, offsets[turn + 1])
@@ -302,36 +563,19 @@ def _cited(
     top = int(ordinal.max())
     keep = c_num <= top
     c_turn, c_num = c_turn[keep], c_num[keep]
+    if len(answers) * (top + 1) <= _TABLE_CELLS:  # a (turn x number) table
+        table = np.zeros((len(answers), top + 1), bool)
+        table[c_turn, c_num] = True
+        return np.asarray(table[turn_key, ordinal])
     if (len(answers) + 1) * (top + 1) < _INT64_MAX:  # one int64 key per (turn, number)
         return np.isin(turn_key * (top + 1) + ordinal, c_turn * (top + 1) + c_num)
     rows = pd.MultiIndex.from_arrays([turn_key, ordinal])
     return np.asarray(rows.isin(list(zip(c_turn.tolist(), c_num.tolist(), strict=True))))
 
 
-def _rank_min_desc(turn_key: np.ndarray[Any, Any], score: np.ndarray[Any, Any]) -> Any:
-    """``groupby(turn).rank(method="min", ascending=False)``.
-
-    Turns whose rows are contiguous and small (as every reader builds them) are
-    ranked by counting, per row, the higher scores of its turn in a padded
-    (turn x size) matrix; anything else by one lexsort.
-    """
-    n = len(turn_key)
-    if n and not np.isnan(score).any() and bool(np.all(turn_key[1:] >= turn_key[:-1])):
-        starts = np.flatnonzero(np.concatenate([[True], turn_key[1:] != turn_key[:-1]]))
-        sizes = np.diff(np.append(starts, n))
-        width = int(sizes.max())
-        if len(starts) * width * width <= _PAD_CELLS:
-            group = np.repeat(np.arange(len(starts)), sizes)
-            at = np.arange(n) - starts[group]
-            padded = np.full((len(starts), width), -np.inf)
-            padded[group, at] = score
-            higher = (padded[:, None, :] > padded[:, :, None]).sum(axis=2)
-            return higher[group, at].astype(np.int64) + 1
-    return _rank_lexsort(turn_key, score)
-
-
 def _rank_lexsort(turn_key: np.ndarray[Any, Any], score: np.ndarray[Any, Any]) -> Any:
-    """:func:`_rank_min_desc` as one lexsort (any order, NaN included)."""
+    """``groupby(turn).rank(method="min", ascending=False)`` as one lexsort (any
+    order, NaN included)."""
     order = np.lexsort((-score, turn_key))
     k, s = turn_key[order], score[order]
     n = len(order)
@@ -350,34 +594,93 @@ def _rank_lexsort(turn_key: np.ndarray[Any, Any], score: np.ndarray[Any, Any]) -
 def _score_stats(
     turn_key: np.ndarray[Any, Any], score: np.ndarray[Any, Any]
 ) -> dict[str, np.ndarray[Any, Any]]:
-    """Per-turn score columns: groupby aggregates taken back to the rows (no apply)."""
+    """Per-turn score columns: per-turn aggregates taken back to the rows (no apply).
+
+    Turns whose rows are contiguous (as every reader builds them) and not too
+    wide are laid out as a (turn x position) matrix and reduced column by
+    column, so each turn's values depend on its own scores only; anything
+    else goes through a pandas groupby.
+    """
+    matrix = _turn_matrix(turn_key, score)
+    if matrix is None:
+        return _score_stats_grouped(turn_key, score)
+    m, back = matrix
+    width = m.shape[1]
+    with np.errstate(all="ignore"):  # scores near float max overflow the mean: inf/nan, as numpy
+        top = np.fmax.reduce(m, axis=1)[:, None]  # NaN is padding
+        low = np.fmin.reduce(m, axis=1)[:, None]
+        size = np.zeros(len(m))
+        total = np.zeros(len(m))
+        for j in range(width):  # left to right, as a running sum
+            size += ~np.isnan(m[:, j])
+            total += np.nan_to_num(m[:, j], nan=0.0)
+        mean = (total / size)[:, None]
+        squares = np.zeros(len(m))
+        higher = np.zeros(m.shape, np.int64)
+        for j in range(width):
+            dev = m[:, j] - mean[:, 0]
+            squares += np.nan_to_num(dev * dev, nan=0.0)
+            higher += m[:, j : j + 1] > m
+        std = np.sqrt(squares / size)[:, None]
+        spread = (std > 0) & (top > low)  # equal scores: no spread, even if rounding says some
+        z = np.zeros(m.shape)
+        np.divide(m - mean, std, out=z, where=spread)
+        gap = top - m  # a top near float max minus a negative score overflows to inf
+    return {"score_rank": back(higher + 1), "score_gap": back(gap), "score_z": back(z)}
+
+
+def _turn_matrix(
+    turn_key: np.ndarray[Any, Any], score: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], Any] | None:
+    """(turn x position matrix of scores, NaN-padded; a function from such a matrix
+    back to rows), or None unless turns are contiguous, NaN-free and not too wide."""
+    n = len(score)
+    if not n or np.isnan(score).any() or not bool(np.all(turn_key[1:] >= turn_key[:-1])):
+        return None
+    starts = np.flatnonzero(np.concatenate([[True], turn_key[1:] != turn_key[:-1]]))
+    sizes = np.diff(np.append(starts, n))
+    width = int(sizes.max())
+    if width > _MAX_WIDTH or len(starts) * width > _PAD_CELLS:
+        return None
+    if (sizes == width).all():  # every turn as wide: a view, no copy
+        return score.reshape(len(starts), width), lambda m: np.ascontiguousarray(m).reshape(-1)
+    group = np.repeat(np.arange(len(starts)), sizes)
+    at = np.arange(n) - starts[group]
+    padded = np.full((len(starts), width), np.nan)
+    padded[group, at] = score
+    return padded, lambda m: m[group, at]
+
+
+def _score_stats_grouped(
+    turn_key: np.ndarray[Any, Any], score: np.ndarray[Any, Any]
+) -> dict[str, np.ndarray[Any, Any]]:
+    """:func:`_score_stats` with a pandas groupby: any order, NaN included."""
     grouped = pd.Series(score).groupby(turn_key, sort=False)
     codes = grouped.ngroup().to_numpy()
-    with np.errstate(all="ignore"):  # scores near float max overflow the mean: inf/nan, as numpy
+    with np.errstate(all="ignore"):
         top = grouped.max().to_numpy()[codes]
+        low = grouped.min().to_numpy()[codes]
         mean = grouped.mean().to_numpy()[codes]
         std = grouped.std(ddof=0).to_numpy()[codes]
-        spread = std > 0
+        spread = (std > 0) & (top > low)
         z = np.zeros(len(score), dtype=np.float64)
         np.divide(score - mean, std, out=z, where=spread)
-        gap = top - score  # a top near float max minus a negative score overflows to inf
-    return {
-        "score_rank": _rank_min_desc(turn_key, score),
-        "score_gap": gap,
-        "score_z": z,
-    }
+        gap = top - score
+    return {"score_rank": _rank_lexsort(turn_key, score), "score_gap": gap, "score_z": z}
 
 
 def finish(base: dict[str, Any], answers: Sequence[str] | Column) -> pd.DataFrame:
     """Derive the full frame from base columns, one row per source.
 
     ``base`` holds ``turn_key`` (int64 numpy: index into ``answers``, one value
-    per turn), ``turn_id``, ``question``, ``answer``, ``line``, ``rank``,
+    per turn), ``turn_id``, ``question`` (one per turn, like ``answers``),
+    ``line``, ``rank``,
     ``ordinal``, ``path`` (printed), ``title`` (nullable), ``heading``,
     ``wire_date`` (nullable), ``score``, ``text`` and ``hash``; strings as
     Arrow arrays, numbers as numpy or Arrow. It may also hold ``note`` and
-    ``folder``; any column may be a future of one, and ``path`` a future of
-    ``[path, note, folder]`` (as :func:`map_paths` returns).
+    ``folder``; any column may be a future of one, ``path`` a future of
+    ``[path, note, folder]`` (as :func:`map_paths` returns) and ``heading`` a
+    future of ``(heading, match_heading)`` (as :func:`headings_and_matches`).
     """
     turn_key = np.asarray(base["turn_key"], dtype=np.int64)
     ordinal = _np_int(base["ordinal"])
@@ -387,7 +690,7 @@ def finish(base: dict[str, Any], answers: Sequence[str] | Column) -> pd.DataFram
         lengths = pool.submit(text_lengths, base["text"])
         if "note" not in base and not isinstance(base["path"], Future):
             base["note"] = pool.submit(path_parts, base["path"])
-        if "match_heading" not in base:
+        if "match_heading" not in base and not isinstance(base["heading"], Future):
             base["match_heading"] = pool.submit(match_headings, base["heading"])
         cited = _cited(turn_key, ordinal, answers)
         stats = _score_stats(turn_key, score)
@@ -397,10 +700,12 @@ def finish(base: dict[str, Any], answers: Sequence[str] | Column) -> pd.DataFram
         base["path"], base["note"], base["folder"] = base["path"]
     elif isinstance(base["note"], list):  # a future of [note, folder]
         base["note"], base["folder"] = base["note"]
+    if isinstance(base["heading"], tuple):  # a future of (heading, match_heading)
+        base["heading"], base["match_heading"] = base["heading"]
     path, note, folder = base["path"], base["note"], base["folder"]
     cols: dict[str, Any] = {
         "turn_id": base["turn_id"],
-        "question": base["question"],
+        "question": shared_strings(base["question"], turn_key),
         "ordinal": ordinal,
         "rank": _np_int(base["rank"]),
         "path": path,
@@ -418,15 +723,34 @@ def finish(base: dict[str, Any], answers: Sequence[str] | Column) -> pd.DataFram
         **stats,
         "title": base["title"],
         "wire_date": wire_date,
-        "answer": base["answer"],
+        "answer": shared_strings(answers, turn_key),
         "line": _np_int(base["line"]),
     }
-    arrow = pa.table({name: _arrow(cols[name]) for name in COLUMNS})
-    mapper = {pa.string(): STRING, pa.large_string(): STRING}.get
-    frame: pd.DataFrame = arrow.to_pandas(
-        types_mapper=mapper, self_destruct=True, split_blocks=True
-    )
-    return frame.astype(COLUMNS)
+    return pd.DataFrame({name: _pandas(cols[name], COLUMNS[name]) for name in COLUMNS}, copy=False)
+
+
+def _pandas(col: Any, dtype: Any) -> Any:
+    """One column as pandas holds it, without copying what need not be copied."""
+    if dtype == STRING:  # Arrow buffers shared, not copied
+        chunked = col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
+        return dtype.__from_arrow__(chunked.cast(pa.string()))
+    if isinstance(dtype, pd.StringDtype):
+        return col  # shared strings, built by shared_strings
+    return np.asarray(_np(col), dtype=dtype)
+
+
+def shared_strings(
+    per_turn: Sequence[str] | Column, turn_key: np.ndarray[Any, Any]
+) -> pd.api.extensions.ExtensionArray:
+    """``per_turn[turn_key]`` as a :data:`SHARED_STRING` array: the rows of a turn
+    hold references to one string object, not copies (nulls read as ``""``)."""
+    if isinstance(per_turn, pa.Array | pa.ChunkedArray):
+        values = np.asarray(pc.fill_null(per_turn, "").to_numpy(zero_copy_only=False), object)
+    else:
+        values = np.empty(len(per_turn), object)
+        values[:] = list(per_turn)
+    # validates without copying; pandas-stubs does not know the dtype argument yet
+    return pd.arrays.StringArray(values[turn_key], dtype=SHARED_STRING)  # type: ignore[call-arg]
 
 
 def _np(col: Any) -> np.ndarray[Any, Any]:
@@ -437,12 +761,3 @@ def _np(col: Any) -> np.ndarray[Any, Any]:
 
 def _np_int(col: Any) -> np.ndarray[Any, Any]:
     return np.asarray(_np(col), dtype=np.int64)
-
-
-def _arrow(col: Any) -> pa.Array | pa.ChunkedArray:
-    if isinstance(col, pa.ChunkedArray | pa.Array):
-        return col
-    arr = np.asarray(col)
-    if arr.dtype.kind == "M":
-        return pa.array(arr, pa.timestamp("ns"))
-    return pa.array(arr)

@@ -30,9 +30,8 @@ import pyarrow.json as pj
 from askkit._frame_build import (
     all_valid_dates,
     finish,
-    headings,
+    headings_and_matches,
     map_paths,
-    match_headings,
     take_rows,
 )
 from askkit.errors import SchemaError
@@ -256,25 +255,20 @@ def read_columnar(path: Path, name: str) -> pd.DataFrame:
     key_pa = pa.array(key)
     # Arrow kernels release the GIL: these run while finish scans citations and scores
     pool = ThreadPoolExecutor(2)
-    heading = pool.submit(headings, title, date)
+    heading = pool.submit(headings_and_matches, title, date)
     paths = pool.submit(map_paths, pc.struct_field(items, "path"))
-    answers = pool.submit(take_rows, answer, key_pa)
-    questions = pool.submit(take_rows, question, key_pa)
     turn_ids = pool.submit(take_rows, ids, key_pa)
-    match = pool.submit(lambda: match_headings(heading.result()))  # queued after its input
     pool.shutdown(wait=False)
     base = {
         "turn_key": key,
         "turn_id": turn_ids,
-        "question": questions,
-        "answer": answers,
+        "question": question,
         "line": key + 1,
         "rank": pos + 1,
         "ordinal": np.where(ordinal == 0, pos + 1, ordinal),
         "path": paths,
         "title": title,
         "heading": heading,
-        "match_heading": match,
         "wire_date": date,
         "score": pc.struct_field(items, "similarity_score"),
         "text": pc.struct_field(items, "content"),

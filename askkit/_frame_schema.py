@@ -16,6 +16,7 @@ __all__ = [
     "COLUMNS",
     "DESCRIPTIONS",
     "ERROR_COLUMNS",
+    "SHARED_STRING",
     "STRING",
     "empty_errors",
     "empty_frame",
@@ -24,6 +25,11 @@ __all__ = [
 #: pandas' string dtype backed by Arrow, with NaN as the missing value (the
 #: default ``str`` dtype of pandas 3): Arrow buffers are shared, not copied.
 STRING = pd.StringDtype("pyarrow", na_value=np.nan)
+#: The same ``str`` dtype backed by Python objects, for a value repeated on each
+#: row of a turn (question and answer): the rows share one string object per
+#: turn instead of holding a copy each (an answer is often as long as all its
+#: chunks together).
+SHARED_STRING = pd.StringDtype("python", na_value=np.nan)
 _INT = np.dtype("int64")
 _FLOAT = np.dtype("float64")
 _BOOL = np.dtype("bool")
@@ -32,7 +38,7 @@ _DATETIME = np.dtype("datetime64[ns]")
 #: Column name -> dtype, in frame order. The names in the issue's list never change.
 COLUMNS: dict[str, Any] = {
     "turn_id": STRING,
-    "question": STRING,
+    "question": SHARED_STRING,
     "ordinal": _INT,
     "rank": _INT,
     "path": STRING,
@@ -52,7 +58,7 @@ COLUMNS: dict[str, Any] = {
     "score_z": _FLOAT,
     "title": STRING,
     "wire_date": STRING,
-    "answer": STRING,
+    "answer": SHARED_STRING,
     "line": _INT,
 }
 
@@ -60,7 +66,8 @@ COLUMNS: dict[str, Any] = {
 DESCRIPTIONS: dict[str, str] = {
     "turn_id": "the turn's `id`; when absent `<file name>:<line>` for a file, "
     "`turn-<n>` (1-based) for an in-memory list",
-    "question": "the turn's question (`''` when unknown)",
+    "question": "the turn's question (`''` when unknown) on each of its rows, one shared "
+    "string object per turn",
     "ordinal": "kimun's ordinal: the wire `ordinal`, or `rank` when the server omitted it (0)",
     "rank": "1-based position in the turn's source list, as received",
     "path": "the vault path as `VaultPath` prints it (kimun's sanitization)",
@@ -81,7 +88,8 @@ DESCRIPTIONS: dict[str, str] = {
     "are equal, a single-source turn included",
     "title": "the raw wire title (U+001F breadcrumb); kept so `to_sources` is lossless",
     "wire_date": "the wire date string verbatim (`YYYY-MM-DD`), NaN when absent",
-    "answer": "the turn's answer (`''` when none), repeated on each of its rows",
+    "answer": "the turn's answer (`''` when none) on each of its rows, one shared "
+    "string object per turn",
     "line": "1-based line of the JSONL file (item number for in-memory input)",
 }
 

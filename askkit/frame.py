@@ -232,8 +232,7 @@ def _from_records(records: Sequence[TurnRecord]) -> pd.DataFrame:
     base = {
         "turn_key": key,
         "turn_id": per_turn([r.turn_id for r in records]),
-        "question": per_turn([r.question for r in records]),
-        "answer": per_turn([r.answer for r in records]),
+        "question": [r.question for r in records],
         "line": np.array([r.line for r in records], dtype=np.int64)[key],
         "rank": rank,
         "ordinal": np.array([s.ordinal for s in sources], dtype=np.int64),
