@@ -223,7 +223,7 @@ def evaluate(
     unanswered = tuple(prep.qids[~prep.in_run])
     if missing == "drop":
         per_query = per_query.loc[prep.in_run]
-    run_only = tuple(sorted(prep.run_uniques.difference(prep.qids)))
+    run_only = prep.run_only
     return Evaluation(
         per_query=per_query,
         mean=per_query.mean().astype(np.float64),

@@ -133,6 +133,35 @@ def test_unsorted_and_sorted_runs_agree() -> None:
     pd.testing.assert_frame_equal(a, b)
 
 
+@pytest.mark.parametrize("width", [1, 2, 8])
+def test_fixed_top_k_runs_with_duplicates_agree_with_the_exact_path(width: int) -> None:
+    """Equal-length queries take the row-by-row duplicate sort; a shuffled copy
+    takes the exact dictionary path; both must agree, duplicates included."""
+    rng = np.random.default_rng(width)
+    queries = 30
+    run = pd.DataFrame(
+        {
+            "turn_id": np.repeat([f"q{i:02d}" for i in range(queries)], width),
+            "path": [f"d{i}.md" for i in rng.integers(0, 6, queries * width)],
+            "score": np.tile(np.arange(width, 0, -1), queries).astype(float),
+        }
+    )
+    qrels = pd.DataFrame(
+        {
+            "query_id": [f"q{i:02d}" for i in rng.integers(0, queries, 80)],
+            "path": [f"d{i}.md" for i in rng.integers(0, 6, 80)],
+            "grade": rng.integers(0, 4, 80),
+        }
+    )
+    measures = ["ndcg@5", "map", "mrr", "recall@3"]
+    grouped = evaluate(run, qrels, measures)
+    shuffled = evaluate(run.sample(frac=1.0, random_state=1), qrels, measures)
+    pd.testing.assert_frame_equal(grouped.per_query, shuffled.per_query)
+    assert grouped.duplicates == shuffled.duplicates
+    judged = run[run["turn_id"].isin(qrels["query_id"])]  # run-only queries are dropped
+    assert grouped.duplicates == len(judged) - len(judged.drop_duplicates(["turn_id", "path"]))
+
+
 def test_nan_scores_rank_last() -> None:
     run = frame([("q1", "b.md", float("nan")), ("q1", "z.md", 0.5)])
     ev = evaluate(run, QRELS, ["mrr"])
