@@ -253,7 +253,8 @@ def read_columnar(path: Path, name: str) -> pd.DataFrame:
     date = pc.struct_field(items, "date")
     title = pc.struct_field(items, "title")
     key_pa = pa.array(key)
-    # Arrow kernels release the GIL: these run while finish scans citations and scores
+    # numpy and Arrow release the GIL on whole arrays: these run while finish scans
+    # citations and scores
     pool = ThreadPoolExecutor(2)
     heading = pool.submit(headings_and_matches, title, date)
     paths = pool.submit(map_paths, pc.struct_field(items, "path"))
