@@ -20,7 +20,14 @@ def run_notebook(name: str, *, timeout: int = 600) -> nbformat.NotebookNode:
     path = NOTEBOOKS / name
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+        # a cell's output may reach the client after its reply on a loaded machine:
+        # wait for it, and fail loudly rather than drop it
+        iopub_timeout=60,
+        raise_on_iopub_timeout=True,
     )
     client.execute()
     return nb
