@@ -24,6 +24,7 @@ __all__ = [
     "last_in_rows",
     "map_chunks",
     "offsets_and_data",
+    "padded",
     "positions_of",
     "row_of",
     "substrings",
@@ -32,6 +33,8 @@ __all__ = [
 
 #: Bytes a string view holds inline (a longer value points into a data buffer).
 _INLINE = 12
+#: Zero bytes after the data in :func:`padded`.
+_PAD = 16
 _EMPTY = np.zeros(0, np.uint8)
 #: Bytes scanned at a time: temporaries stay in the CPU cache and are reused.
 _BLOCK = 1 << 18
@@ -73,6 +76,12 @@ def positions_of(data: Bytes, byte: int, lo: int = 0, hi: int | None = None) -> 
         np.flatnonzero(data[at : min(at + _BLOCK, hi)] == byte) + at for at in range(lo, hi, _BLOCK)
     ]
     return np.concatenate([np.zeros(0, np.int64), *found])
+
+
+def padded(data: Bytes) -> Bytes:
+    """A copy of ``data`` followed by 16 zero bytes, so reads a few bytes past any
+    row (word loads, lookahead) stay inside the array."""
+    return np.concatenate([data, np.zeros(_PAD, np.uint8)])
 
 
 def row_of(offsets: Ints, positions: Ints) -> Ints:
@@ -125,7 +134,7 @@ def substrings(arr: pa.Array, lo: Ints, hi: Ints) -> pa.Array:
     if n:
         # three unaligned word loads per row; rows in the last 12 bytes load from a copy
         if (lo > len(data) - _INLINE).any():
-            data = np.concatenate([data, np.zeros(_INLINE, np.uint8)])
+            data = padded(data)
         loads = words(data)
         kept = np.minimum(length, _INLINE)
         inline = length <= _INLINE

@@ -107,7 +107,6 @@ _ASCII_WS = np.zeros(256, bool)
 _ASCII_WS[[9, 10, 11, 12, 13, 32]] = True
 _WS_LEAD = np.zeros(256, bool)
 _WS_LEAD[[0xC2, 0xE1, 0xE2, 0xE3]] = True
-_PAD = 16
 
 
 def _chunks(col: Column) -> list[pa.Array]:
@@ -132,7 +131,7 @@ def _headings_bytes(title: Column, date: Column) -> tuple[Column, Column] | None
             return None
         offsets, data = ab.offsets_and_data(t_arr)
         start, end = offsets[:-1].copy(), offsets[1:].copy()
-        pad = np.concatenate([data, np.zeros(_PAD, np.uint8)])
+        pad = ab.padded(data)
         size = end - start
         last = pad[np.maximum(end - 1, 0)]
         if (
@@ -154,8 +153,8 @@ def _headings_bytes(title: Column, date: Column) -> tuple[Column, Column] | None
         if len(ab.find_all(data, _GUILLEMET, len(_GUILLEMET) - 1)):
             matches.append(match_headings(out[-1]).combine_chunks())
         else:
-            last = ab.last_in_rows(seps, start, end)
-            matches.append(ab.substrings(t_arr, np.where(last >= 0, last + 1, start), end))
+            last_sep = ab.last_in_rows(seps, start, end)
+            matches.append(ab.substrings(t_arr, np.where(last_sep >= 0, last_sep + 1, start), end))
     return pa.chunked_array(out, pa.string()), pa.chunked_array(matches, pa.string())
 
 
@@ -163,7 +162,7 @@ def _drop_dates(pad: ab.Bytes, start: ab.Ints, end: ab.Ints, date: pa.Array) -> 
     """Move ``start`` past a leading wire date and the ASCII whitespace after it;
     False when a non-ASCII character that may be whitespace follows one."""
     d_offsets, d_data = ab.offsets_and_data(date)
-    d_pad = np.concatenate([d_data, np.zeros(_PAD, np.uint8)])
+    d_pad = ab.padded(d_data)
     d_start = d_offsets[:-1]
     has = np.asarray(date.is_valid().to_numpy(zero_copy_only=False), bool)
     has &= end - start >= 10  # validated dates are ten ASCII bytes
@@ -294,7 +293,7 @@ def _dates_ns(wire_date: Column) -> np.ndarray[Any, Any]:
     encoded = pc.dictionary_encode(wire_date)  # one hash pass; chunks share one dictionary
     chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
     unique = chunks[-1].dictionary
-    secs = _date_seconds(unique, np.arange(len(unique)))
+    secs = _date_seconds(unique)
     inside = (secs >= _NS_MIN) & (secs <= _NS_MAX)
     per_date = np.where(inside, secs, 0).astype("datetime64[s]").astype("datetime64[ns]")
     per_date = np.append(np.where(inside, per_date, nat), nat)  # the last slot: no date
@@ -302,14 +301,14 @@ def _dates_ns(wire_date: Column) -> np.ndarray[Any, Any]:
     return per_date[np.concatenate(codes)]
 
 
-def _date_seconds(chunk: pa.Array, rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Seconds since the epoch of the (non-null, validated) dates at ``rows``."""
-    offsets, data = ab.offsets_and_data(chunk)
-    at = offsets[:-1][rows]
-    if not (offsets[1:][rows] - at == 10).all():
-        parsed = pc.strptime(chunk.take(pa.array(rows)), format="%Y-%m-%d", unit="s")
+def _date_seconds(dates: pa.Array) -> np.ndarray[Any, Any]:
+    """Seconds since the epoch of each (non-null, validated) date."""
+    offsets, data = ab.offsets_and_data(dates)
+    at = offsets[:-1]
+    if not (np.diff(offsets) == 10).all():
+        parsed = pc.strptime(dates, format="%Y-%m-%d", unit="s")
         return np.asarray(pc.cast(parsed, pa.int64()).to_numpy(), np.int64)
-    words = ab.words(np.concatenate([data, np.zeros(_PAD, np.uint8)]))
+    words = ab.words(ab.padded(data))
     ymd = [words[at + k].astype(np.int64) for k in (0, 4, 8)]  # "YYYY", "-MM-", "DD.."
 
     def digit(word: int, byte: int) -> np.ndarray[Any, Any]:
@@ -413,7 +412,7 @@ def _plain_rows(offsets: ab.Ints, data: ab.Bytes, slashes: ab.Ints) -> bool:
         return False  # "//", "/.", "./", "..": a blank, dot-led or dot-ended part
     # a device name: three bytes at a part's start, then a digit for COM and LPT
     part = np.concatenate([starts, slashes + 1])
-    pad = np.concatenate([data, np.zeros(_PAD, np.uint8)])
+    pad = ab.padded(data)
     code = ab.words(pad)[part] & 0xFFFFFF
     three = np.zeros(len(part), bool)
     for device in _DEVICES:
@@ -440,7 +439,7 @@ def _plain_parts_bytes(col: Column) -> list[Column] | None:
         if len(arr) == 0:
             return arr, arr
         starts, ends = offsets[:-1], offsets[1:]
-        slashes = np.flatnonzero(data[offsets[0] : offsets[-1]] == _SLASH) + offsets[0]
+        slashes = ab.positions_of(data, _SLASH, int(offsets[0]), int(offsets[-1]))
         if not _plain_rows(offsets, data, slashes):
             return None
         last = ab.last_in_rows(slashes, starts, ends)
@@ -493,17 +492,17 @@ def cited_ordinals(
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     buffers = arr.buffers()
     width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
-    offsets = np.frombuffer(buffers[1], width)[arr.offset : arr.offset + len(arr) + 1]
-    offsets = offsets.astype(np.int64)
+    raw = np.frombuffer(buffers[1], width)[arr.offset : arr.offset + len(arr) + 1]
+    offsets: ab.Ints = raw.astype(np.int64)
     data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(1, np.uint8)
     lo, hi = int(offsets[0]), int(offsets[-1])
     opens = ab.positions_of(data, _OPEN, lo, hi)
-    turn = np.searchsorted(offsets, opens, side="right") - 1
+    turn = ab.row_of(offsets, opens)
     closes = ab.positions_of(data, _CLOSE, lo, hi)
     skipped = np.zeros(len(arr), bool)  # answers with "[[" or "]]"
     for marks, byte in ((opens, _OPEN), (closes, _CLOSE)):
         pair = marks[:-1][(marks[1:] == marks[:-1] + 1) & (data[marks[1:]] == byte)]
-        rows = np.searchsorted(offsets, pair, side="right") - 1
+        rows = ab.row_of(offsets, pair)
         skipped[rows[pair + 1 < offsets[rows + 1]]] = True  # both bytes in one answer
     turns: list[int] = []
     numbers: list[int] = []
