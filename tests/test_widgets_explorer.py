@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -14,6 +15,17 @@ from tests.conftest import DATA
 
 VAULT = DATA / "vault"
 PNG = b"\x89PNG"
+
+
+def chunk_dict(query: str) -> dict[str, Any]:
+    """One wire chunk whose note is named after the query."""
+    return {
+        "path": f"{query}.md",
+        "title": query,
+        "content": "x",
+        "hash": "h",
+        "similarity_score": 1,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +60,10 @@ def test_explorer_with_local_index(index: LocalIndex) -> None:
 def test_enter_submits_and_history_reruns(index: LocalIndex) -> None:
     ex = Explorer(index, VAULT)
     ex.query_box.value = "wireguard"  # what the front-end sends on Enter
+    assert ex.wait(30)
     assert ex.history[-1].query == "wireguard"
     ex.search_button.click()  # the same query again, by the button
+    assert ex.wait(30)
     assert len(ex.history) == 2
     ex.search("tomatoes")
     assert [b.description.split(" (")[0] for b in ex.history_box.children] == [
@@ -57,6 +71,7 @@ def test_enter_submits_and_history_reruns(index: LocalIndex) -> None:
         "wireguard",
     ]
     ex.history_box.children[1].click()
+    assert ex.wait(30)
     assert ex.history[-1].query == "wireguard"
     assert ex.query_box.value == "wireguard"
     assert ex.history_box.children[0].description.startswith("wireguard")
@@ -133,3 +148,65 @@ def test_server_down_is_shown() -> None:
     ex.search("anything")
     assert "ServerUnavailable" in (ex.error or "")
     client.close()
+
+
+def test_submitted_queries_run_in_the_background() -> None:
+    release = threading.Event()
+    calls: list[str] = []
+
+    def slow(query: str, k: int = 10) -> list[dict[str, Any]]:
+        calls.append(query)
+        if query == "slow":
+            assert release.wait(30)
+        return [chunk_dict(query)]
+
+    ex = Explorer(slow)
+    ex.submit("slow")  # returns while the retriever still works
+    assert "searching for" in ex.status_html.value
+    assert not ex.wait(0.05)
+    ex.submit("skipped")  # waits behind "slow", then is superseded by "last"
+    ex.query_box.value = "last"  # Enter in the front end
+    release.set()
+    assert ex.wait(30)
+    assert ex._worker is not None
+    ex._worker.join(30)
+    for thread in threading.enumerate():  # the superseded query's thread, too
+        if thread.name == "askkit-explorer-search":
+            thread.join(30)
+    assert calls == ["slow", "last"]  # "skipped" never reached the retriever
+    assert [e.query for e in ex.history] == ["slow", "last"]  # nothing run is lost
+    assert [s.path.stem for s in ex.sources] == ["last"]  # a late result is not shown
+    assert "last" in ex.status_html.value
+    assert [b.description.split(" (")[0] for b in ex.history_box.children] == ["last", "slow"]
+
+
+def test_search_from_python_supersedes_a_waiting_submit() -> None:
+    release = threading.Event()
+
+    def slow(query: str, k: int = 10) -> list[dict[str, Any]]:
+        if query == "first":
+            assert release.wait(30)
+        return [chunk_dict(query)]
+
+    ex = Explorer(slow)
+    ex.submit("first")
+    ex.submit("second")  # waits behind "first"
+    threading.Timer(0.2, release.set).start()
+    assert [s.path.stem for s in ex.search("third")] == ["third"]
+    assert ex.wait(30)
+    assert [e.query for e in ex.history] == ["first", "third"]
+    assert [s.path.stem for s in ex.sources] == ["third"]
+
+
+def test_a_failure_while_showing_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    ex = Explorer(lambda q, k=10: [chunk_dict(q)])
+
+    def broken(*_args: Any) -> None:
+        raise RuntimeError("<boom>")
+
+    monkeypatch.setattr(ex.view, "set_data", broken)
+    ex.submit("x")
+    assert ex.wait(30)
+    assert ex.error == "RuntimeError: <boom>"
+    assert "showing the result failed" in ex.error_html.value
+    assert "&lt;boom&gt;" in ex.error_html.value

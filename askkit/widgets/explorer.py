@@ -3,13 +3,16 @@
 Works with anything :func:`askkit.retrieve.as_retriever` adapts: a
 :class:`~askkit.retrieve.LocalIndex`, a :class:`~askkit.retrieve.KimunClient`
 or a plain ``f(query) -> chunks`` function. A retriever that raises is
-reported in the widget (escaped), never lost.
+reported in the widget (escaped), never lost. Queries typed, clicked or
+picked from the history run on a background thread, so a slow server never
+blocks the kernel.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -61,8 +64,13 @@ class Explorer(w.VBox):  # type: ignore[misc]
         How many sources to ask for.
 
     Type a query and press Enter (or click *search*); click a row's ``[n]`` to
-    read it; click a past query to run it again. :meth:`search` does the same
-    from Python.
+    read it; click a past query to run it again. These run on a background
+    thread (one retrieval at a time): the kernel stays free meanwhile, and a
+    query submitted while another runs supersedes any still waiting; a result
+    that arrives after a newer query was submitted goes to the history but is
+    not shown. :meth:`submit` does the same from Python and :meth:`wait` waits
+    for it; :meth:`search` runs a query in the calling thread and returns its
+    sources.
 
     Attributes
     ----------
@@ -108,8 +116,11 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self.history_box = w.VBox()
         self.history_box.add_class("askkit-history")
         self._last_submitted = ""
+        self._lock = threading.Lock()  # one retrieval at a time, and its display
+        self._generation = 0  # bumped by every query; a result shows only if still current
+        self._worker: threading.Thread | None = None
         self.query_box.observe(self._on_submit, names="value")
-        self.search_button.on_click(lambda _b: self.search(self.query_box.value))
+        self.search_button.on_click(lambda _b: self.submit(self.query_box.value))
         self.view.on_select(lambda src: self.reader.show(src, query=self._current_query()))
         side = w.HBox(
             [
@@ -143,35 +154,76 @@ class Explorer(w.VBox):  # type: ignore[misc]
     def _on_submit(self, change: dict[str, Any]) -> None:
         query = str(change["new"])
         if query.strip() and query != self._last_submitted:
-            self.search(query)
+            self.submit(query)
 
-    def search(self, query: str) -> SourceList:
-        """Run ``query``, show its sources and return them (empty on an error, shown)."""
+    def _begin(self, query: str) -> tuple[int, int]:
+        """Make ``query`` the current one: (its generation, k)."""
         self._last_submitted = query
         if self.query_box.value != query:
             self.query_box.value = query
-        k = int(self.k_box.value)
-        started = time.perf_counter()
+        self._generation += 1
         self.status_html.value = f"<i>searching for {esc(query)}…</i>"
+        return self._generation, int(self.k_box.value)
+
+    def submit(self, query: str) -> None:
+        """Run ``query`` on a background thread and show it when done (what Enter,
+        *search* and the history do); returns at once. See :meth:`wait`."""
+        generation, k = self._begin(query)
+        worker = threading.Thread(
+            target=self._background,
+            args=(query, k, generation),
+            name="askkit-explorer-search",
+            daemon=True,
+        )
+        self._worker = worker
+        worker.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the last submitted query is shown (or superseded); False if
+        ``timeout`` seconds pass first."""
+        worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+            return not worker.is_alive()
+        return True
+
+    def search(self, query: str) -> SourceList:
+        """Run ``query`` now, in this thread, show its sources and return them
+        (empty on an error, shown). It supersedes any submitted query still waiting."""
+        generation, k = self._begin(query)
+        with self._lock:
+            return self._run(query, k, generation)
+
+    def _background(self, query: str, k: int, generation: int) -> None:
+        try:
+            with self._lock:
+                if generation == self._generation:  # else superseded before it ran
+                    self._run(query, k, generation)
+        except Exception as exc:  # showing failed: say so rather than lose it in a thread
+            self._show_error(exc, "showing the result failed")
+
+    def _run(self, query: str, k: int, generation: int) -> SourceList:
+        started = time.perf_counter()
         try:
             chunks = self.retriever(query, k=k)
             sources = AskSource.from_chunks(chunks)
         except Exception as exc:  # any retriever failure is shown to the user
-            seconds = time.perf_counter() - started
-            self.error = _describe(exc)
-            self.error_html.value = (
-                f'<div style="color:#b00;white-space:pre-wrap"><b>the retriever failed:</b> '
-                f"{esc(self.error)}</div>"
-            )
+            error: BaseException | None = exc
             sources = SourceList()
-            entry = HistoryEntry(query, 0, seconds, self.error)
         else:
-            seconds = time.perf_counter() - started
+            error = None
+        seconds = time.perf_counter() - started
+        message = _describe(error) if error is not None else None
+        self.history.append(HistoryEntry(query, len(sources), seconds, message))
+        if generation != self._generation:  # a newer query was submitted meanwhile
+            self._show_history()
+            return sources
+        if error is not None:
+            self._show_error(error)
+        else:
             self.error = None
             self.error_html.value = ""
-            entry = HistoryEntry(query, len(sources), seconds)
         self.sources = sources
-        self.history.append(entry)
         self.view.set_data(sources)
         self.reader.show(None, query=query)
         self.status_html.value = (
@@ -183,6 +235,13 @@ class Explorer(w.VBox):  # type: ignore[misc]
         if len(sources):
             self.view.select(0)
         return sources
+
+    def _show_error(self, exc: BaseException, what: str = "the retriever failed") -> None:
+        self.error = _describe(exc)
+        self.error_html.value = (
+            f'<div style="color:#b00;white-space:pre-wrap"><b>{esc(what)}:</b> '
+            f"{esc(self.error)}</div>"
+        )
 
     def _show_histogram(self) -> None:
         scores = [s.score for s in self.sources]
@@ -203,6 +262,6 @@ class Explorer(w.VBox):  # type: ignore[misc]
                 layout=w.Layout(width="360px"),
             )
             button.add_class("askkit-history-item")
-            button.on_click(lambda _b, q=entry.query: self.search(q))
+            button.on_click(lambda _b, q=entry.query: self.submit(q))
             buttons.append(button)
         self.history_box.children = buttons
