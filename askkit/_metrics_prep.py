@@ -3,9 +3,14 @@
 :func:`prepare` turns a run frame and a qrels frame into the arrays
 :mod:`askkit._metrics_core` works on. Query ids are factorized block-wise
 (a run arrives grouped by turn, so only the first id of each block is
-hashed), document ids with one Arrow ``dictionary_encode`` shared by run and
-qrels; the document order needed for trec_eval's tie break is computed only
-when tied scores need it.
+hashed). A run grouped and ranked, as kimun sends it, is scored on 63-bit
+hashes of its document ids, with every hash match confirmed on the strings;
+a run in any other order is first put in rank order (a radix sort by query,
+then each query's rows sorted as one row of a matrix) and scored the same
+way. Anything in doubt (tied scores of different documents, a doubtful hash)
+takes the exact path: document ids with one Arrow ``dictionary_encode``
+shared by run and qrels, the document order for trec_eval's tie break
+computed only when tied scores need it.
 """
 
 from __future__ import annotations
@@ -129,6 +134,9 @@ def _query_codes(turn: pa.Array) -> tuple[IntArray, pa.Array, bool]:
     new = np.ones(n, dtype=bool)
     new[1:] = np.asarray(pc.not_equal(turn.slice(1), turn.slice(0, n - 1)))
     starts = np.flatnonzero(new)
+    if 2 * len(starts) > n:  # hardly any blocks (a shuffled run): hash every id in place
+        codes, uniques = _encode(turn)
+        return codes, uniques, len(uniques) == len(starts)
     block_codes, uniques = _encode(turn.take(pa.array(starts)))
     codes = np.repeat(block_codes, np.diff(np.append(starts, n)))
     return codes, uniques, len(uniques) == len(starts)
@@ -186,35 +194,32 @@ def prepare(  # noqa: PLR0915 - shared set-up, then the fast or the exact path
     in_qrels = np.bincount(jq, minlength=n) > 0
     in_run = np.zeros(n, dtype=bool)
     in_run[qmap[qmap >= 0]] = True
+    fast = None
     if grouped:
-        fast = _fast(
-            run_q,
-            run_codes if keep is None else run_codes[keep],
-            keep,
-            rdoc,
-            score,
-            order,
-            ties,
-            jq,
-            jdoc,
-            jgrade,
-            n,
+        block = run_codes if keep is None else run_codes[keep]
+        fast = _fast(run_q, block, keep, rdoc, score, order, ties, jq, jdoc, jgrade, n)
+    if fast is None and len(run_q) > 1 and not (grouped and _is_ranked(run_q, score, order, ties)):
+        # put the rows in rank order, then the fast path as for a ranked run
+        by = _rank_order(run_q, score, order, ties)
+        if by is not None:
+            rows = by if keep is None else keep[by]
+            q_by = run_q[by]
+            fast = _fast(q_by, q_by, rows, rdoc, score[by], order[by], ties, jq, jdoc, jgrade, n)
+    if fast is not None:
+        ranked, kept_score, grade, judged, jq_out, jg_out = fast
+        return Prepared(
+            qids=qids,
+            in_qrels=in_qrels,
+            in_run=in_run,
+            run_only=tuple(run_only),
+            ranked=ranked,
+            score=kept_score,
+            grade=grade,
+            judged=judged,
+            docs=rdoc,
+            qrels_query=jq_out,
+            qrels_grade=jg_out,
         )
-        if fast is not None:
-            ranked, kept_score, grade, judged, jq_out, jg_out = fast
-            return Prepared(
-                qids=qids,
-                in_qrels=in_qrels,
-                in_run=in_run,
-                run_only=tuple(run_only),
-                ranked=ranked,
-                score=kept_score,
-                grade=grade,
-                judged=judged,
-                docs=rdoc,
-                qrels_query=jq_out,
-                qrels_grade=jg_out,
-            )
     if keep is None:
         keep = np.arange(len(rq), dtype=np.int64)
     else:
@@ -353,6 +358,61 @@ def _pair_keys(query: IntArray, doc_hash: np.ndarray[Any, np.dtype[np.uint64]], 
     key = (doc_hash >> np.uint64(width + 1)).view(np.int64)
     key |= query << (63 - width)
     return key
+
+
+def _is_ranked(query: IntArray, score: FloatArray, order: IntArray, ties: Ties) -> bool:
+    """Whether a grouped run's rows are in rank order within each query (ties aside)."""
+    same = query[1:] == query[:-1]
+    if ties == "trec":
+        return bool(descending_or_tied(score, same)[0].all())
+    return bool(np.all(~same | (order[1:] >= order[:-1])))
+
+
+def _radix_argsort(codes: IntArray) -> IntArray:
+    """Stable argsort of non-negative integer codes below 2**32, 16 bits at a time:
+    numpy sorts 16-bit keys with a radix sort, in linear time."""
+    top = int(codes.max()) if len(codes) else 0
+    if top >= 1 << 32:
+        return np.argsort(codes, kind="stable").astype(np.int64)
+    order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
+    if top >= 1 << 16:
+        high = (codes >> 16).astype(np.uint16)[order]
+        order = order[np.argsort(high, kind="stable")]
+    return order.astype(np.int64)
+
+
+def _rank_order(query: IntArray, score: FloatArray, order: IntArray, ties: Ties) -> IntArray | None:
+    """A stable order of the rows by query, then rank: score descending (NaN last)
+    for ``ties="trec"`` (ties between documents are left to the caller), ``order``
+    ascending for ``ties="input"``.
+
+    The rows are grouped by a radix sort of the query codes, then each query's
+    rows are sorted as one row of a (query x position) matrix. None when the
+    queries' sizes vary too much for that matrix (the caller sorts everything).
+    """
+    n = len(query)
+    by_query = _radix_argsort(query)
+    q = query[by_query]
+    starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]]))
+    sizes = np.diff(np.append(starts, n))
+    width = int(sizes.max())
+    if len(starts) * width > 2 * n + 1024:
+        return None
+    if ties == "trec":
+        key: np.ndarray[Any, Any] = -(score[by_query] + 0.0)  # -0.0 ties with 0.0; NaN last
+        pad: float | int = np.inf
+    else:
+        key, pad = order[by_query], np.iinfo(np.int64).max
+    if (sizes == width).all():
+        within = np.argsort(key.reshape(-1, width), axis=1, kind="stable")
+        return np.asarray(by_query[(starts[:, None] + within).reshape(-1)], dtype=np.int64)
+    group = np.repeat(np.arange(len(starts)), sizes)
+    at = np.arange(n) - starts[group]
+    matrix = np.full((len(starts), width), pad, dtype=key.dtype)
+    matrix[group, at] = key
+    within = np.argsort(matrix, axis=1, kind="stable")  # a row's padding sorts after its rows
+    real = within < sizes[:, None]
+    return np.asarray(by_query[(starts[:, None] + within)[real]], dtype=np.int64)
 
 
 def _sort_blocks(packed: IntArray, block: IntArray) -> None:

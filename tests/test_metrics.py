@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -134,9 +135,12 @@ def test_unsorted_and_sorted_runs_agree() -> None:
 
 
 @pytest.mark.parametrize("width", [1, 2, 8])
-def test_fixed_top_k_runs_with_duplicates_agree_with_the_exact_path(width: int) -> None:
-    """Equal-length queries take the row-by-row duplicate sort; a shuffled copy
-    takes the exact dictionary path; both must agree, duplicates included."""
+def test_fixed_top_k_runs_with_duplicates_agree_with_the_exact_path(
+    width: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Equal-length queries take the row-by-row duplicate sort, and so does a
+    shuffled copy once put in rank order; both must agree with the exact
+    dictionary path, duplicates included."""
     rng = np.random.default_rng(width)
     queries = 30
     run = pd.DataFrame(
@@ -158,8 +162,95 @@ def test_fixed_top_k_runs_with_duplicates_agree_with_the_exact_path(width: int) 
     shuffled = evaluate(run.sample(frac=1.0, random_state=1), qrels, measures)
     pd.testing.assert_frame_equal(grouped.per_query, shuffled.per_query)
     assert grouped.duplicates == shuffled.duplicates
+    from askkit import _metrics_prep
+
+    monkeypatch.setattr(_metrics_prep, "_fast", lambda *a, **k: None)
+    exact = evaluate(run, qrels, measures)
+    pd.testing.assert_frame_equal(grouped.per_query, exact.per_query)
+    assert grouped.duplicates == exact.duplicates
     judged = run[run["turn_id"].isin(qrels["query_id"])]  # run-only queries are dropped
     assert grouped.duplicates == len(judged) - len(judged.drop_duplicates(["turn_id", "path"]))
+
+
+def _messy_run(seed: int, *, ranks: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A run of ragged queries with duplicate documents, tied and NaN scores, in any order."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 12, 40)
+    turn = np.repeat([f"q{i:02d}" for i in range(len(sizes))], sizes)
+    run = pd.DataFrame(
+        {
+            "turn_id": turn,
+            "path": [f"d{i}.md" for i in rng.integers(0, 9, len(turn))],
+            "score": rng.choice([0.1, 0.5, 0.5, 0.9, -0.0, 0.0, np.nan], len(turn)),
+        }
+    )
+    if ranks:
+        run["rank"] = rng.integers(1, 6, len(turn))
+    qrels = pd.DataFrame(
+        {
+            "query_id": [f"q{i:02d}" for i in rng.integers(0, 45, 120)],  # some not in the run
+            "path": [f"d{i}.md" for i in rng.integers(0, 9, 120)],
+            "grade": rng.integers(0, 4, 120),
+        }
+    )
+    return run.sample(frac=1.0, random_state=seed), qrels
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("ties", ["trec", "input"])
+def test_unordered_runs_ranked_by_the_matrix_sort_agree_with_the_exact_path(
+    seed: int, ties: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ungrouped run is put in rank order and takes the fast path; the exact
+    dictionary path (the fast path switched off) is the reference."""
+    from askkit import _metrics_prep
+
+    run, qrels = _messy_run(seed, ranks=seed % 2 == 0)
+    if ties == "trec":  # tied scores of distinct documents send trec ties to the exact path
+        distinct = np.random.default_rng(seed).permutation(len(run)) / len(run)
+        distinct[0] = np.nan  # one NaN: it ranks last, tied with nothing
+        run = run.assign(score=distinct)
+    measures = ["ndcg@5", "map", "mrr", "recall@3", "precision@2"]
+    ordered = _metrics_prep._rank_order
+    used: list[bool] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        out = ordered(*args, **kwargs)
+        used.append(out is not None)
+        return out
+
+    real_fast = _metrics_prep._fast
+    fast_ran: list[bool] = []
+
+    def fast_spy(*args: Any, **kwargs: Any) -> Any:
+        out = real_fast(*args, **kwargs)
+        fast_ran.append(out is not None)
+        return out
+
+    monkeypatch.setattr(_metrics_prep, "_rank_order", spy)
+    monkeypatch.setattr(_metrics_prep, "_fast", fast_spy)
+    fast = evaluate(run, qrels, measures, ties=ties)  # type: ignore[arg-type]
+    assert used == [True]
+    assert fast_ran == [True]  # the ranked rows took the fast path to the end
+    monkeypatch.setattr(_metrics_prep, "_fast", lambda *a, **k: None)
+    exact = evaluate(run, qrels, measures, ties=ties)  # type: ignore[arg-type]
+    pd.testing.assert_frame_equal(fast.per_query, exact.per_query)
+    assert fast.duplicates == exact.duplicates > 0
+
+
+def test_rank_order_groups_then_ranks() -> None:
+    from askkit._metrics_prep import _radix_argsort, _rank_order
+
+    codes = np.array([70_000, 3, 70_000, 0, 3, 5], dtype=np.int64)  # two radix passes
+    assert _radix_argsort(codes).tolist() == [3, 1, 4, 5, 0, 2]
+    query = np.array([1, 0, 1, 0, 1])
+    score = np.array([0.2, 0.5, np.nan, 0.9, 0.7])
+    order = np.array([3, 2, 1, 1, 2])
+    assert _rank_order(query, score, order, "trec").tolist() == [3, 1, 4, 0, 2]
+    assert _rank_order(query, score, order, "input").tolist() == [3, 1, 2, 4, 0]
+    lopsided = np.concatenate([np.zeros(5000, np.int64), np.arange(1, 2001)])
+    n = len(lopsided)  # a matrix that would be mostly padding is not built
+    assert _rank_order(lopsided, np.zeros(n), np.zeros(n, np.int64), "trec") is None
 
 
 def test_nan_scores_rank_last() -> None:
