@@ -196,6 +196,20 @@ def _messy_run(seed: int, *, ranks: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
     return run.sample(frac=1.0, random_state=seed), qrels
 
 
+def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[bool]:
+    """Wrap ``module.name``; the list records, per call, whether it returned a value."""
+    real = getattr(module, name)
+    calls: list[bool] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(module, name, spy)
+    return calls
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("ties", ["trec", "input"])
 def test_unordered_runs_ranked_by_the_matrix_sort_agree_with_the_exact_path(
@@ -211,24 +225,8 @@ def test_unordered_runs_ranked_by_the_matrix_sort_agree_with_the_exact_path(
         distinct[0] = np.nan  # one NaN: it ranks last, tied with nothing
         run = run.assign(score=distinct)
     measures = ["ndcg@5", "map", "mrr", "recall@3", "precision@2"]
-    ordered = _metrics_prep._rank_order
-    used: list[bool] = []
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        out = ordered(*args, **kwargs)
-        used.append(out is not None)
-        return out
-
-    real_fast = _metrics_prep._fast
-    fast_ran: list[bool] = []
-
-    def fast_spy(*args: Any, **kwargs: Any) -> Any:
-        out = real_fast(*args, **kwargs)
-        fast_ran.append(out is not None)
-        return out
-
-    monkeypatch.setattr(_metrics_prep, "_rank_order", spy)
-    monkeypatch.setattr(_metrics_prep, "_fast", fast_spy)
+    used = _spy(monkeypatch, _metrics_prep, "_rank_order")
+    fast_ran = _spy(monkeypatch, _metrics_prep, "_fast")
     fast = evaluate(run, qrels, measures, ties=ties)  # type: ignore[arg-type]
     assert used == [True]
     assert fast_ran == [True]  # the ranked rows took the fast path to the end
