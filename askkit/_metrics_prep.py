@@ -195,11 +195,10 @@ def prepare(  # noqa: PLR0915 - shared set-up, then the fast or the exact path
     in_run = np.zeros(n, dtype=bool)
     in_run[qmap[qmap >= 0]] = True
     fast = None
-    if grouped:
+    if grouped and _is_ranked(run_q, score, order, ties):
         block = run_codes if keep is None else run_codes[keep]
         fast = _fast(run_q, block, keep, rdoc, score, order, ties, jq, jdoc, jgrade, n)
-    if fast is None and len(run_q) > 1 and not (grouped and _is_ranked(run_q, score, order, ties)):
-        # put the rows in rank order, then the fast path as for a ranked run
+    elif len(run_q) > 1:  # put the rows in rank order, then the fast path as for a ranked run
         by = _rank_order(run_q, score, order, ties)
         if by is not None:
             rows = by if keep is None else keep[by]
@@ -476,7 +475,7 @@ def _fast(  # noqa: PLR0915, PLR0917 - one pass over the run, fallback at each d
             ok[check] = np.asarray(pc.greater_equal(a, b), dtype=bool)
         if not ok.all():
             return None
-    elif not bool(np.all(~same | (order[1:] >= order[:-1]))):
+    elif not _is_ranked(run_q, score, order, ties):
         return None
     hashes = _hash_strings(rdoc)
     jhash = _hash_strings(jdoc) if len(jq) else None
