@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from askkit import _arrow_bytes as ab
+from askkit import _compiled
 from askkit._frame_schema import COLUMNS, SHARED_STRING, STRING
 from askkit._text import RUST_WHITESPACE
 from askkit.citations import scan
@@ -67,24 +68,46 @@ def headings(title: Column, date: Column) -> Column:
     """``heading_from_title`` for whole columns: Rust trim, date prefix, breadcrumb join.
 
     ``date`` holds validated ``YYYY-MM-DD`` strings (ten code points) or nulls.
-    Titles without whitespace at either end or doubled separators (nearly all)
-    are cut with numpy (:func:`_headings_bytes`); any other column goes through
+    Titles without nulls go through the compiled kernels
+    (:func:`askkit._compiled.headings`) when built; without them, titles
+    without whitespace at either end or doubled separators (nearly all) are
+    cut with numpy (:func:`_headings_bytes`). Any other column goes through
     Arrow's string kernels.
     """
-    fast = _headings_bytes(title, date)
-    if fast is not None:
-        return fast[0]
-    return _headings_kernels(title, date)
+    return headings_and_matches(title, date)[0]
 
 
 def headings_and_matches(title: Column, date: Column) -> tuple[Column, Column]:
     """(:func:`headings`, :func:`match_headings` of them), the second cut straight
-    from the titles when the fast path applies."""
-    fast = _headings_bytes(title, date)
+    from the titles when a fast path applies."""
+    fast = _headings_compiled(title, date) or _headings_bytes(title, date)
     if fast is not None:
         return fast
     heading = _headings_kernels(title, date)
     return heading, match_headings(heading)
+
+
+def _headings_compiled(title: Column, date: Column) -> tuple[Column, Column] | None:
+    """(headings, match headings) from the compiled kernels, chunk by chunk, or None."""
+    if not _compiled.available():
+        return None
+    titles, dates = _chunks(title), _chunks(date)
+    if [len(c) for c in titles] != [len(c) for c in dates]:  # misaligned: one chunk each
+        titles, dates = [_combined(title)], [_combined(date)]
+    out, matches = [], []
+    for t_arr, d_arr in zip(titles, dates, strict=True):
+        cut = _compiled.headings(t_arr, d_arr)
+        if cut is None:
+            return None
+        out.append(cut[0])
+        matches.append(cut[1])
+    return pa.chunked_array(out, pa.string()), pa.chunked_array(matches, pa.string())
+
+
+def _combined(col: Column) -> pa.Array:
+    if isinstance(col, pa.ChunkedArray):
+        return col.combine_chunks() if col.num_chunks else pa.array([], col.type)
+    return col
 
 
 def _headings_kernels(title: Column, date: Column) -> Column:
@@ -354,10 +377,11 @@ def _path_columns(col: Column, *, printed: bool) -> list[Column]:
     """[printed path, stem, folder] per row.
 
     A column of plain paths only (see :func:`_plain_rows`), the usual case, is
-    its own printed form and is cut with numpy; otherwise each distinct value
-    is mapped once: plain ones with Arrow kernels, the rest with ``VaultPath``.
+    its own printed form and is cut by the compiled kernels, or with numpy
+    when they are not built; otherwise each distinct value is mapped once:
+    plain ones with Arrow kernels, the rest with ``VaultPath``.
     """
-    plain = _plain_parts_bytes(col)
+    plain = _plain_parts_compiled(col) if _compiled.available() else _plain_parts_bytes(col)
     if plain is not None:
         return plain
     encoded = pc.dictionary_encode(col)  # one hash pass; chunks share one dictionary
@@ -461,6 +485,19 @@ def _plain_parts_bytes(col: Column) -> list[Column] | None:
     return [col, notes, folders]
 
 
+def _plain_parts_compiled(col: Column) -> list[Column] | None:
+    """[col, stem, folder] when every row is a plain path, from the compiled kernels."""
+    parts = []
+    for chunk in _chunks(col):
+        cut = _compiled.plain_paths(chunk)
+        if cut is None:
+            return None
+        parts.append(cut)
+    notes = pa.chunked_array([p[0] for p in parts], pa.string())
+    folders = pa.chunked_array([p[1] for p in parts], pa.string())
+    return [col, notes, folders]
+
+
 def map_paths(raw: Column) -> list[Column]:
     """[``str(VaultPath(raw))``, stem, folder] per row."""
     return _path_columns(raw, printed=False)
@@ -495,6 +532,11 @@ def cited_ordinals(
     raw = np.frombuffer(buffers[1], width)[arr.offset : arr.offset + len(arr) + 1]
     offsets: ab.Ints = raw.astype(np.int64)
     data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(1, np.uint8)
+    compiled = _compiled.citations(offsets, data)
+    if compiled is not None:
+        c_turn, c_num, skipped = compiled
+        s_turn, s_num = _scan_answers(arr, skipped)
+        return np.concatenate([c_turn, s_turn]), np.concatenate([c_num, s_num])
     lo, hi = int(offsets[0]), int(offsets[-1])
     opens = ab.positions_of(data, _OPEN, lo, hi)
     turn = ab.row_of(offsets, opens)
@@ -504,26 +546,37 @@ def cited_ordinals(
         pair = marks[:-1][(marks[1:] == marks[:-1] + 1) & (data[marks[1:]] == byte)]
         rows = ab.row_of(offsets, pair)
         skipped[rows[pair + 1 < offsets[rows + 1]]] = True  # both bytes in one answer
-    turns: list[int] = []
-    numbers: list[int] = []
-    for i in np.flatnonzero(skipped).tolist():
-        found = {c.index for c in scan(arr[i].as_py() or "") if c.index <= _INT64_MAX}
-        turns.extend([i] * len(found))
-        numbers.extend(found)
+    turns, numbers = _scan_answers(arr, skipped)
     keep = ~skipped[turn]
     opens, turn = opens[keep], turn[keep]
     value, length, closed = _read_markers(data, opens, offsets[turn + 1])
     long_ = closed & (length > _SHORT_DIGITS)
+    long_t: list[int] = []
+    long_n: list[int] = []
     for i in np.flatnonzero(long_).tolist():
         start = int(opens[i]) + 1
         n = int(data[start : start + int(length[i])].tobytes())
-        turns.append(int(turn[i]))
-        numbers.append(n if n <= _INT64_MAX else 0)
+        long_t.append(int(turn[i]))
+        long_n.append(n if n <= _INT64_MAX else 0)
     short = closed & ~long_
-    all_t = np.concatenate([turn[short].astype(np.int64), np.asarray(turns, dtype=np.int64)])
-    all_n = np.concatenate([value[short], np.asarray(numbers, dtype=np.int64)])
+    all_t = np.concatenate([turn[short].astype(np.int64), turns, np.asarray(long_t, np.int64)])
+    all_n = np.concatenate([value[short], numbers, np.asarray(long_n, np.int64)])
     keep = all_n > 0
     return all_t[keep], all_n[keep]
+
+
+def _scan_answers(
+    answers: pa.Array, skipped: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """(answer index, number) of the markers :func:`scan` finds in the ``skipped``
+    answers (those with ``[[`` or ``]]``), numbers in 1..2**63-1, each pair once."""
+    turns: list[int] = []
+    numbers: list[int] = []
+    for i in np.flatnonzero(skipped).tolist():
+        found = {c.index for c in scan(answers[i].as_py() or "") if 0 < c.index <= _INT64_MAX}
+        turns.extend([i] * len(found))
+        numbers.extend(found)
+    return np.asarray(turns, np.int64), np.asarray(numbers, np.int64)
 
 
 def _read_markers(
@@ -596,17 +649,24 @@ def _score_stats(
     """Per-turn score columns: per-turn aggregates taken back to the rows (no apply).
 
     Turns whose rows are contiguous (as every reader builds them) and not too
-    wide are laid out as a (turn x position) matrix and reduced column by
-    column, so each turn's values depend on its own scores only; anything
-    else goes through a pandas groupby.
+    wide go through the compiled kernels or, without them, are laid out as a
+    (turn x position) matrix and reduced column by column; both sum left to
+    right, so each turn's values depend on its own scores only and the two
+    agree to the last bit. Anything else goes through a pandas groupby.
     """
-    matrix = _turn_matrix(turn_key, score)
+    bounds = _turn_bounds(turn_key, score)
+    if bounds is None:
+        return _score_stats_grouped(turn_key, score)
+    compiled = _compiled.turn_stats(bounds, score)
+    if compiled is not None:
+        return compiled
+    matrix = _turn_matrix(score, bounds)
     if matrix is None:
         return _score_stats_grouped(turn_key, score)
     m, back = matrix
     width = m.shape[1]
     with np.errstate(all="ignore"):  # scores near float max overflow the mean: inf/nan, as numpy
-        top = np.fmax.reduce(m, axis=1)[:, None]  # NaN is padding
+        top = np.fmax.reduce(m, axis=1)[:, None] + 0.0  # NaN is padding; + 0.0: one zero
         low = np.fmin.reduce(m, axis=1)[:, None]
         size = np.zeros(len(m))
         total = np.zeros(len(m))
@@ -628,18 +688,30 @@ def _score_stats(
     return {"score_rank": back(higher + 1), "score_gap": back(gap), "score_z": back(z)}
 
 
-def _turn_matrix(
+def _turn_bounds(
     turn_key: np.ndarray[Any, Any], score: np.ndarray[Any, Any]
-) -> tuple[np.ndarray[Any, Any], Any] | None:
-    """(turn x position matrix of scores, NaN-padded; a function from such a matrix
-    back to rows), or None unless turns are contiguous, NaN-free and not too wide."""
+) -> np.ndarray[Any, Any] | None:
+    """Where each turn's rows start, then ``len(score)``; None unless turns are
+    contiguous, NaN-free and at most :data:`_MAX_WIDTH` rows wide."""
     n = len(score)
     if not n or np.isnan(score).any() or not bool(np.all(turn_key[1:] >= turn_key[:-1])):
         return None
     starts = np.flatnonzero(np.concatenate([[True], turn_key[1:] != turn_key[:-1]]))
-    sizes = np.diff(np.append(starts, n))
+    bounds = np.append(starts, n).astype(np.int64)
+    if int(np.diff(bounds).max()) > _MAX_WIDTH:
+        return None
+    return bounds
+
+
+def _turn_matrix(
+    score: np.ndarray[Any, Any], bounds: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], Any] | None:
+    """(turn x position matrix of scores, NaN-padded; a function from such a matrix
+    back to rows), or None when the matrix would be too large."""
+    n = len(score)
+    starts, sizes = bounds[:-1], np.diff(bounds)
     width = int(sizes.max())
-    if width > _MAX_WIDTH or len(starts) * width > _PAD_CELLS:
+    if len(starts) * width > _PAD_CELLS:
         return None
     if (sizes == width).all():  # every turn as wide: a view, no copy
         return score.reshape(len(starts), width), lambda m: np.ascontiguousarray(m).reshape(-1)

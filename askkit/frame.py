@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from askkit import _compiled
 from askkit._frame_build import finish
 from askkit._frame_io import (
     INT64_MAX,
@@ -53,6 +54,7 @@ __all__ = [
     "RECORD_COLUMNS",
     "DaskLoaded",
     "Loaded",
+    "compiled_kernels",
     "empty_frame",
     "read_jsonl_dask",
     "sources_frame",
@@ -133,6 +135,18 @@ def sources_frame(data: Any, *, strict: bool = True) -> pd.DataFrame | Loaded:
     if strict:
         return frame
     return Loaded(frame, _errors_frame(errors), len(items))
+
+
+def compiled_kernels() -> bool:
+    """Whether askkit's compiled kernels build the frame's string columns.
+
+    They are compiled when askkit is installed; where no C compiler was at
+    hand, numpy does the same work, more slowly, with the same values.
+
+    >>> isinstance(compiled_kernels(), bool)
+    True
+    """
+    return _compiled.available()
 
 
 def _is_path(x: object) -> bool:

@@ -17,8 +17,28 @@ if ! .venv/bin/python -c 'import sys, pip; sys.exit(int(pip.__version__.split(".
     .venv/bin/python -m pip install --quiet --upgrade "pip>=25.1"
 fi
 
+if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+apt_updated=""
+apt_install() {
+    [ -n "$apt_updated" ] || { $sudo apt-get update -qq; apt_updated=1; }
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+# askkit compiles its kernels (askkit/_kernels.c) on install: a C compiler and
+# Python's headers. Without them the install still works, only slower.
+if ! command -v cc >/dev/null; then
+    echo "askkit: installing a C compiler for askkit's kernels"
+    apt_install gcc libc6-dev
+fi
+if [ ! -f "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then
+    echo "askkit: installing Python's headers for askkit's kernels"
+    apt_install python3-dev
+fi
+
 stamp=.venv/.askkit-$mode.stamp
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+kernels_built() { compgen -G "askkit/_kernels.*.so" >/dev/null; }
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
+    || [ askkit/_kernels.c -nt "$stamp" ] || ! kernels_built; then
     if [ "$mode" = test ]; then
         .venv/bin/python -m pip install --quiet -e ".[scale,lab]" --group dev
     else
@@ -29,7 +49,5 @@ fi
 
 if [ "$mode" = test ] && [ ! -x /usr/bin/chromium ]; then
     echo "askkit: installing Debian's chromium for the browser tests"
-    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+    apt_install chromium
 fi

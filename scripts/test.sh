@@ -5,8 +5,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$root/scripts/bootstrap.sh" test
 cd "$root"
 echo "== ruff"
-.venv/bin/ruff check askkit tests benchmarks
-.venv/bin/ruff format --check askkit tests benchmarks
+.venv/bin/ruff check askkit tests benchmarks setup.py
+.venv/bin/ruff format --check askkit tests benchmarks setup.py
 echo "== mypy"
 .venv/bin/mypy
 echo "== pytest"

@@ -1,4 +1,4 @@
-"""The numpy byte-level fast paths of the frame agree with the exact definitions.
+"""The frame's fast paths (compiled and numpy) agree with the exact definitions.
 
 Each fast path (per-row cuts, plain paths, headings, match headings, citations,
 per-turn statistics) is checked against the Python definition on random input
@@ -12,6 +12,7 @@ import datetime as dt
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,6 +30,9 @@ from askkit._frame_build import (
     match_headings,
 )
 from askkit.citations import scan
+
+#: Each test runs with the compiled kernels and with the numpy paths.
+pytestmark = pytest.mark.usefixtures("kernel_paths")
 
 
 def _chunked(values: list[str | None], cut: int, *, sliced: bool) -> pa.ChunkedArray:

@@ -22,6 +22,9 @@ from tests import strategies as st_kimun
 
 INT64_MAX = 2**63 - 1
 
+#: Each test runs with the compiled kernels and with the numpy paths.
+pytestmark = pytest.mark.usefixtures("kernel_paths")
+
 #: Plain paths exercise the Arrow-only branch of the path mapping; tricky ones the VaultPath one.
 plain_paths = st.lists(
     st.text(alphabet="abcxyz019_-.", min_size=1, max_size=6), min_size=1, max_size=4

@@ -63,6 +63,8 @@ def test_wheel_ships_every_module_and_the_typing_marker(installed: tuple[Path, P
     }
     assert sources <= names, sorted(sources - names)
     assert "askkit/py.typed" in names
+    assert "askkit/_kernels.pyi" in names
+    assert any(n.startswith("askkit/_kernels.") and n.endswith(".so") for n in names), names
 
 
 def test_import_and_cli_from_outside_the_tree(installed: tuple[Path, Path], tmp_path: Path) -> None:
@@ -77,12 +79,14 @@ def test_import_and_cli_from_outside_the_tree(installed: tuple[Path, Path], tmp_
         venv / "bin" / "python",
         "-c",
         "import askkit, sys; print(askkit.__file__); "
-        "print(sorted(m for m in ('ipywidgets','IPython','matplotlib') if m in sys.modules))",
+        "print(sorted(m for m in ('ipywidgets','IPython','matplotlib') if m in sys.modules)); "
+        "from askkit import _compiled; print(_compiled.available())",
         cwd=work,
         env=env,
     )
     assert str(venv) in where.splitlines()[0]
     assert where.splitlines()[1] == "[]"
+    assert where.splitlines()[2] == "True"  # the compiled kernels were built into the wheel
     out = sh(venv / "bin" / "askkit", "sources", "answer_job.json", cwd=work, env=env)
     assert "cited with no source: [7]" in out
     out = sh(

@@ -1,0 +1,17 @@
+from typing import Any
+
+def headings(
+    offsets: Any,
+    data: Any,
+    date_offsets: Any,
+    date_data: Any,
+    date_valid: Any,
+    date_bit_offset: int,
+    /,
+) -> tuple[tuple[bytes, bytes], tuple[bytes, bytes]] | None: ...
+def plain_paths(
+    offsets: Any, data: Any, /
+) -> tuple[tuple[bytes, bytes], tuple[bytes, bytes]] | None: ...
+def citations(offsets: Any, data: Any, /) -> tuple[bytes, bytes, bytes]: ...
+def turn_stats(bounds: Any, scores: Any, /) -> tuple[bytes, bytes, bytes]: ...
+def count_byte(buffer: Any, byte: int, size: int, /) -> int: ...

@@ -1,0 +1,25 @@
+"""askkit's compiled kernels (askkit/_kernels.c); everything else is in pyproject.toml.
+
+The extension is optional: without a C compiler the install goes on, and
+askkit/_compiled.py falls back to numpy paths that give the same values.
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "askkit._kernels",
+            sources=["askkit/_kernels.c"],
+            # -ffp-contract=off: no fused multiply-add, so sums match numpy's to the bit
+            extra_compile_args=[
+                "-O2",
+                "-ffp-contract=off",
+                "-Wall",
+                "-Wextra",
+                "-Wno-unused-parameter",
+            ],
+            optional=True,
+        )
+    ]
+)
