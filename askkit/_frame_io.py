@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from askkit import _compiled
 from askkit._frame_build import (
     all_valid_dates,
     finish,
@@ -91,7 +92,8 @@ class TurnRecord:
 def _count_lines(path: Path) -> int:
     """Lines in the file (a last line without a newline counts).
 
-    Read in 1 MiB blocks into reused buffers, which stay in the CPU cache.
+    Read in 1 MiB blocks into reused buffers, which stay in the CPU cache, and
+    counted by the compiled kernels (numpy without them).
     """
     newlines = 0
     last = _NEWLINE
@@ -99,8 +101,11 @@ def _count_lines(path: Path) -> int:
     found = np.empty(_LINE_BLOCK, bool)
     with path.open("rb", buffering=0) as f:
         while size := f.readinto(block.data):
-            np.equal(block[:size], _NEWLINE, out=found[:size])
-            newlines += int(np.count_nonzero(found[:size]))
+            counted = _compiled.count_byte(block, _NEWLINE, size)
+            if counted is None:
+                np.equal(block[:size], _NEWLINE, out=found[:size])
+                counted = int(np.count_nonzero(found[:size]))
+            newlines += counted
             last = int(block[size - 1])
     return newlines + (last != _NEWLINE)
 
@@ -242,23 +247,26 @@ def read_columnar(path: Path, name: str) -> pd.DataFrame:
     table = _parse(path)
     records = table.num_rows
     items, rows, pos = _items(table)
-    _check(items)
-    wire_ordinal = pc.struct_field(items, "ordinal")
-    if wire_ordinal.null_count:  # absent is fine, an explicit "ordinal": null is not
-        present = len(rows) - wire_ordinal.null_count
-        if _count_ordinal_keys(path) != present:
-            raise Fallback("ordinal null")
-    key, pos, ids, question, answer = _turns(table, rows, pos, name)
-    ordinal = np.asarray(pc.fill_null(wire_ordinal, 0).to_numpy(), dtype=np.int64)
-    date = pc.struct_field(items, "date")
-    title = pc.struct_field(items, "title")
-    key_pa = pa.array(key)
-    # numpy and Arrow release the GIL on whole arrays: these run while finish scans
-    # citations and scores
+    # the compiled kernels and numpy release the GIL: the string columns are cut
+    # while the file is checked and citations and scores are scanned (work that a
+    # Fallback makes moot is merely wasted)
     pool = ThreadPoolExecutor(2)
+    title, date = pc.struct_field(items, "title"), pc.struct_field(items, "date")
     heading = pool.submit(headings_and_matches, title, date)
     paths = pool.submit(map_paths, pc.struct_field(items, "path"))
-    turn_ids = pool.submit(take_rows, ids, key_pa)
+    wire_ordinal = pc.struct_field(items, "ordinal")
+    try:
+        _check(items)
+        if wire_ordinal.null_count:  # absent is fine, an explicit "ordinal": null is not
+            present = len(rows) - wire_ordinal.null_count
+            if _count_ordinal_keys(path) != present:
+                raise Fallback("ordinal null")
+    except Fallback:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    key, pos, ids, question, answer = _turns(table, rows, pos, name)
+    ordinal = np.asarray(pc.fill_null(wire_ordinal, 0).to_numpy(), dtype=np.int64)
+    turn_ids = pool.submit(take_rows, ids, pa.array(key))
     pool.shutdown(wait=False)
     base = {
         "turn_key": key,
