@@ -12,11 +12,14 @@ own (``os.wait4`` rusage of that child):
 
 (a) and (b) run ``--repeat`` times (default 5), interleaved, each in a fresh
 child, and the best wall time of each is kept (the machine may be shared).
+``--phases`` instead times the per-row rules after the parse one by one, with
+askkit's compiled kernels and with the numpy paths that stand in for them.
 Prints wall time, peak RSS and the ratios; targets: (b)/(a) <= 1.5,
 (c)/(b) >= 4, peak RSS of (b) <= 2x the frame's ``memory_usage(deep=True)``.
 
     python benchmarks/frame_bench.py               # full size
     python benchmarks/frame_bench.py --turns 2000  # a quick run
+    python benchmarks/frame_bench.py --phases      # compiled kernels vs numpy, per rule
 """
 
 from __future__ import annotations
@@ -189,6 +192,55 @@ def step_baseline(path: Path) -> dict[str, float]:
     return {"seconds": 0.0, "rows": 0.0}
 
 
+def phases(path: Path, repeat: int) -> None:
+    """Best-of-``repeat`` wall time of each per-row rule, compiled and numpy, in this process."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from askkit import _compiled
+    from askkit import _frame_build as fb
+    from askkit import _frame_io as io
+
+    table = io._parse(path)
+    items, rows, pos = io._items(table)
+    key, pos, _ids, _question, answer = io._turns(table, rows, pos, path.name)
+    title, date = pc.struct_field(items, "title"), pc.struct_field(items, "date")
+    paths = pc.struct_field(items, "path")
+    score = np.asarray(pc.struct_field(items, "similarity_score").to_numpy(), np.float64)
+    work = {
+        "headings and match headings": lambda: fb.headings_and_matches(title, date),
+        "paths, notes, folders": lambda: fb.map_paths(paths),
+        "citations": lambda: fb.cited_ordinals(answer),
+        "per-turn statistics": lambda: fb._score_stats(key, score),
+        "line count": lambda: io._count_lines(path),
+        "lengths (no kernel)": lambda: fb.text_lengths(pc.struct_field(items, "content")),
+        "turn ids (no kernel)": lambda: fb.take_rows(table.column("id"), pa.array(key)),
+    }
+
+    def best(fn: object) -> float:
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            fn()  # type: ignore[operator]
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    print(f"{len(score):,} sources; best of {repeat}, ms")
+    print(f"{'rule':<30} {'numpy':>8} {'compiled':>9} {'ratio':>6}")
+    saved = _compiled.ENABLED
+    try:
+        for name, fn in work.items():
+            _compiled.ENABLED = False
+            slow = best(fn)
+            _compiled.ENABLED = True
+            fast = best(fn)
+            print(f"{name:<30} {slow * 1e3:>8.0f} {fast * 1e3:>9.0f} {slow / fast:>6.1f}")
+    finally:
+        _compiled.ENABLED = saved
+    print(f"compiled kernels built: {_compiled._built is not None}")
+
+
 STEPS = {"parse": step_parse, "askkit": step_askkit, "naive": step_naive, "baseline": step_baseline}
 
 
@@ -214,6 +266,9 @@ def main() -> None:
     parser.add_argument("--file", type=Path, help="reuse or write the log here")
     parser.add_argument("--skip-naive", action="store_true", help="skip (c), the slow one")
     parser.add_argument("--repeat", type=int, default=5, help="runs of (a) and (b); best kept")
+    parser.add_argument(
+        "--phases", action="store_true", help="time each per-row rule, compiled and numpy"
+    )
     parser.add_argument("--step", choices=sorted(STEPS), help=argparse.SUPPRESS)
     parser.add_argument("path", nargs="?", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -226,6 +281,9 @@ def main() -> None:
         t0 = time.perf_counter()
         generate(path, args.turns)
         print(f"generated {path} in {time.perf_counter() - t0:.1f} s")
+    if args.phases:
+        phases(path, max(args.repeat, 1))
+        return
     size_mb = path.stat().st_size / 2**20
     print(f"log: {path.stat().st_size / 1e6:.0f} MB ({size_mb:.0f} MiB), {args.turns:,} turns")
     print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, {platform.platform()}")
