@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from askkit.frame import compiled_kernels, sources_frame
 from tests.conftest import DATA, ROOT
 
 pytestmark = pytest.mark.slow
@@ -33,7 +34,8 @@ def sh(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("install")
     dist = tmp / "dist"
-    sh(sys.executable, "-m", "build", "--wheel", "--outdir", dist, ROOT, cwd=tmp)
+    # the sdist, then the wheel from it: what a user's pip builds, C source included
+    sh(sys.executable, "-m", "build", "--outdir", dist, ROOT, cwd=tmp)
     (wheel,) = dist.glob("askkit-*.whl")
     venv = tmp / "venv"
     sh(sys.executable, "-m", "venv", venv, cwd=tmp)
@@ -64,6 +66,7 @@ def test_wheel_ships_every_module_and_the_typing_marker(installed: tuple[Path, P
     assert sources <= names, sorted(sources - names)
     assert "askkit/py.typed" in names
     assert "askkit/_kernels.pyi" in names
+    assert "askkit/_kernels.c" not in names  # built into the extension, not shipped
     assert any(n.startswith("askkit/_kernels.") and n.endswith(".so") for n in names), names
 
 
@@ -121,3 +124,39 @@ def test_a_notebook_runs_against_the_installed_package(
     env.pop("PYTHONPATH", None)
     out = sh(venv / "bin" / "python", "-c", script, cwd=tmp_path / "notebooks", env=env)
     assert "cells" in out
+
+
+def test_without_a_c_compiler_the_install_falls_back_to_numpy(
+    installed: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The kernels are optional: a build whose compiler fails still gives a working
+    package, which builds the same frame with numpy."""
+    dist = tmp_path / "dist"
+    env = {**os.environ, "CC": "false", "LDSHARED": "false"}
+    sh(sys.executable, "-m", "build", "--outdir", dist, ROOT, cwd=tmp_path, env=env)
+    (wheel,) = dist.glob("askkit-*.whl")
+    assert not any(n.endswith(".so") for n in zipfile.ZipFile(wheel).namelist())
+    assert "askkit/_compiled.py" in zipfile.ZipFile(wheel).namelist()
+    _, venv = installed  # its dependencies; the package itself from the wheel above
+    target = tmp_path / "site"
+    pip = [venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps"]
+    sh(*pip, "--target", target, wheel, cwd=tmp_path)
+    script = (
+        "import sys, pandas as pd, askkit, askkit.frame as f\n"
+        "df = f.sources_frame(sys.argv[1])\n"
+        "print(askkit.__file__, f.compiled_kernels(), len(df))\n"
+        "print(df[['path', 'note', 'folder', 'heading', 'match_heading', 'cited',"
+        " 'score_rank', 'score_gap', 'score_z']].to_json(orient='split', double_precision=15))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    out = sh(venv / "bin" / "python", "-c", script, DATA / "turns.jsonl", cwd=tmp_path, env=env)
+    first, frame_json = out.splitlines()[:2]
+    where, compiled, rows = first.split()
+    assert where.startswith(str(target))
+    assert compiled == "False"
+    here = sources_frame(DATA / "turns.jsonl")  # this tree's build, with the kernels
+    assert compiled_kernels()
+    assert int(rows) == len(here) > 0
+    columns = ["path", "note", "folder", "heading", "match_heading", "cited"]
+    columns += ["score_rank", "score_gap", "score_z"]
+    assert frame_json == here[columns].to_json(orient="split", double_precision=15)
