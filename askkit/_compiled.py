@@ -73,8 +73,10 @@ def headings(title: pa.Array, date: pa.Array) -> tuple[pa.Array, pa.Array] | Non
     kernels = _kernels()
     if kernels is None or title.null_count or not pa.types.is_string(title.type):
         return None
-    if not pa.types.is_string(date.type):
+    if pa.types.is_null(date.type):
         date = date.cast(pa.string())
+    elif not pa.types.is_string(date.type):
+        return None
     validity = date.buffers()[0] if date.null_count else None
     out = kernels.headings(
         _offsets(title), _data(title), _offsets(date), _data(date), validity, date.offset

@@ -54,7 +54,7 @@ _OPEN, _CLOSE, _ZERO, _NINE = ord("["), ord("]"), ord("0"), ord("9")
 _SHORT_DIGITS = 18
 #: Largest (turns x highest ordinal) looked up in a table instead of sorted keys.
 _TABLE_CELLS = 1 << 26
-#: Largest (turns x widest turn) matrix of scores, and widest turn, reduced per column.
+#: Cells of one (turns x widest turn) matrix of scores, and the widest turn reduced so.
 _PAD_CELLS = 1 << 26
 _MAX_WIDTH = 256
 #: Bytes of string data per piece of a :func:`take_rows` output.
@@ -649,10 +649,11 @@ def _score_stats(
     """Per-turn score columns: per-turn aggregates taken back to the rows (no apply).
 
     Turns whose rows are contiguous (as every reader builds them) and not too
-    wide go through the compiled kernels or, without them, are laid out as a
-    (turn x position) matrix and reduced column by column; both sum left to
-    right, so each turn's values depend on its own scores only and the two
-    agree to the last bit. Anything else goes through a pandas groupby.
+    wide go through the compiled kernels or, without them, are laid out as
+    (turn x position) matrices of at most :data:`_PAD_CELLS` cells and reduced
+    column by column. Both sum each turn left to right, so a turn's values
+    depend on its own scores only and the two agree to the last bit. Anything
+    else goes through a pandas groupby.
     """
     bounds = _turn_bounds(turn_key, score)
     if bounds is None:
@@ -660,10 +661,20 @@ def _score_stats(
     compiled = _compiled.turn_stats(bounds, score)
     if compiled is not None:
         return compiled
-    matrix = _turn_matrix(score, bounds)
-    if matrix is None:
-        return _score_stats_grouped(turn_key, score)
-    m, back = matrix
+    width = int(np.diff(bounds).max())
+    per_block = max(1, _PAD_CELLS // width)  # turns per matrix
+    blocks = [
+        _matrix_stats(score[b[0] : b[-1]], b - b[0])
+        for b in (bounds[t : t + per_block + 1] for t in range(0, len(bounds) - 1, per_block))
+    ]
+    return {name: np.concatenate([b[name] for b in blocks]) for name in blocks[0]}
+
+
+def _matrix_stats(
+    score: np.ndarray[Any, Any], bounds: np.ndarray[Any, Any]
+) -> dict[str, np.ndarray[Any, Any]]:
+    """:func:`_score_stats` of contiguous turns ``bounds[t]:bounds[t + 1]``, no NaN."""
+    m, back = _turn_matrix(score, bounds)
     width = m.shape[1]
     with np.errstate(all="ignore"):  # scores near float max overflow the mean: inf/nan, as numpy
         top = np.fmax.reduce(m, axis=1)[:, None] + 0.0  # NaN is padding; + 0.0: one zero
@@ -705,14 +716,12 @@ def _turn_bounds(
 
 def _turn_matrix(
     score: np.ndarray[Any, Any], bounds: np.ndarray[Any, Any]
-) -> tuple[np.ndarray[Any, Any], Any] | None:
+) -> tuple[np.ndarray[Any, Any], Any]:
     """(turn x position matrix of scores, NaN-padded; a function from such a matrix
-    back to rows), or None when the matrix would be too large."""
+    back to rows) of the turns ``bounds[t]:bounds[t + 1]``."""
     n = len(score)
     starts, sizes = bounds[:-1], np.diff(bounds)
     width = int(sizes.max())
-    if len(starts) * width > _PAD_CELLS:
-        return None
     if (sizes == width).all():  # every turn as wide: a view, no copy
         return score.reshape(len(starts), width), lambda m: np.ascontiguousarray(m).reshape(-1)
     group = np.repeat(np.arange(len(starts)), sizes)

@@ -8,6 +8,10 @@
  * objects; askkit/_compiled.py wraps them, and the numpy paths remain the
  * fallback when this module is not built. The tests check both paths against
  * AskSource.from_chunk.
+ *
+ * Inputs are checked (offsets inside the data, bitmaps long enough) with the
+ * GIL held and then read without it: callers pass buffers no other thread
+ * writes to (Arrow buffers are immutable; askkit's own arrays are private).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -63,6 +67,29 @@ static Py_ssize_t check_offsets(const Buf *offsets, const Buf *data, const char 
     if (n >= 0 && (o[0] < 0 || (Py_ssize_t)o[n] > data->view.len)) {
         PyErr_Format(PyExc_ValueError, "%s: offsets run past the data", what);
         return -1;
+    }
+    return n;
+}
+
+/* n of n + 1 int64 offsets that start at 0 or more and never decrease; -1 with an
+ * error set otherwise. */
+static Py_ssize_t check_offsets64(const Buf *offsets, const char *what)
+{
+    Py_ssize_t n = offsets->view.len / (Py_ssize_t)sizeof(int64_t) - 1;
+    const int64_t *o = (const int64_t *)offsets->view.buf;
+    if (n < 0 || offsets->view.len % (Py_ssize_t)sizeof(int64_t) != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: expected n + 1 int64 offsets", what);
+        return -1;
+    }
+    if (o[0] < 0) {
+        PyErr_Format(PyExc_ValueError, "%s: offsets must not be negative", what);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (o[i] > o[i + 1]) {
+            PyErr_Format(PyExc_ValueError, "%s: offsets must not decrease (row %zd)", what, i);
+            return -1;
+        }
     }
     return n;
 }
@@ -142,19 +169,25 @@ static Py_ssize_t count_byte(const unsigned char *d, Py_ssize_t lo, Py_ssize_t h
     return count;
 }
 
-/* (offsets, data) bytes objects of a new string column, or NULL with an error set. */
+/* New (offsets, data) bytes objects of a string column; -1 with an error set and
+ * both NULL when memory runs out. */
 static int new_column(Py_ssize_t n, Py_ssize_t capacity, PyObject **offsets, PyObject **data)
 {
+    *data = NULL;
     *offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * (Py_ssize_t)sizeof(int32_t));
-    *data = PyBytes_FromStringAndSize(NULL, capacity > 0 ? capacity : 1);
-    if (*offsets == NULL || *data == NULL) {
-        Py_XDECREF(*offsets);
-        Py_XDECREF(*data);
+    if (*offsets == NULL) {
         return -1;
     }
+    *data = PyBytes_FromStringAndSize(NULL, capacity > 0 ? capacity : 1);
+    if (*data == NULL) {
+        Py_CLEAR(*offsets);
+        return -1;
+    }
+    PyBytes_AS_STRING(*data)[0] = 0; /* an empty column's one byte is defined too */
     return 0;
 }
 
+/* (offsets, data) with data cut to ``used`` bytes; steals both references. */
 static PyObject *finish_column(PyObject *offsets, PyObject *data, Py_ssize_t used)
 {
     if (_PyBytes_Resize(&data, used > 0 ? used : 1) < 0) {
@@ -162,6 +195,24 @@ static PyObject *finish_column(PyObject *offsets, PyObject *data, Py_ssize_t use
         return NULL;
     }
     return Py_BuildValue("(NN)", offsets, data);
+}
+
+/* ((offsets, data), (offsets, data)) of two new columns; steals all four references. */
+static PyObject *finish_pair(PyObject *o1, PyObject *d1, Py_ssize_t used1, PyObject *o2,
+                             PyObject *d2, Py_ssize_t used2)
+{
+    PyObject *first = finish_column(o1, d1, used1);
+    if (first == NULL) {
+        Py_DECREF(o2);
+        Py_DECREF(d2);
+        return NULL;
+    }
+    PyObject *second = finish_column(o2, d2, used2);
+    if (second == NULL) {
+        Py_DECREF(first);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", first, second);
 }
 
 /* -------------------------------------------------------------- headings */
@@ -208,7 +259,7 @@ static PyObject *headings(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "date_bit_offset must not be negative");
         goto done;
     }
-    if (dval.held && (bit0 + n + 7) / 8 > dval.view.len) {
+    if (dval.held && (n > dval.view.len * 8 || bit0 > dval.view.len * 8 - n)) {
         PyErr_SetString(PyExc_ValueError, "date_valid: bitmap shorter than the column");
         goto done;
     }
@@ -278,18 +329,8 @@ static PyObject *headings(PyObject *self, PyObject *args)
         mo[i + 1] = (int32_t)mp;
     }
     Py_END_ALLOW_THREADS
-    PyObject *heading = finish_column(h_off, h_dat, hp);
-    h_off = h_dat = NULL;
-    if (heading == NULL) {
-        goto done;
-    }
-    PyObject *match = finish_column(m_off, m_dat, mp);
-    m_off = m_dat = NULL;
-    if (match == NULL) {
-        Py_DECREF(heading);
-        goto done;
-    }
-    result = Py_BuildValue("(NN)", heading, match);
+    result = finish_pair(h_off, h_dat, hp, m_off, m_dat, mp);
+    h_off = h_dat = m_off = m_dat = NULL;
 done:
     Py_XDECREF(h_off);
     Py_XDECREF(h_dat);
@@ -414,18 +455,8 @@ static PyObject *plain_paths(PyObject *self, PyObject *args)
         result = Py_NewRef(Py_None);
         goto done;
     }
-    PyObject *notes = finish_column(n_off, n_dat, np_);
-    n_off = n_dat = NULL;
-    if (notes == NULL) {
-        goto done;
-    }
-    PyObject *folders = finish_column(f_off, f_dat, fp);
-    f_off = f_dat = NULL;
-    if (folders == NULL) {
-        Py_DECREF(notes);
-        goto done;
-    }
-    result = Py_BuildValue("(NN)", notes, folders);
+    result = finish_pair(n_off, n_dat, np_, f_off, f_dat, fp);
+    n_off = n_dat = f_off = f_dat = NULL;
 done:
     Py_XDECREF(n_off);
     Py_XDECREF(n_dat);
@@ -458,28 +489,20 @@ static PyObject *citations(PyObject *self, PyObject *args)
     if (get_buf(o_obj, &off, "offsets") < 0 || get_buf(d_obj, &dat, "data") < 0) {
         goto done;
     }
-    Py_ssize_t n = off.view.len / (Py_ssize_t)sizeof(int64_t) - 1;
-    const int64_t *o = (const int64_t *)off.view.buf;
-    if (n < 0 || off.view.len % (Py_ssize_t)sizeof(int64_t) != 0) {
-        PyErr_SetString(PyExc_ValueError, "offsets: expected n + 1 int64 offsets");
+    Py_ssize_t n = check_offsets64(&off, "offsets");
+    if (n < 0) {
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (o[i] < 0 || o[i] > o[i + 1]) {
-            PyErr_Format(PyExc_ValueError, "offsets: offsets must not decrease (row %zd)", i);
-            goto done;
-        }
-    }
-    if (o[0] < 0 || o[n] > dat.view.len) {
+    const int64_t *o = (const int64_t *)off.view.buf;
+    if (o[n] > dat.view.len) {
         PyErr_SetString(PyExc_ValueError, "offsets: offsets run past the data");
         goto done;
     }
     const unsigned char *d = (const unsigned char *)dat.view.buf;
     Py_ssize_t opens = count_byte(d, (Py_ssize_t)o[0], (Py_ssize_t)o[n], '[');
-    turns = PyBytes_FromStringAndSize(NULL, (opens + 1) * (Py_ssize_t)sizeof(int64_t));
-    numbers = PyBytes_FromStringAndSize(NULL, (opens + 1) * (Py_ssize_t)sizeof(int64_t));
-    skipped = PyBytes_FromStringAndSize(NULL, n > 0 ? n : 1);
-    if (turns == NULL || numbers == NULL || skipped == NULL) {
+    if ((turns = PyBytes_FromStringAndSize(NULL, (opens + 1) * 8)) == NULL ||
+        (numbers = PyBytes_FromStringAndSize(NULL, (opens + 1) * 8)) == NULL ||
+        (skipped = PyBytes_FromStringAndSize(NULL, n > 0 ? n : 1)) == NULL) {
         goto done;
     }
     int64_t *t = (int64_t *)PyBytes_AS_STRING(turns);
@@ -586,30 +609,25 @@ static PyObject *turn_stats(PyObject *self, PyObject *args)
     if (get_buf(b_obj, &bnd, "bounds") < 0 || get_buf(s_obj, &sco, "scores") < 0) {
         goto done;
     }
-    Py_ssize_t turns = bnd.view.len / (Py_ssize_t)sizeof(int64_t) - 1;
+    Py_ssize_t turns = check_offsets64(&bnd, "bounds");
+    if (turns < 0) {
+        goto done;
+    }
     Py_ssize_t n = sco.view.len / (Py_ssize_t)sizeof(double);
     const int64_t *b = (const int64_t *)bnd.view.buf;
     const double *s = (const double *)sco.view.buf;
-    if (turns < 0 || bnd.view.len % (Py_ssize_t)sizeof(int64_t) != 0 ||
-        sco.view.len % (Py_ssize_t)sizeof(double) != 0) {
-        PyErr_SetString(PyExc_ValueError, "expected int64 bounds and float64 scores");
+    if (sco.view.len % (Py_ssize_t)sizeof(double) != 0) {
+        PyErr_SetString(PyExc_ValueError, "scores: expected float64 values");
         goto done;
     }
     if (b[0] != 0 || b[turns] != n) {
         PyErr_SetString(PyExc_ValueError, "bounds: expected to run from 0 to len(scores)");
         goto done;
     }
-    for (Py_ssize_t t = 0; t < turns; t++) {
-        if (b[t] > b[t + 1]) {
-            PyErr_Format(PyExc_ValueError, "bounds: must not decrease (turn %zd)", t);
-            goto done;
-        }
-    }
-    rank = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
-    gap = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
-    z = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
-    if (rank == NULL || gap == NULL || z == NULL) {
-        goto done;
+    if ((rank = PyBytes_FromStringAndSize(NULL, n * 8)) == NULL ||
+        (gap = PyBytes_FromStringAndSize(NULL, n * 8)) == NULL ||
+        (z = PyBytes_FromStringAndSize(NULL, n * 8)) == NULL) {
+        goto done; /* int64 and float64: 8 bytes each */
     }
     int64_t *r = (int64_t *)PyBytes_AS_STRING(rank);
     double *g = (double *)PyBytes_AS_STRING(gap);

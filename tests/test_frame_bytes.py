@@ -168,8 +168,9 @@ def test_match_headings_equals_rpartition(values: list[str], cut: int, sliced: b
 answers = st.lists(
     st.lists(
         st.one_of(
-            st.sampled_from(["[", "]", "[[", "]]", "[1]", "[02]", "[0]", "é", " ", "x"]),
+            st.sampled_from(["[", "]", "[[", "]]", "[1]", "[02]", "[0]", "é", " ", "x", "[]"]),
             st.integers(0, 2**70).map(lambda n: f"[{n}]"),
+            st.integers(0, 2**64).map(lambda n: f"[{n:030d}]"),  # leading zeros, long
         ),
         max_size=8,
     ).map("".join),
