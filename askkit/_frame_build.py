@@ -766,15 +766,20 @@ def finish(base: dict[str, Any], answers: Sequence[str] | Column) -> pd.DataFram
     ordinal = _np_int(base["ordinal"])
     score = np.asarray(_np(base["score"]), dtype=np.float64)
     wire_date = base["wire_date"]
-    with ThreadPoolExecutor(2) as pool:  # Arrow kernels release the GIL
+    # the kernels, numpy and Arrow release the GIL: they run on the pool while this
+    # thread makes the shared question and answer strings (Python objects, GIL-bound)
+    with ThreadPoolExecutor(2) as pool:
+        cited_f = pool.submit(_cited, turn_key, ordinal, answers)
+        stats_f = pool.submit(_score_stats, turn_key, score)
         lengths = pool.submit(text_lengths, base["text"])
+        dates_f = pool.submit(_dates_ns, wire_date)
         if "note" not in base and not isinstance(base["path"], Future):
             base["note"] = pool.submit(path_parts, base["path"])
         if "match_heading" not in base and not isinstance(base["heading"], Future):
             base["match_heading"] = pool.submit(match_headings, base["heading"])
-        cited = _cited(turn_key, ordinal, answers)
-        stats = _score_stats(turn_key, score)
-        dates = _dates_ns(wire_date)
+        question = shared_strings(base["question"], turn_key)
+        answer = shared_strings(answers, turn_key)
+        cited, stats, dates = cited_f.result(), stats_f.result(), dates_f.result()
         base = {k: v.result() if isinstance(v, Future) else v for k, v in base.items()}
     if isinstance(base["path"], list):  # a future of [path, note, folder]
         base["path"], base["note"], base["folder"] = base["path"]
@@ -785,7 +790,7 @@ def finish(base: dict[str, Any], answers: Sequence[str] | Column) -> pd.DataFram
     path, note, folder = base["path"], base["note"], base["folder"]
     cols: dict[str, Any] = {
         "turn_id": base["turn_id"],
-        "question": shared_strings(base["question"], turn_key),
+        "question": question,
         "ordinal": ordinal,
         "rank": _np_int(base["rank"]),
         "path": path,
@@ -803,7 +808,7 @@ def finish(base: dict[str, Any], answers: Sequence[str] | Column) -> pd.DataFram
         **stats,
         "title": base["title"],
         "wire_date": wire_date,
-        "answer": shared_strings(answers, turn_key),
+        "answer": answer,
         "line": _np_int(base["line"]),
     }
     return pd.DataFrame({name: _pandas(cols[name], COLUMNS[name]) for name in COLUMNS}, copy=False)
