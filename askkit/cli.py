@@ -8,6 +8,8 @@
 ``askkit lab [--vault PATH]``  index a vault and open the notebooks in JupyterLab.
 ``askkit report LOG [--qrels Q] [--vault V]``  a static HTML report, no Jupyter needed.
 
+``askkit --version``     the version, and whether the compiled kernels are built.
+
 Errors print one line on stderr and exit with status 2.
 """
 
@@ -25,7 +27,7 @@ from askkit.errors import AskkitError
 from askkit.payloads import read_turn
 from askkit.prompt import frame_sources
 
-__all__ = ["UsageError", "build_parser", "main"]
+__all__ = ["UsageError", "build_parser", "main", "version_text"]
 
 
 def _cmd_sources(args: argparse.Namespace, console: Console) -> int:
@@ -39,11 +41,35 @@ def _cmd_prompt(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def version_text() -> str:
+    """``askkit --version``: the version and which way the frame's rules run."""
+    from askkit import __version__, _compiled
+
+    kernels = (
+        "compiled kernels built"
+        if _compiled._built is not None
+        else "compiled kernels not built (no C compiler at install): the frame uses numpy"
+    )
+    return f"askkit {__version__} ({kernels})"
+
+
+class _Version(argparse.Action):
+    """``--version``, computed only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to document the commands)."""
     parser = argparse.ArgumentParser(
         prog="askkit", description="Inspect what kimun's Ask feature retrieved, and why."
     )
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("sources", help="show a saved payload's sources as a table")
     p.add_argument("file", help="a JSON answer job, answer result, turn or embeddings response")

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from askkit.cli import main
 from tests.conftest import DATA, ROOT
 
@@ -19,6 +21,21 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         cwd=ROOT,
         env={"COLUMNS": "200", "PATH": ""},
     )
+
+
+def test_version_says_whether_the_kernels_are_built() -> None:
+    out = run("--version")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("askkit 0.1.0 (compiled kernels built)")
+
+
+def test_version_without_the_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    from askkit import _compiled
+    from askkit.cli import version_text
+
+    monkeypatch.setattr(_compiled, "_built", None)
+    assert "not built" in version_text()
+    assert "numpy" in version_text()
 
 
 def test_sources_prints_the_table() -> None:
