@@ -1,12 +1,14 @@
 """Columnar building blocks of the sources frame.
 
 kimun's ``AskSource::from_chunk`` rules over whole columns (no Python loop
-per chunk): numpy cuts of the UTF-8 bytes (:mod:`askkit._arrow_bytes`) where
-the input allows, Arrow string kernels otherwise, the per-unique-path
-``VaultPath`` mapping, and
-:func:`finish`, which derives every remaining column (dates, citations,
-per-turn score statistics) from a handful of base columns. Both the object
-path and the JSONL path end in :func:`finish`, so they share one schema.
+per chunk): askkit's compiled kernels (:mod:`askkit._compiled`) where they
+are built, numpy cuts of the UTF-8 bytes (:mod:`askkit._arrow_bytes`) where
+they are not, Arrow string kernels for input neither takes (nulls, and for
+numpy whitespace or doubled separators at a title's ends), the
+per-unique-path ``VaultPath`` mapping, and :func:`finish`, which derives every
+remaining column (dates, citations, per-turn score statistics) from a handful
+of base columns. Both the object path and the JSONL path end in
+:func:`finish`, so they share one schema.
 """
 
 from __future__ import annotations
