@@ -28,6 +28,9 @@ def run_notebook(name: str, *, timeout: int = 600) -> nbformat.NotebookNode:
         # wait for it, and fail loudly rather than drop it
         iopub_timeout=60,
         raise_on_iopub_timeout=True,
+        # one print may arrive as several stream messages when the kernel flushes
+        # between its writes (a loaded machine): join them, as a notebook shows them
+        coalesce_streams=True,
     )
     client.execute()
     return nb
