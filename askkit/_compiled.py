@@ -29,6 +29,7 @@ except ImportError:  # built without a C compiler: the numpy paths do the work
 __all__ = [
     "ENABLED",
     "available",
+    "built",
     "citations",
     "count_byte",
     "headings",
@@ -42,9 +43,14 @@ ENABLED = True
 _EMPTY = pa.py_buffer(b"")
 
 
+def built() -> bool:
+    """Whether the compiled kernels were built when askkit was installed."""
+    return _built is not None
+
+
 def available() -> bool:
     """Whether the compiled kernels are built and enabled."""
-    return _built is not None and ENABLED
+    return built() and ENABLED
 
 
 def _kernels() -> ModuleType | None:

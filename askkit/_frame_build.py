@@ -480,21 +480,23 @@ def _plain_parts_bytes(col: Column) -> list[Column] | None:
         parts = ab.map_chunks(col, cut)
     except ValueError:  # nulls
         return None
-    if any(p is None for p in parts):
-        return None
-    notes = pa.chunked_array([p[0] for p in parts], pa.string())
-    folders = pa.chunked_array([p[1] for p in parts], pa.string())
-    return [col, notes, folders]
+    return _with_parts(col, parts)
 
 
 def _plain_parts_compiled(col: Column) -> list[Column] | None:
     """[col, stem, folder] when every row is a plain path, from the compiled kernels."""
     parts = []
     for chunk in _chunks(col):
-        cut = _compiled.plain_paths(chunk)
-        if cut is None:
+        parts.append(_compiled.plain_paths(chunk))
+        if parts[-1] is None:  # not plain: the other chunks need not be cut
             return None
-        parts.append(cut)
+    return _with_parts(col, parts)
+
+
+def _with_parts(col: Column, parts: list[Any]) -> list[Column] | None:
+    """[col, notes, folders] from each chunk's (notes, folders), or None if one is None."""
+    if any(p is None for p in parts):
+        return None
     notes = pa.chunked_array([p[0] for p in parts], pa.string())
     folders = pa.chunked_array([p[1] for p in parts], pa.string())
     return [col, notes, folders]

@@ -47,7 +47,7 @@ def version_text() -> str:
 
     kernels = (
         "compiled kernels built"
-        if _compiled._built is not None
+        if _compiled.built()
         else "compiled kernels not built (no C compiler at install): the frame uses numpy"
     )
     return f"askkit {__version__} ({kernels})"

@@ -238,7 +238,7 @@ def phases(path: Path, repeat: int) -> None:
             print(f"{name:<30} {slow * 1e3:>8.0f} {fast * 1e3:>9.0f} {slow / fast:>6.1f}")
     finally:
         _compiled.ENABLED = saved
-    print(f"compiled kernels built: {_compiled._built is not None}")
+    print(f"compiled kernels built: {_compiled.built()}")
 
 
 STEPS = {"parse": step_parse, "askkit": step_askkit, "naive": step_naive, "baseline": step_baseline}
