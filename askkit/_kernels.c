@@ -58,13 +58,17 @@ static Py_ssize_t check_offsets(const Buf *offsets, const Buf *data, const char 
         PyErr_Format(PyExc_ValueError, "%s: expected n + 1 int32 offsets", what);
         return -1;
     }
+    if (o[0] < 0) {
+        PyErr_Format(PyExc_ValueError, "%s: offsets must not be negative", what);
+        return -1;
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (o[i] < 0 || o[i] > o[i + 1]) {
+        if (o[i] > o[i + 1]) {
             PyErr_Format(PyExc_ValueError, "%s: offsets must not decrease (row %zd)", what, i);
             return -1;
         }
     }
-    if (n >= 0 && (o[0] < 0 || (Py_ssize_t)o[n] > data->view.len)) {
+    if ((Py_ssize_t)o[n] > data->view.len) {
         PyErr_Format(PyExc_ValueError, "%s: offsets run past the data", what);
         return -1;
     }

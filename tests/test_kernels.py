@@ -134,6 +134,8 @@ def test_citations_leave_doubled_brackets_to_the_scanner() -> None:
     [
         (lambda: _kernels.plain_paths(np.array([0, 5, 2], np.int32), b"abcde"), "decrease"),
         (lambda: _kernels.plain_paths(np.array([0, 9], np.int32), b"abc"), "past the data"),
+        (lambda: _kernels.plain_paths(np.array([-1, 2], np.int32), b"abc"), "negative"),
+        (lambda: _kernels.citations(np.array([-1, 2], np.int64), b"abc"), "negative"),
         (lambda: _kernels.plain_paths(b"\x00\x00\x00", b"abc"), "int32 offsets"),
         (lambda: _kernels.plain_paths(3, b"abc"), "contiguous buffer"),
         (lambda: _kernels.citations(np.array([4, 2], np.int64), b"abcd"), "decrease"),
