@@ -49,51 +49,52 @@ static void release(Buf *b)
     }
 }
 
-/* n + 1 int32 offsets, each inside data; -1 with an error set otherwise. */
-static Py_ssize_t check_offsets(const Buf *offsets, const Buf *data, const char *what)
+/* Two buffer arguments (``format`` as for PyArg_ParseTuple, "OO:name"); -1 with
+ * an error set and nothing held otherwise. */
+static int two_buffers(PyObject *args, const char *format, Buf *a, const char *a_name, Buf *b,
+                       const char *b_name)
 {
-    Py_ssize_t n = offsets->view.len / (Py_ssize_t)sizeof(int32_t) - 1;
-    const int32_t *o = (const int32_t *)offsets->view.buf;
-    if (n < 0 || offsets->view.len % (Py_ssize_t)sizeof(int32_t) != 0) {
-        PyErr_Format(PyExc_ValueError, "%s: expected n + 1 int32 offsets", what);
+    PyObject *a_obj, *b_obj;
+    a->held = b->held = 0;
+    if (!PyArg_ParseTuple(args, format, &a_obj, &b_obj) || get_buf(a_obj, a, a_name) < 0) {
         return -1;
     }
-    if (o[0] < 0) {
-        PyErr_Format(PyExc_ValueError, "%s: offsets must not be negative", what);
+    if (get_buf(b_obj, b, b_name) < 0) {
+        release(a);
         return -1;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (o[i] > o[i + 1]) {
-            PyErr_Format(PyExc_ValueError, "%s: offsets must not decrease (row %zd)", what, i);
-            return -1;
-        }
-    }
-    if ((Py_ssize_t)o[n] > data->view.len) {
-        PyErr_Format(PyExc_ValueError, "%s: offsets run past the data", what);
-        return -1;
-    }
-    return n;
+    return 0;
 }
 
-/* n of n + 1 int64 offsets that start at 0 or more and never decrease; -1 with an
- * error set otherwise. */
-static Py_ssize_t check_offsets64(const Buf *offsets, const char *what)
+static inline int64_t offset_at(const Buf *offsets, int wide, Py_ssize_t i)
 {
-    Py_ssize_t n = offsets->view.len / (Py_ssize_t)sizeof(int64_t) - 1;
-    const int64_t *o = (const int64_t *)offsets->view.buf;
-    if (n < 0 || offsets->view.len % (Py_ssize_t)sizeof(int64_t) != 0) {
-        PyErr_Format(PyExc_ValueError, "%s: expected n + 1 int64 offsets", what);
+    return wide ? ((const int64_t *)offsets->view.buf)[i] : ((const int32_t *)offsets->view.buf)[i];
+}
+
+/* n of n + 1 offsets (int64 if ``wide``, else int32) that start at 0 or more, never
+ * decrease and, with ``data``, stay inside it; -1 with an error set otherwise. */
+static Py_ssize_t check_offsets(const Buf *offsets, int wide, const Buf *data, const char *what)
+{
+    Py_ssize_t size = wide ? (Py_ssize_t)sizeof(int64_t) : (Py_ssize_t)sizeof(int32_t);
+    Py_ssize_t n = offsets->view.len / size - 1;
+    if (n < 0 || offsets->view.len % size != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: expected n + 1 %s offsets", what,
+                     wide ? "int64" : "int32");
         return -1;
     }
-    if (o[0] < 0) {
+    if (offset_at(offsets, wide, 0) < 0) {
         PyErr_Format(PyExc_ValueError, "%s: offsets must not be negative", what);
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (o[i] > o[i + 1]) {
+        if (offset_at(offsets, wide, i) > offset_at(offsets, wide, i + 1)) {
             PyErr_Format(PyExc_ValueError, "%s: offsets must not decrease (row %zd)", what, i);
             return -1;
         }
+    }
+    if (data != NULL && offset_at(offsets, wide, n) > (int64_t)data->view.len) {
+        PyErr_Format(PyExc_ValueError, "%s: offsets run past the data", what);
+        return -1;
     }
     return n;
 }
@@ -249,11 +250,11 @@ static PyObject *headings(PyObject *self, PyObject *args)
         get_buf(dv_obj, &dval, "date_valid") < 0) {
         goto done;
     }
-    Py_ssize_t n = check_offsets(&off, &dat, "offsets");
+    Py_ssize_t n = check_offsets(&off, 0, &dat, "offsets");
     if (n < 0) {
         goto done;
     }
-    if (check_offsets(&doff, &ddat, "date_offsets") != n) {
+    if (check_offsets(&doff, 0, &ddat, "date_offsets") != n) {
         if (!PyErr_Occurred()) {
             PyErr_SetString(PyExc_ValueError, "date column: expected as many rows as titles");
         }
@@ -382,16 +383,12 @@ PyDoc_STRVAR(plain_paths_doc,
 
 static PyObject *plain_paths(PyObject *self, PyObject *args)
 {
-    PyObject *o_obj, *d_obj;
-    if (!PyArg_ParseTuple(args, "OO:plain_paths", &o_obj, &d_obj)) {
+    Buf off, dat;
+    if (two_buffers(args, "OO:plain_paths", &off, "offsets", &dat, "data") < 0) {
         return NULL;
     }
-    Buf off = {0}, dat = {0};
     PyObject *n_off = NULL, *n_dat = NULL, *f_off = NULL, *f_dat = NULL, *result = NULL;
-    if (get_buf(o_obj, &off, "offsets") < 0 || get_buf(d_obj, &dat, "data") < 0) {
-        goto done;
-    }
-    Py_ssize_t n = check_offsets(&off, &dat, "offsets");
+    Py_ssize_t n = check_offsets(&off, 0, &dat, "offsets");
     if (n < 0) {
         goto done;
     }
@@ -484,24 +481,16 @@ PyDoc_STRVAR(citations_doc,
 
 static PyObject *citations(PyObject *self, PyObject *args)
 {
-    PyObject *o_obj, *d_obj;
-    if (!PyArg_ParseTuple(args, "OO:citations", &o_obj, &d_obj)) {
+    Buf off, dat;
+    if (two_buffers(args, "OO:citations", &off, "offsets", &dat, "data") < 0) {
         return NULL;
     }
-    Buf off = {0}, dat = {0};
     PyObject *turns = NULL, *numbers = NULL, *skipped = NULL, *result = NULL;
-    if (get_buf(o_obj, &off, "offsets") < 0 || get_buf(d_obj, &dat, "data") < 0) {
-        goto done;
-    }
-    Py_ssize_t n = check_offsets64(&off, "offsets");
+    Py_ssize_t n = check_offsets(&off, 1, &dat, "offsets");
     if (n < 0) {
         goto done;
     }
     const int64_t *o = (const int64_t *)off.view.buf;
-    if (o[n] > dat.view.len) {
-        PyErr_SetString(PyExc_ValueError, "offsets: offsets run past the data");
-        goto done;
-    }
     const unsigned char *d = (const unsigned char *)dat.view.buf;
     Py_ssize_t opens = count_byte(d, (Py_ssize_t)o[0], (Py_ssize_t)o[n], '[');
     if ((turns = PyBytes_FromStringAndSize(NULL, (opens + 1) * 8)) == NULL ||
@@ -604,16 +593,12 @@ PyDoc_STRVAR(turn_stats_doc,
 
 static PyObject *turn_stats(PyObject *self, PyObject *args)
 {
-    PyObject *b_obj, *s_obj;
-    if (!PyArg_ParseTuple(args, "OO:turn_stats", &b_obj, &s_obj)) {
+    Buf bnd, sco;
+    if (two_buffers(args, "OO:turn_stats", &bnd, "bounds", &sco, "scores") < 0) {
         return NULL;
     }
-    Buf bnd = {0}, sco = {0};
     PyObject *rank = NULL, *gap = NULL, *z = NULL, *result = NULL;
-    if (get_buf(b_obj, &bnd, "bounds") < 0 || get_buf(s_obj, &sco, "scores") < 0) {
-        goto done;
-    }
-    Py_ssize_t turns = check_offsets64(&bnd, "bounds");
+    Py_ssize_t turns = check_offsets(&bnd, 1, NULL, "bounds");
     if (turns < 0) {
         goto done;
     }
