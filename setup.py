@@ -1,7 +1,7 @@
-"""askkit's compiled kernels (askkit/_kernels.c); everything else is in pyproject.toml.
+"""askkit's compiled kernels (askkit/frame/_kernels.c); everything else is in pyproject.toml.
 
 The extension is optional: without a C compiler the install goes on, and
-askkit/_compiled.py falls back to numpy paths that give the same values.
+askkit/frame/kernels.py falls back to pyarrow.compute paths that give the same values.
 """
 
 from setuptools import Extension, setup
@@ -9,8 +9,8 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "askkit._kernels",
-            sources=["askkit/_kernels.c"],
+            "askkit.frame._kernels",
+            sources=["askkit/frame/_kernels.c"],
             # -ffp-contract=off: no fused multiply-add, so sums match numpy's to the bit
             extra_compile_args=[
                 "-O2",

@@ -7,6 +7,8 @@ nor matplotlib; the widget and plot modules import them when used.
 
 from __future__ import annotations
 
+from importlib import metadata as _metadata
+
 from askkit import citations, prompt
 from askkit.errors import (
     AskkitError,
@@ -32,12 +34,15 @@ from askkit.sources import (
 )
 from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse
 
-__version__ = "0.1.0"
+try:
+    __version__ = _metadata.version("askkit")
+except _metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
 
 #: Submodules loaded on first attribute access: ``askkit.frame`` works after a
 #: bare ``import askkit`` without making that import pay for pandas.
 _LAZY_MODULES = frozenset(
-    {"frame", "metrics", "compare", "vault", "chunking", "locate", "retrieve", "report"}
+    {"frame", "metrics", "compare", "vault", "retrieve", "report", "plots", "widgets", "testing"}
 )
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "ServerError",
     "ServerStatusError",
     "ServerUnavailable",
+    "UsageError",
     "VaultError",
 ]
 
@@ -121,14 +122,27 @@ class VaultError(AskkitError, OSError):
 class ServerError(AskkitError, RuntimeError):
     """A kimun server could not be reached or answered with an error."""
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Explicit, so the subclasses that also derive from OSError (AuthError,
+        # JobTimeout, ServerUnavailable) pickle the same once a library such as
+        # dask's tblib has registered its own exception pickler.
+        return (_rebuild_server_error, (type(self), self.args, vars(self)))
+
+
+def _rebuild_server_error(
+    cls: type[ServerError], args: tuple[object, ...], state: dict[str, object]
+) -> ServerError:
+    error = cls(*args)  # every ServerError takes its message alone; fields are keywords
+    error.__dict__.update(state)
+    return error
+
 
 class MissingDependencyError(AskkitError, ImportError):
     """An optional package is needed for this feature; the message names the extra."""
 
 
 # The kimun server client's errors (askkit.retrieve.client). Every one is a
-# ServerError; keyword arguments are optional so that the default pickling
-# (``cls(message)`` plus the instance ``__dict__``) restores them.
+# ServerError, pickled by ServerError.__reduce__ with its args and fields.
 
 
 class ServerStatusError(ServerError):
@@ -224,3 +238,7 @@ class ServerUnavailable(ServerError, ConnectionError):
         super().__init__(message)
         self.path = path
         self.attempts = attempts
+
+
+class UsageError(AskkitError, ValueError):
+    """A command-line argument is missing or wrong (the CLI exits with status 2)."""

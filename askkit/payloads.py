@@ -17,7 +17,7 @@ from typing import Any
 
 from askkit.errors import SchemaError
 from askkit.sources import AskSource, Turn
-from askkit.wire import AnswerResult, EmbeddingsResponse, _chunk_list, load_json
+from askkit.wire import AnswerResult, EmbeddingsResponse, chunk_list, load_json
 
 __all__ = ["read_turn", "turn_from_payload"]
 
@@ -25,7 +25,7 @@ __all__ = ["read_turn", "turn_from_payload"]
 def turn_from_payload(obj: Any, *, question: str = "") -> Turn:
     """Build a turn from a decoded payload of any recognised shape."""
     if isinstance(obj, list):
-        return Turn(question, "", AskSource.from_chunks(_chunk_list(obj, "")))
+        return Turn(question, "", AskSource.from_chunks(chunk_list(obj, "")))
     if not isinstance(obj, Mapping):
         raise SchemaError("expected a JSON object or a list of chunks", value=obj)
     if "status" in obj and "job_id" in obj:
@@ -52,7 +52,7 @@ def turn_from_payload(obj: Any, *, question: str = "") -> Turn:
             "not a kimun payload: expected 'sources' or 'chunks' (or a job's 'result')",
             value=sorted(obj)[:10],
         )
-    return Turn(q, answer, AskSource.from_chunks(_chunk_list(obj[key], key)))
+    return Turn(q, answer, AskSource.from_chunks(chunk_list(obj[key], key)))
 
 
 def read_turn(path: str | Path, *, question: str = "") -> Turn:

@@ -30,7 +30,7 @@ from askkit.errors import AskkitError, VaultError
 from askkit.sources import AskSource
 
 if TYPE_CHECKING:
-    from askkit._metrics_io import Level
+    from askkit.metrics.io import Level
 
 __all__ = ["DEFAULT_MEASURES", "Report", "build_report"]
 
@@ -116,7 +116,7 @@ def _answer_html(answer: str, ordinals: set[int]) -> str:
 
 
 def _section_text(vault: Any, src: AskSource, cache: dict[str, str | None]) -> str:
-    from askkit.locate import locate_source
+    from askkit.vault.locate import locate_source
 
     path = src.path.relative()
     text = src.text
@@ -158,8 +158,8 @@ def _load(run: Any, strict: bool) -> tuple[pd.DataFrame, pd.DataFrame, str]:
 
 def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Level) -> _Judged:
     from askkit import plots
-    from askkit._metrics_io import doc_ids
     from askkit.metrics import coverage, evaluate, ranked_run, read_qrels
+    from askkit.metrics.io import doc_ids
 
     judgments = read_qrels(qrels)
     ev = evaluate(frame, judgments, measures, level=level)

@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, Any, Literal, Self, cast, get_args
 from urllib.parse import urlsplit
 
 from askkit.retrieve import as_retriever
-from askkit.retrieve._protocol import CONTEXT_SIZES
-from askkit.retrieve._protocol import VAULT_ID as _VAULT_ID
+from askkit.retrieve.client import CONTEXT_SIZES
+from askkit.retrieve.client import VAULT_ID as _VAULT_ID
 from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse, load_json
 
 if TYPE_CHECKING:

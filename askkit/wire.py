@@ -35,6 +35,7 @@ __all__ = [
     "ChunkResult",
     "EmbeddingsResponse",
     "check_wire_date",
+    "chunk_list",
     "load_json",
 ]
 
@@ -197,7 +198,8 @@ class ChunkResult:
         }
 
 
-def _chunk_list(value: object, field: str) -> tuple[ChunkResult, ...]:
+def chunk_list(value: object, field: str) -> tuple[ChunkResult, ...]:
+    """A JSON list of wire chunks, each validated; ``field`` names the list in errors."""
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
         raise SchemaError("expected a list of chunks", field=field, value=value)
     return tuple(ChunkResult.from_dict(item, field=f"{field}[{i}]") for i, item in enumerate(value))
@@ -216,7 +218,7 @@ class EmbeddingsResponse:
         data = _mapping(obj, field, "an /api/embeddings response")
         qt = data.get("query_time_ms", 0)
         return cls(
-            chunks=_chunk_list(_required(data, "chunks", field), _join(field, "chunks")),
+            chunks=chunk_list(_required(data, "chunks", field), _join(field, "chunks")),
             query_time_ms=_number(qt, _join(field, "query_time_ms"), non_negative=True),
         )
 
@@ -250,7 +252,7 @@ class AnswerResult:
         data = _mapping(obj, field, "an answer result")
         return cls(
             answer=_string(_required(data, "answer", field), _join(field, "answer")),
-            sources=_chunk_list(_required(data, "sources", field), _join(field, "sources")),
+            sources=chunk_list(_required(data, "sources", field), _join(field, "sources")),
         )
 
     @classmethod

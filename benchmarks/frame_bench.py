@@ -198,9 +198,9 @@ def phases(path: Path, repeat: int) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from askkit import _compiled
-    from askkit import _frame_build as fb
-    from askkit import _frame_io as io
+    from askkit.frame import columns as fb
+    from askkit.frame import jsonl as io
+    from askkit.frame import kernels as _compiled
 
     table = io._parse(path)
     items, rows, pos = io._items(table)

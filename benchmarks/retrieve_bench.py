@@ -29,9 +29,9 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from askkit.chunking import chunk_note
 from askkit.retrieve.local import LocalIndex, tokenize
 from askkit.vault import Vault
+from askkit.vault.chunking import chunk_note
 
 WORDS = [
     "starter",

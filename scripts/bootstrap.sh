@@ -24,7 +24,7 @@ apt_install() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
 }
 
-# askkit compiles its kernels (askkit/_kernels.c) on install: a C compiler and
+# askkit compiles its kernels (askkit/frame/_kernels.c) on install: a C compiler and
 # Python's headers. Without them the install still works, only slower.
 if ! command -v cc >/dev/null; then
     echo "askkit: installing a C compiler for askkit's kernels"
@@ -36,9 +36,9 @@ if [ ! -f "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[
 fi
 
 stamp=.venv/.askkit-$mode.stamp
-kernels_built() { compgen -G "askkit/_kernels.*.so" >/dev/null; }
+kernels_built() { compgen -G "askkit/frame/_kernels.*.so" >/dev/null; }
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
-    || [ askkit/_kernels.c -nt "$stamp" ] || ! kernels_built; then
+    || [ askkit/frame/_kernels.c -nt "$stamp" ] || ! kernels_built; then
     if [ "$mode" = test ]; then
         .venv/bin/python -m pip install --quiet -e ".[scale,lab]" --group dev
     else

@@ -47,7 +47,7 @@ def chunk_dict() -> dict[str, Any]:
 def kernel_paths(request: pytest.FixtureRequest) -> Any:
     """Run a module's tests twice: with askkit's compiled kernels, then with the
     numpy paths that stand in for them where they are not built."""
-    from askkit import _compiled
+    from askkit.frame import kernels as _compiled
 
     saved = _compiled.ENABLED
     _compiled.ENABLED = request.param == "compiled"

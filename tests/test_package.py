@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import askkit
@@ -72,18 +74,140 @@ def test_py_typed_marker_ships() -> None:
     assert (ROOT / "askkit" / "py.typed").is_file()
 
 
-def test_error_hierarchy() -> None:
-    assert issubclass(askkit.SchemaError, ValueError)
-    assert issubclass(askkit.SchemaError, askkit.AskkitError)
-    assert issubclass(askkit.VaultError, OSError)
-    assert issubclass(askkit.MissingDependencyError, ImportError)
-    assert issubclass(askkit.ServerError, askkit.AskkitError)
+# --------------------------------------------------------------------------- the import graph
 
 
-def test_schema_error_pickles_with_its_fields() -> None:
-    import pickle
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
-    err = askkit.SchemaError("bad", field="x", value=3, file="f.jsonl", line=9)
-    again = pickle.loads(pickle.dumps(err))
-    assert (again.field, again.value, again.file, again.line) == ("x", 3, "f.jsonl", 9)
-    assert str(again) == "f.jsonl:9: x: bad, got 3"
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runtime_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import that runs: module level or inside functions, not under TYPE_CHECKING."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.orelse:
+                yield from _runtime_imports(ast.Module(body=[child], type_ignores=[]))
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        yield from _runtime_imports(node)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """askkit's modules and the askkit modules each imports at run time."""
+    files = {_module_name(p): p for p in (ROOT / "askkit").rglob("*.py")}
+    extensions = {_module_name(p) for p in (ROOT / "askkit").rglob("*.pyi")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, base] if base else up)
+                # `from pkg import sub` imports the submodule pkg.sub
+                targets = [
+                    f"{base}.{alias.name}"
+                    if f"{base}.{alias.name}" in files.keys() | extensions
+                    else base
+                    for alias in node.names
+                ]
+            edges.update(t for t in targets if t in files and t != name)
+        graph[name] = edges
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_import_graph_sees_real_edges() -> None:
+    graph = import_graph()
+    assert "askkit.sources" in graph["askkit.frame.load"]
+    assert (
+        "askkit.frame.kernels" in graph["askkit.frame.load"]
+    )  # `from askkit.frame import kernels`
+    assert "askkit.errors" in graph["askkit.wire"]
+    assert "askkit.widgets" not in graph["askkit"]  # lazy, through __getattr__'s importlib
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycle_at_runtime() -> None:
+    assert _cycle(import_graph()) is None
+
+
+def test_private_modules_are_used_only_in_their_own_folder() -> None:
+    shared = {"askkit._text", "askkit._atomic", "askkit._html", "askkit._console"}
+    for name, edges in import_graph().items():
+        for target in edges:
+            leaf_private = target.rpartition(".")[2].startswith("_")
+            if not leaf_private or target in shared or target.endswith("__init__"):
+                continue
+            assert name.startswith(target.rpartition(".")[0] + "."), f"{name} imports {target}"
+
+
+def test_layers_point_down() -> None:
+    """The value types never import the capabilities built on them."""
+    graph = import_graph()
+    core = {"askkit.errors", "askkit.wire", "askkit.journal", "askkit.citations", "askkit.sources"}
+    above = ("askkit.frame", "askkit.metrics", "askkit.vault", "askkit.retrieve", "askkit.widgets")
+    for name in core:
+        assert not [t for t in graph[name] if t.startswith(above)], name
+    for name, edges in graph.items():
+        if name.startswith(("askkit.frame", "askkit.metrics", "askkit.vault")):
+            assert not [t for t in edges if t.startswith(("askkit.widgets", "askkit.cli"))], name
+
+
+def test_version_comes_from_the_installed_metadata() -> None:
+    from importlib.metadata import version
+
+    assert askkit.__version__ == version("askkit")
+    assert "__version__ =" not in (ROOT / "askkit" / "__init__.py").read_text().replace(
+        "__version__ = _metadata", ""
+    ).replace('__version__ = "0+unknown"', "")
+
+
+def test_tests_mirror_the_package() -> None:
+    """Every subpackage has a test folder, and every public module a test file."""
+    for info in pkgutil.walk_packages(askkit.__path__, "askkit."):
+        parts = info.name.split(".")[1:]
+        if info.ispkg:
+            assert (ROOT / "tests" / Path(*parts) / "__init__.py").is_file(), info.name
+            continue
+        if parts[-1].startswith("_"):
+            continue
+        test = ROOT / "tests" / Path(*parts[:-1]) / f"test_{parts[-1]}.py"
+        assert test.is_file(), f"{info.name}: expected {test.relative_to(ROOT)}"

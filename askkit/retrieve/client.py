@@ -48,6 +48,7 @@ from askkit.errors import ProtocolError, ServerError
 from askkit.retrieve._protocol import (
     CONTEXT_SIZES,
     TOKEN_ENV,
+    VAULT_ID,
     Call,
     ContextSize,
     Core,
@@ -63,6 +64,7 @@ from askkit.wire import AnswerResult, ChunkResult
 __all__ = [
     "CONTEXT_SIZES",
     "TOKEN_ENV",
+    "VAULT_ID",
     "AsyncKimunClient",
     "ContextSize",
     "Health",

@@ -1,7 +1,7 @@
 """An embedded BM25 retriever over a vault, shaped like a kimun server.
 
 :class:`LocalIndex` cuts every note into the sections kimun's core would
-index (:func:`askkit.chunking.chunk_note`), splits long sections the way the
+index (:func:`askkit.vault.chunking.chunk_note`), splits long sections the way the
 server does (:func:`askkit.retrieve.split.split_for_rag`), and ranks the
 pieces with BM25 (`bm25s`). Results are :class:`~askkit.ChunkResult`\\ s as a
 kimun server sends them: ``title`` = the breadcrumb joined with U+001F,
@@ -40,12 +40,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from askkit.chunking import chunk_note
-from askkit.diacritics import fold
 from askkit.errors import VaultError
 from askkit.retrieve.split import CHUNK_MAX, CHUNK_TARGET, split_for_rag
 from askkit.sources import BREADCRUMB_SEP, VaultPath
 from askkit.vault import Vault, content_hash
+from askkit.vault.chunking import chunk_note
+from askkit.vault.diacritics import fold
 from askkit.wire import ChunkResult
 
 __all__ = ["CANDIDATE_POOL", "IndexReport", "LocalIndex", "tokenize"]

@@ -25,9 +25,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from askkit._html import esc
-from askkit.chunking import chunk_note, note_headings
-from askkit.diacritics import fold
 from askkit.sources import AskSource
+from askkit.vault.chunking import chunk_note, note_headings
+from askkit.vault.diacritics import fold
 
 __all__ = [
     "CONTEXT_LINES",
@@ -111,7 +111,7 @@ def _lines_html(
     """Escaped text with query terms marked and heading lines in bold.
 
     ``headings`` holds the note offsets where a heading line starts
-    (:func:`askkit.chunking.note_headings`); ``base`` is ``text``'s offset in the note.
+    (:func:`askkit.vault.chunking.note_headings`); ``base`` is ``text``'s offset in the note.
     """
     out: list[str] = []
     offset = base
@@ -139,7 +139,7 @@ class NoteSection:
 
 
 def note_sections(note_text: str) -> list[NoteSection]:
-    """The note's sections (:func:`askkit.chunking.chunk_note`) in note order."""
+    """The note's sections (:func:`askkit.vault.chunking.chunk_note`) in note order."""
     sections = [NoteSection(s.breadcrumb, s.start, s.end) for s in chunk_note(note_text)]
     return sorted(sections, key=lambda s: (s.start, s.end))
 

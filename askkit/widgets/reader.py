@@ -1,7 +1,7 @@
 """``SourceReader``: kimun's Source reader, the retrieved chunk in its note.
 
 The widget calls the pure functions of :mod:`askkit.widgets._reader_model`
-and :func:`askkit.locate.locate_source`; every string it shows is escaped.
+and :func:`askkit.vault.locate.locate_source`; every string it shows is escaped.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import traitlets
 
 from askkit._html import esc
 from askkit.errors import AskkitError
-from askkit.locate import locate_source
 from askkit.sources import AskSource
 from askkit.vault import Vault
+from askkit.vault.locate import locate_source
 from askkit.widgets._reader_model import (
     NoteSection,
     chunk_html,
@@ -45,9 +45,9 @@ class SourceReader(w.VBox):  # type: ignore[misc]
     vault:
         A :class:`~askkit.vault.Vault` (or its folder). With one, the reader
         shows the whole note with the located section
-        (:func:`askkit.locate.locate_source`) highlighted at the top of the
+        (:func:`askkit.vault.locate.locate_source`) highlighted at the top of the
         note view, and previous/next buttons step through the note's sections
-        (:func:`askkit.chunking.chunk_note`).
+        (:func:`askkit.vault.chunking.chunk_note`).
 
     Attributes
     ----------

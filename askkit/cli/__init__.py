@@ -1,0 +1,127 @@
+"""The ``askkit`` command line.
+
+``askkit sources FILE``  show the sources of a saved payload as a table.
+``askkit prompt FILE``   show the sources framed as kimun's prompt frames them.
+``askkit index PATH``    index a vault locally (BM25 over kimun's sections).
+``askkit search QUERY --vault PATH | --server URL --vault-id ID``  retrieve.
+``askkit ask QUESTION --server URL --vault-id ID``  answer with a kimun server.
+``askkit lab [--vault PATH]``  index a vault and open the notebooks in JupyterLab.
+``askkit report LOG [--qrels Q] [--vault V]``  a static HTML report, no Jupyter needed.
+
+``askkit --version``     the version, and whether the compiled kernels are built.
+
+Errors print one line on stderr and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from askkit._console import print_turn
+from askkit.errors import AskkitError, UsageError
+from askkit.payloads import read_turn
+from askkit.prompt import frame_sources
+
+__all__ = ["build_parser", "main", "version_text"]
+
+
+def _cmd_sources(args: argparse.Namespace, console: Console) -> int:
+    print_turn(console, read_turn(args.file))
+    return 0
+
+
+def _cmd_prompt(args: argparse.Namespace, console: Console) -> int:
+    turn = read_turn(args.file)
+    console.print(Text(frame_sources([s.to_chunk() for s in turn.sources])), end="")
+    return 0
+
+
+def version_text() -> str:
+    """``askkit --version``: the version and which way the frame's rules run."""
+    from askkit import __version__
+    from askkit.frame import kernels as _compiled
+
+    kernels = (
+        "compiled kernels built"
+        if _compiled.built()
+        else "compiled kernels not built (no C compiler at install): the frame uses numpy"
+    )
+    return f"askkit {__version__} ({kernels})"
+
+
+class _Version(argparse.Action):
+    """``--version``, computed only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(version_text())
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (also used to document the commands)."""
+    parser = argparse.ArgumentParser(
+        prog="askkit", description="Inspect what kimun's Ask feature retrieved, and why."
+    )
+    parser.add_argument("--version", action=_Version)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("sources", help="show a saved payload's sources as a table")
+    p.add_argument("file", help="a JSON answer job, answer result, turn or embeddings response")
+    p.set_defaults(func=_cmd_sources)
+    p = sub.add_parser("prompt", help="show the sources as kimun's prompt frames them")
+    p.add_argument("file", help="a JSON answer job, answer result, turn or embeddings response")
+    p.set_defaults(func=_cmd_prompt)
+
+    from askkit.cli import lab as _cli_lab
+    from askkit.cli import report as _cli_report
+    from askkit.cli import server as _cli_server
+    from askkit.cli import vault as _cli_vault
+
+    _cli_vault.register(sub)
+    p = sub.add_parser("search", help="retrieve chunks for a query, locally or from a kimun server")
+    p.add_argument("query", help="the question or search text")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--vault", metavar="PATH", help="search a local vault (indexed on demand)")
+    where.add_argument("--server", metavar="URL", help="search with a running kimun server")
+    p.add_argument("--vault-id", help="the server's vault id (with --server)")
+    p.add_argument("-k", type=int, default=10, help="how many chunks (default 10)")
+    p.add_argument("--json", action="store_true", help="print the wire JSON instead of a table")
+    _cli_vault.add_search_options(p)
+    _cli_server.add_search_options(p)
+    p.set_defaults(func=_cmd_search)
+    _cli_server.register(sub)
+    _cli_lab.register(sub)
+    _cli_report.register(sub)
+    return parser
+
+
+def _cmd_search(args: argparse.Namespace, console: Console) -> int:
+    if not args.query.strip():
+        raise UsageError("the query is empty: give the text to search for")
+    if args.k < 1:
+        raise UsageError(f"-k must be at least 1, got {args.k}")
+    if args.vault is not None:
+        from askkit.cli import vault as _cli_vault
+
+        return _cli_vault.search_command(args, console)
+    from askkit.cli import server as _cli_server
+
+    return _cli_server.search_command(args, console)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    console = Console(highlight=False)
+    try:
+        return int(args.func(args, console))
+    except AskkitError as exc:
+        Console(stderr=True, highlight=False).print(Text(f"askkit: error: {exc}", style="red"))
+        return 2

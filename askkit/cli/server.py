@@ -1,0 +1,126 @@
+"""``askkit search --server`` and ``askkit ask``: a running kimun server from the command line.
+
+The token comes from ``--token`` or the ``ASKKIT_KIMUN_TOKEN`` environment
+variable (prefer the variable: a command-line argument shows in the process
+list).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from askkit._console import print_turn, sources_table
+from askkit.errors import UsageError
+from askkit.retrieve.client import CONTEXT_SIZES, TOKEN_ENV, KimunClient
+from askkit.sources import Turn
+
+__all__ = ["add_search_options", "register", "search_command"]
+
+
+def _server_options(p: argparse.ArgumentParser, *, prefix: str) -> None:
+    p.add_argument(
+        "--token", help=f"{prefix}the server's bearer token (default: ${TOKEN_ENV}, if set)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help=f"{prefix}seconds to wait for each HTTP request (default 30)",
+    )
+    p.add_argument(
+        "--context-size",
+        choices=sorted(CONTEXT_SIZES, key=CONTEXT_SIZES.__getitem__),
+        help=f"{prefix}how many chunks the server retrieves: small 10, medium 20, large 40 "
+        "(default: the server's top_k)",
+    )
+
+
+def add_search_options(p: argparse.ArgumentParser) -> None:
+    """Options of ``askkit search`` that apply to ``--server``."""
+    _server_options(p, prefix="with --server: ")
+
+
+def register(sub: Any) -> None:
+    """Add ``askkit ask`` to the command line."""
+    p = sub.add_parser("ask", help="ask a running kimun server; print the answer and its sources")
+    p.add_argument("question", help="the question")
+    p.add_argument("--server", required=True, metavar="URL", help="the kimun server")
+    p.add_argument("--vault-id", help="the server's vault id (required)")
+    _server_options(p, prefix="")
+    p.add_argument(
+        "--poll-interval",
+        type=float,
+        default=1.0,
+        help="seconds between polls of the answer job (default 1)",
+    )
+    p.add_argument(
+        "--max-polls",
+        type=int,
+        default=720,
+        help="give up after this many polls (default 720, about 12 minutes)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print {question, answer, sources} as JSON (askkit sources reads it back)",
+    )
+    p.set_defaults(func=ask_command)
+
+
+def _client(args: argparse.Namespace, **kwargs: Any) -> KimunClient:
+    if not args.vault_id:
+        raise UsageError(
+            "--vault-id is required with --server: the id the kimun server indexes your vault under"
+        )
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be more than 0 seconds, got {args.timeout}")
+    return KimunClient(args.server, args.vault_id, args.token, timeout=args.timeout, **kwargs)
+
+
+def search_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``askkit search QUERY --server URL --vault-id ID``."""
+    with _client(args) as client:
+        result = client.search(args.query, context_size=args.context_size)
+    chunks = result.chunks[: args.k]
+    if args.json:
+        ms = result.query_time_ms  # kimun sends whole milliseconds: keep them whole
+        payload = {
+            "chunks": [c.to_dict() for c in chunks],
+            "query_time_ms": int(ms) if ms.is_integer() else ms,
+        }
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    sources = result.sources[: args.k]
+    title = (
+        f"{len(sources)} chunks for {args.query!r} from {client.base_url} "
+        f"in {result.query_time_ms:g} ms"
+    )
+    console.print(sources_table(sources, title=title))
+    if not sources:
+        console.print(Text("the server retrieved nothing for this query", style="yellow"))
+    return 0
+
+
+def ask_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``askkit ask QUESTION --server URL --vault-id ID``."""
+    if not args.question.strip():
+        raise UsageError("the question is empty: give the text to ask")
+    if args.poll_interval < 0:
+        raise UsageError(f"--poll-interval must be >= 0, got {args.poll_interval}")
+    if args.max_polls < 1:
+        raise UsageError(f"--max-polls must be at least 1, got {args.max_polls}")
+    client = _client(args, poll_interval=args.poll_interval, max_polls=args.max_polls)
+    with client, console.status(f"waiting for {client.base_url} to answer..."):
+        result = client.answer_result(args.question, context_size=args.context_size)
+    if args.json:
+        payload = {"question": args.question, **result.to_dict()}
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    print_turn(console, Turn.from_answer(args.question, result))
+    return 0

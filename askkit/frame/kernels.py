@@ -1,0 +1,147 @@
+"""The compiled kernels (``askkit.frame._kernels``, C) on Arrow string columns.
+
+Building the sources frame applies kimun's per-row string rules (the heading
+of a wire title, the note and folder of a path, the citation markers of an
+answer) to a million rows. :mod:`askkit.frame._kernels` does each in one pass over
+the bytes without the GIL; this module hands it Arrow buffers and wraps what
+it returns as Arrow arrays, without copying. Every function returns ``None``
+when the kernels are not built (an install without a C compiler) or the
+input is outside what they handle (nulls); the caller then takes its numpy or
+Arrow-kernel path, which gives the same values, more slowly.
+
+:data:`ENABLED` switches the kernels off (tests compare both paths).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+_built: ModuleType | None
+try:
+    from askkit.frame import _kernels as _built
+except ImportError:  # built without a C compiler: the numpy paths do the work
+    _built = None
+
+__all__ = [
+    "ENABLED",
+    "available",
+    "built",
+    "citations",
+    "count_byte",
+    "headings",
+    "plain_paths",
+    "turn_stats",
+]
+
+#: Whether to use the compiled kernels when they are built.
+ENABLED = True
+
+_EMPTY = pa.py_buffer(b"")
+
+
+def built() -> bool:
+    """Whether the compiled kernels were built when askkit was installed."""
+    return _built is not None
+
+
+def available() -> bool:
+    """Whether the compiled kernels are built and enabled."""
+    return built() and ENABLED
+
+
+def _kernels() -> ModuleType | None:
+    return _built if ENABLED else None
+
+
+def _offsets(arr: pa.Array) -> np.ndarray[Any, Any]:
+    return np.frombuffer(arr.buffers()[1], np.int32)[arr.offset : arr.offset + len(arr) + 1]
+
+
+def _data(arr: pa.Array) -> Any:
+    return arr.buffers()[2] or _EMPTY
+
+
+def _string(n: int, column: tuple[bytes, bytes]) -> pa.Array:
+    offsets, data = column
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def headings(title: pa.Array, date: pa.Array) -> tuple[pa.Array, pa.Array] | None:
+    """(heading, match heading) per row of one title chunk and its date chunk.
+
+    ``heading_from_title`` then ``match_heading``, exactly; ``None`` when the
+    kernels are off, a title is null or the headings pass 2 GiB.
+    """
+    kernels = _kernels()
+    if kernels is None or title.null_count or not pa.types.is_string(title.type):
+        return None
+    if pa.types.is_null(date.type):
+        date = date.cast(pa.string())
+    elif not pa.types.is_string(date.type):
+        return None
+    validity = date.buffers()[0] if date.null_count else None
+    out = kernels.headings(
+        _offsets(title), _data(title), _offsets(date), _data(date), validity, date.offset
+    )
+    if out is None:
+        return None
+    return _string(len(title), out[0]), _string(len(title), out[1])
+
+
+def plain_paths(path: pa.Array) -> tuple[pa.Array, pa.Array] | None:
+    """(note, folder) per row of a path chunk when every row is a plain path
+    (``VaultPath`` prints it unchanged); ``None`` when one is not, a path is
+    null or the kernels are off."""
+    kernels = _kernels()
+    if kernels is None or path.null_count or not pa.types.is_string(path.type):
+        return None
+    out = kernels.plain_paths(_offsets(path), _data(path))
+    if out is None:
+        return None
+    return _string(len(path), out[0]), _string(len(path), out[1])
+
+
+def citations(
+    offsets: np.ndarray[Any, Any], data: Any
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+    """(answer index, number) of every citation marker, and a bool per answer
+    holding ``[[`` or ``]]`` (whose markers the caller scans itself); ``None``
+    when the kernels are off. ``offsets`` are int64 offsets into ``data``."""
+    kernels = _kernels()
+    if kernels is None:
+        return None
+    turns, numbers, skipped = kernels.citations(np.ascontiguousarray(offsets, np.int64), data)
+    return (
+        np.frombuffer(turns, np.int64),
+        np.frombuffer(numbers, np.int64),
+        np.frombuffer(skipped, np.uint8).astype(bool),
+    )
+
+
+def turn_stats(
+    bounds: np.ndarray[Any, Any], score: np.ndarray[Any, Any]
+) -> dict[str, np.ndarray[Any, Any]] | None:
+    """``score_rank``, ``score_gap`` and ``score_z`` of NaN-free scores whose turns
+    are the runs ``bounds[t]:bounds[t + 1]``; ``None`` when the kernels are off."""
+    kernels = _kernels()
+    if kernels is None:
+        return None
+    rank, gap, z = kernels.turn_stats(
+        np.ascontiguousarray(bounds, np.int64), np.ascontiguousarray(score, np.float64)
+    )
+    return {
+        "score_rank": np.frombuffer(rank, np.int64),
+        "score_gap": np.frombuffer(gap, np.float64),
+        "score_z": np.frombuffer(z, np.float64),
+    }
+
+
+def count_byte(buffer: Any, byte: int, size: int) -> int | None:
+    """How many of the first ``size`` bytes of ``buffer`` are ``byte``; ``None``
+    when the kernels are off."""
+    kernels = _kernels()
+    return None if kernels is None else int(kernels.count_byte(buffer, byte, size))

@@ -1,0 +1,392 @@
+"""Build sources frames from askkit's inputs, and go back to objects.
+
+:func:`sources_frame` reads sources, chunks, wire dicts, turns, payloads and
+JSON/JSONL logs into one frame of schema :data:`askkit.frame.schema.COLUMNS`;
+:func:`to_sources` and :func:`to_turns` go back without loss.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, overload
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from askkit.errors import SchemaError
+from askkit.frame import kernels as _compiled
+from askkit.frame.columns import finish
+from askkit.frame.jsonl import (
+    INT64_MAX,
+    Fallback,
+    TurnRecord,
+    read_columnar,
+    read_json_document,
+    read_lines,
+)
+from askkit.frame.schema import ERROR_COLUMNS, empty_errors, empty_frame
+from askkit.payloads import turn_from_payload
+from askkit.sources import AskSource, SourceList, Turn, VaultPath
+from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse
+
+__all__ = [
+    "Loaded",
+    "PathInput",
+    "compiled_kernels",
+    "sources_frame",
+    "to_sources",
+    "to_turns",
+]
+
+_JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
+PathInput = str | os.PathLike[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """What lenient mode returns: the good rows and one error row per rejected record.
+
+    Unpacks as ``frame, errors = sources_frame(x, strict=False)``. Nothing is
+    dropped silently: ``records == records_loaded + len(errors)``, where a
+    record is a non-blank line of a JSONL file, a JSON file, or an item of an
+    in-memory list.
+    """
+
+    frame: pd.DataFrame
+    errors: pd.DataFrame
+    records: int
+
+    @property
+    def records_loaded(self) -> int:
+        """Records that made it into :attr:`frame`."""
+        return self.records - len(self.errors)
+
+    def __iter__(self) -> Iterator[pd.DataFrame]:
+        return iter((self.frame, self.errors))
+
+
+@overload
+def sources_frame(data: Any, *, strict: Literal[True] = ...) -> pd.DataFrame: ...
+@overload
+def sources_frame(data: Any, *, strict: Literal[False]) -> Loaded: ...
+def sources_frame(data: Any, *, strict: bool = True) -> pd.DataFrame | Loaded:
+    """One row per source from any input askkit understands; schema :data:`COLUMNS`.
+
+    Parameters
+    ----------
+    data:
+        A list of :class:`AskSource`, :class:`ChunkResult` or wire dicts (one
+        result list); a :class:`Turn`, a list of turns or a mapping
+        ``{turn_id: Turn}``; a payload (``/api/embeddings`` response, answer
+        result or job, turn record), decoded or as :class:`EmbeddingsResponse`
+        / :class:`AnswerResult`; a list of turn records; a path to a ``.json``
+        file (one payload or a list of turn records) or a ``.jsonl``/
+        ``.ndjson`` turn log; or a list of such paths.
+    strict:
+        ``True`` (default) raises :class:`SchemaError` naming the file, line,
+        field and value of the first problem. ``False`` returns
+        :class:`Loaded`: the frame of the good records and an errors frame
+        (``file, line, field, value, message``), one row per rejected record.
+
+    Examples
+    --------
+    >>> sources_frame([]).shape[1] == len(COLUMNS)
+    True
+    """
+    if _is_path(data):
+        return _from_files([Path(data)], strict=strict)
+    if isinstance(data, Sequence) and data and all(_is_path(x) for x in data):
+        return _from_files([Path(x) for x in data], strict=strict)
+    items = _records_in_memory(data)
+    records: list[TurnRecord] = []
+    errors: list[SchemaError] = []
+    for number, item in enumerate(items, start=1):
+        try:
+            records.append(item() if callable(item) else item)
+        except SchemaError as exc:
+            if strict:
+                raise exc.located(line=number) if len(items) > 1 else exc from None
+            errors.append(exc.located(line=number))
+    frame = _from_records(records)
+    if strict:
+        return frame
+    return Loaded(frame, _errors_frame(errors), len(items))
+
+
+def compiled_kernels() -> bool:
+    """Whether askkit's compiled kernels build the frame's string columns.
+
+    They are compiled when askkit is installed; where no C compiler was at
+    hand, numpy does the same work, more slowly, with the same values.
+
+    >>> isinstance(compiled_kernels(), bool)
+    True
+    """
+    return _compiled.available()
+
+
+def _is_path(x: object) -> bool:
+    return isinstance(x, str | os.PathLike)
+
+
+# --------------------------------------------------------------------------- in memory
+
+
+def _check_int64(sources: SourceList) -> SourceList:
+    for i, s in enumerate(sources):
+        if s.ordinal > INT64_MAX:
+            raise SchemaError(
+                "ordinal does not fit the frame's int64 column (at most 2**63 - 1)",
+                field=f"[{i}].ordinal",
+                value=s.ordinal,
+            )
+    return sources
+
+
+def _sources_of(items: Sequence[Any]) -> SourceList:
+    """A list of sources, chunks or wire dicts, each at its position."""
+    out: list[AskSource] = []
+    for i, item in enumerate(items):
+        if isinstance(item, AskSource):
+            out.append(item)
+        else:
+            chunk = (
+                item
+                if isinstance(item, ChunkResult)
+                else ChunkResult.from_dict(item, field=f"[{i}]")
+            )
+            out.append(AskSource.from_chunk(i, chunk))
+    return _check_int64(SourceList(out))
+
+
+def _payload_record(obj: Any, number: int, default_id: str = "") -> TurnRecord:
+    raw_id = obj.get("id") if isinstance(obj, Mapping) else None
+    turn = turn_from_payload(obj)
+    turn_id = str(raw_id) if raw_id is not None else (default_id or f"turn-{number}")
+    return TurnRecord(turn_id, turn.question, turn.answer, number, _check_int64(turn.sources))
+
+
+def _is_turn_record(x: object) -> bool:
+    return isinstance(x, Mapping) and any(k in x for k in ("sources", "chunks", "result"))
+
+
+def _records_in_memory(data: Any) -> list[Any]:
+    """Records (or thunks that build them, so errors are caught per record)."""
+    if isinstance(data, Turn):
+        return [TurnRecord("turn-1", data.question, data.answer, 1, _check_int64(data.sources))]
+    if isinstance(data, EmbeddingsResponse | AnswerResult):
+        data = data.to_dict()
+    if isinstance(data, Mapping):
+        if data and all(isinstance(v, Turn) for v in data.values()):
+            return [
+                TurnRecord(str(k), t.question, t.answer, n, _check_int64(t.sources))
+                for n, (k, t) in enumerate(data.items(), start=1)
+            ]
+        return [lambda: _payload_record(data, 1)]
+    if isinstance(data, Iterable) and not isinstance(data, str | bytes):
+        items = list(data)
+        if items and all(isinstance(x, Turn) for x in items):
+            return [
+                TurnRecord(f"turn-{n}", t.question, t.answer, n, _check_int64(t.sources))
+                for n, t in enumerate(items, start=1)
+            ]
+        if items and all(_is_turn_record(x) for x in items):
+            return [(lambda x=x, n=n: _payload_record(x, n)) for n, x in enumerate(items, start=1)]
+        return [lambda: TurnRecord("turn-1", "", "", 1, _sources_of(items))] if items else []
+    raise TypeError(
+        f"sources_frame cannot read a {type(data).__name__}: pass sources, chunks, wire "
+        "dicts, turns, a payload, or a path to a .json/.jsonl file"
+    )
+
+
+def _from_records(records: Sequence[TurnRecord]) -> pd.DataFrame:
+    """The object path: per-source values from the objects, then :func:`finish`."""
+    sources = [s for r in records for s in r.sources]
+    if not sources:
+        return empty_frame()
+    counts = np.array([len(r.sources) for r in records], dtype=np.int64)
+    key = np.repeat(np.arange(len(records), dtype=np.int64), counts)
+    starts = np.cumsum(counts) - counts
+    rank = np.arange(len(sources), dtype=np.int64) - starts[key] + 1
+
+    def per_turn(values: list[Any]) -> pa.Array:
+        return pa.array(values, pa.string()).take(pa.array(key))
+
+    def strings(values: Iterable[str | None]) -> pa.Array:
+        return pa.array(list(values), pa.string())
+
+    parts: dict[VaultPath, tuple[str, str, str]] = {}
+    for s in sources:  # once per distinct path: printing drops what stem/folder need
+        if s.path not in parts:
+            parts[s.path] = (str(s.path), s.path.stem, s.path.folder)
+    path_cols = list(zip(*(parts[s.path] for s in sources), strict=True))
+
+    base = {
+        "turn_key": key,
+        "turn_id": per_turn([r.turn_id for r in records]),
+        "question": [r.question for r in records],
+        "line": np.array([r.line for r in records], dtype=np.int64)[key],
+        "rank": rank,
+        "ordinal": np.array([s.ordinal for s in sources], dtype=np.int64),
+        "path": strings(path_cols[0]),
+        "note": strings(path_cols[1]),
+        "folder": strings(path_cols[2]),
+        "title": strings(s.title for s in sources),
+        "heading": strings(s.heading for s in sources),
+        "wire_date": strings(s.date for s in sources),
+        "score": np.array([s.score for s in sources], dtype=np.float64),
+        "text": strings(s.text for s in sources),
+        "hash": strings(s.hash for s in sources),
+    }
+    return finish(base, [r.answer for r in records])
+
+
+def _errors_frame(errors: Sequence[SchemaError]) -> pd.DataFrame:
+    if not errors:
+        return empty_errors()
+    frame = pd.DataFrame(
+        {
+            "file": [e.file for e in errors],
+            "line": [e.line if e.line is not None else 0 for e in errors],
+            "field": [e.field or "" for e in errors],
+            "value": [repr(e.value) if e.has_value else "" for e in errors],
+            "message": [e.message for e in errors],
+        }
+    )
+    return frame.astype(ERROR_COLUMNS)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _read_file(path: Path, *, strict: bool) -> Loaded:
+    """One file, fast path first; the slow path for anything the fast path doubts."""
+    name = path.name
+    if path.suffix.lower() not in _JSONL_SUFFIXES:
+        return _read_json_file(path, strict=strict)
+    if not path.is_file():
+        raise SchemaError("no such file", file=str(path), has_value=False)
+    try:
+        frame = read_columnar(path, name)
+    except Fallback:
+        turns, errors, seen = read_lines(path, name, strict=strict)
+        return Loaded(_from_records(turns), _errors_frame(errors), seen)
+    return Loaded(frame, empty_errors(), int(frame.attrs.pop("records")))
+
+
+def _read_json_file(path: Path, *, strict: bool) -> Loaded:
+    """A ``.json`` file: one payload (turn id = its ``id`` or the file stem) or a list
+    of turn records (ids ``<file name>#<n>`` when absent; ``line`` = item number)."""
+    try:
+        obj = read_json_document(path)
+    except SchemaError as exc:
+        if strict:
+            raise
+        return Loaded(empty_frame(), _errors_frame([exc]), 1)
+    many = isinstance(obj, list) and bool(obj) and all(_is_turn_record(x) for x in obj)
+    items: list[Any] = obj if many else [obj]
+    records: list[TurnRecord] = []
+    errors: list[SchemaError] = []
+    for number, item in enumerate(items, start=1):
+        default = f"{path.name}#{number}" if many else path.stem
+        try:
+            records.append(_payload_record(item, number, default))
+        except SchemaError as exc:
+            located = exc.located(file=str(path), line=number if many else None)
+            if strict:
+                raise located from None
+            errors.append(located)
+    return Loaded(_from_records(records), _errors_frame(errors), len(items))
+
+
+def _from_files(paths: Sequence[Path], *, strict: bool) -> pd.DataFrame | Loaded:
+    loaded = [_read_file(p, strict=strict) for p in paths]
+    frames = [x.frame for x in loaded if len(x.frame)]
+    frame = pd.concat(frames, ignore_index=True) if frames else empty_frame()
+    if strict:
+        return frame
+    errs = [x.errors for x in loaded if len(x.errors)]
+    errors = pd.concat(errs, ignore_index=True) if errs else empty_errors()
+    return Loaded(frame, errors, sum(x.records for x in loaded))
+
+
+# --------------------------------------------------------------------------- back to objects
+
+
+def _require(df: pd.DataFrame, names: Iterable[str]) -> None:
+    missing = [n for n in names if n not in df.columns]
+    if missing:
+        raise SchemaError(
+            "not a sources frame (build it with askkit.frame.sources_frame)",
+            field="columns",
+            value=missing,
+        )
+
+
+_OBJECT_COLUMNS = ("path", "heading", "wire_date", "score", "text", "ordinal", "hash", "title")
+
+
+def to_sources(df: pd.DataFrame) -> SourceList:
+    """The frame's rows as :class:`AskSource` objects, in frame order, without loss.
+
+    Paths are rebuilt with :meth:`VaultPath.from_printed`, the raw wire title
+    and date come from ``title`` and ``wire_date``.
+    """
+    _require(df, _OBJECT_COLUMNS)
+    cols = {name: df[name].tolist() for name in _OBJECT_COLUMNS}
+    return SourceList(
+        AskSource(
+            path=VaultPath.from_printed(path),
+            heading=heading,
+            date=None if _missing(date) else date,
+            score=float(score),
+            text=text,
+            ordinal=int(ordinal),
+            hash=hash_,
+            title=None if _missing(title) else title,
+        )
+        for path, heading, date, score, text, ordinal, hash_, title in zip(
+            *(cols[n] for n in _OBJECT_COLUMNS), strict=True
+        )
+    )
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def to_turns(df: pd.DataFrame) -> dict[str, Turn]:
+    """``{turn_id: Turn}`` in order of first appearance, sources in frame order.
+
+    A turn is the rows sharing ``(turn_id, line)``; a ``turn_id`` naming two
+    turns (two lines) raises :class:`SchemaError`. Turns with no sources have
+    no rows, so they do not come back.
+    """
+    _require(df, (*_OBJECT_COLUMNS, "turn_id", "question", "answer", "line"))
+    keys = df[["turn_id", "line"]].drop_duplicates()
+    dup = keys["turn_id"].duplicated(keep=False)
+    if dup.any():
+        first = keys[dup].iloc[0]
+        raise SchemaError(
+            "turn_id names more than one turn (different lines); make the ids unique",
+            field="turn_id",
+            value=first["turn_id"],
+        )
+    sources = to_sources(df)
+    positions = pd.Series(np.arange(len(df)), index=df.index).groupby(
+        df["turn_id"].to_numpy(), sort=False
+    )
+    out: dict[str, Turn] = {}
+    questions = df["question"].tolist()
+    answers = df["answer"].tolist()
+    for turn_id, pos in positions.indices.items():
+        idx = [int(i) for i in pos]
+        first_row = idx[0]
+        out[str(turn_id)] = Turn(
+            questions[first_row], answers[first_row], SourceList(sources[i] for i in idx)
+        )
+    return out

@@ -1,0 +1,55 @@
+"""Retrieval quality the way trec_eval measures it.
+
+:mod:`~askkit.metrics.evaluate` scores a run against judgments and reports
+coverage; :mod:`~askkit.metrics.io` reads and writes qrels and runs;
+:mod:`~askkit.metrics.measures` is the columnar, trec_eval-exact computation;
+:mod:`~askkit.metrics.prepare` turns frames into the integer arrays it needs.
+"""
+
+from __future__ import annotations
+
+from askkit.metrics.evaluate import (
+    DEFAULT_MEASURES,
+    QRELS_COLUMNS,
+    TREC_NAMES,
+    WHY_TOOLS_DIFFER,
+    Coverage,
+    Evaluation,
+    Level,
+    Missing,
+    PathOrFrame,
+    Ties,
+    coverage,
+    decode_id,
+    encode_id,
+    evaluate,
+    parse_measure,
+    ranked_run,
+    read_qrels,
+    read_run,
+    write_qrels,
+    write_run,
+)
+
+__all__ = [
+    "DEFAULT_MEASURES",
+    "QRELS_COLUMNS",
+    "TREC_NAMES",
+    "WHY_TOOLS_DIFFER",
+    "Coverage",
+    "Evaluation",
+    "Level",
+    "Missing",
+    "PathOrFrame",
+    "Ties",
+    "coverage",
+    "decode_id",
+    "encode_id",
+    "evaluate",
+    "parse_measure",
+    "ranked_run",
+    "read_qrels",
+    "read_run",
+    "write_qrels",
+    "write_run",
+]

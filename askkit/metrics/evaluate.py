@@ -1,0 +1,443 @@
+"""Retrieval quality: trec_eval-exact measures over a sources frame, judgments on disk, coverage.
+
+:func:`evaluate` scores a run (a sources frame: query = ``turn_id``,
+document = ``path`` at note level, ``path#heading`` at section level)
+against graded judgments (:func:`read_qrels`). The defaults are trec_eval's,
+and the values equal pytrec_eval's to 1e-9, ties included:
+
+* ranking: score descending, ties broken by document id descending
+  (``ties="trec"``), or the rank as received (``ties="input"``);
+* chunks of the same document in one query count once: the best (first in
+  that order) is kept, so recall and nDCG never exceed 1;
+* relevant = grade >= 1; a judged query with no relevant document scores 0
+  and is averaged; queries in the run but not in the qrels are not scored;
+  queries in the qrels but not in the run are left out (``missing="drop"``,
+  trec_eval's default) or score 0 (``missing="zero"``, ``trec_eval -c``);
+* nDCG: linear gain (the grade, negatives as 0), ``log2(rank + 1)`` discount,
+  the ideal ranking built from every judged document.
+
+The computation is columnar (numpy sorts and ``bincount``; see
+:mod:`askkit.metrics.measures`): no Python loop over queries.
+
+Examples
+--------
+>>> run = pd.DataFrame({"turn_id": ["q1", "q1", "q1", "q2"],
+...                     "path": ["a.md", "b.md", "a.md", "c.md"],
+...                     "score": [3.0, 2.0, 1.0, 5.0]})
+>>> qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "path": ["b.md", "z.md", "c.md"],
+...                       "grade": [2, 1, 1]})
+>>> ev = evaluate(run, qrels, ["precision@1", "recall@2", "mrr", "ndcg@2"])
+>>> ev.per_query.round(3).to_dict("index")["q1"]
+{'precision@1': 0.0, 'recall@2': 0.5, 'mrr': 0.5, 'ndcg@2': 0.48}
+>>> float(ev.mean["mrr"])
+0.75
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from askkit.errors import SchemaError
+from askkit.frame.schema import STRING
+from askkit.metrics.io import (
+    QRELS_COLUMNS,
+    Level,
+    PathOrFrame,
+    decode_id,
+    encode_id,
+    read_qrels,
+    read_trec_run,
+    write_qrels,
+)
+from askkit.metrics.measures import Measure, compute, parse_measure
+from askkit.metrics.prepare import Ties, check_options, prepare
+
+__all__ = [
+    "DEFAULT_MEASURES",
+    "QRELS_COLUMNS",
+    "TREC_NAMES",
+    "WHY_TOOLS_DIFFER",
+    "Coverage",
+    "Evaluation",
+    "Level",
+    "Missing",
+    "PathOrFrame",
+    "Ties",
+    "coverage",
+    "decode_id",
+    "encode_id",
+    "evaluate",
+    "parse_measure",
+    "ranked_run",
+    "read_qrels",
+    "read_run",
+    "write_qrels",
+    "write_run",
+]
+
+Missing = Literal["drop", "zero"]
+
+#: What :func:`evaluate` computes when no measures are named.
+DEFAULT_MEASURES = ("ndcg@10", "mrr", "recall@10", "precision@5", "map")
+
+#: askkit measure kind -> trec_eval / pytrec_eval measure (``{k}``: the cutoff).
+TREC_NAMES = {
+    "precision": "P_{k}",
+    "recall": "recall_{k}",
+    "hit": "success_{k}",
+    "mrr": "recip_rank",
+    "map": "map",
+    "map@k": "map_cut_{k}",
+    "ndcg": "ndcg",
+    "ndcg@k": "ndcg_cut_{k}",
+    "r-precision": "Rprec",
+}
+
+#: Plain words on why two tools report different numbers for the same run.
+WHY_TOOLS_DIFFER = (
+    "Two tools can score the same run differently for four reasons. "
+    "Ties: when documents share a score, trec_eval (and askkit by default) orders them by "
+    "document id, descending; ranx and most Python code keep whatever order a sort leaves, "
+    "so a relevant document can land above or below its tied neighbours. "
+    "Missing queries: a judged query the run never answered is left out of the average by "
+    "trec_eval and pytrec_eval, but counted as 0 by 'trec_eval -c' and by ranx's "
+    "make_comparable; a query with no judgments is never scored. "
+    "Gain: nDCG with the grade as gain (trec_eval, ranx 'ndcg') differs from 2^grade - 1 "
+    "('ndcg_burges'); graded judgments make the two disagree. "
+    "Duplicates: a note split into several chunks can be retrieved more than once; askkit "
+    "keeps each document's best chunk, a tool fed raw chunk ids counts each one, and "
+    "a tool fed a dict silently keeps the last."
+)
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+def _table(frame: pd.DataFrame | pd.Series, digits: int = 4) -> str:
+    data = frame.to_frame() if isinstance(frame, pd.Series) else frame
+    return data.to_html(escape=True, float_format=lambda x: f"{x:.{digits}f}", border=0)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Evaluation:
+    """What :func:`evaluate` returns: per-query scores and their means."""
+
+    per_query: pd.DataFrame = field(repr=False)
+    """Indexed by query id (sorted), one float64 column per measure."""
+    mean: pd.Series = field(repr=False)
+    """The mean of each measure over :attr:`per_query`'s queries."""
+    measures: tuple[str, ...]
+    level: Level
+    ties: Ties
+    missing: Missing
+    run_only: tuple[str, ...] = ()
+    """Run queries with no judgments (never scored)."""
+    unanswered: tuple[str, ...] = ()
+    """Judged queries absent from the run (dropped, or scored 0 with ``missing="zero"``)."""
+    duplicates: int = 0
+    """Chunks dropped because a better chunk of the same document ranked above them."""
+
+    def __str__(self) -> str:
+        means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
+        return f"Evaluation({len(self.per_query)} queries, level={self.level}: {means})"
+
+    def _repr_html_(self) -> str:
+        notes = [
+            f"{len(self.per_query)} queries; level={self.level}, ties={self.ties}, "
+            f"missing={self.missing}",
+        ]
+        if self.unanswered:
+            verb = "scored 0" if self.missing == "zero" else "left out"
+            notes.append(f"{len(self.unanswered)} judged queries not in the run ({verb})")
+        if self.run_only:
+            notes.append(f"{len(self.run_only)} run queries without judgments (not scored)")
+        if self.duplicates:
+            notes.append(f"{self.duplicates} duplicate chunks dropped (best kept)")
+        items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+        return (
+            f'<div class="askkit"><b>Evaluation</b><ul>{items}</ul>'
+            f"{_table(self.mean.rename('mean'))}</div>"
+        )
+
+
+def evaluate(
+    run: pd.DataFrame,
+    qrels: PathOrFrame,
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    *,
+    level: Level = "note",
+    ties: Ties = "trec",
+    missing: Missing = "drop",
+    relevance_level: int = 1,
+) -> Evaluation:
+    """Score a run against judgments, trec_eval's way.
+
+    Parameters
+    ----------
+    run:
+        A sources frame (:func:`askkit.frame.sources_frame`) or any frame with
+        ``turn_id``, ``score`` and ``path`` (or ``doc``, e.g. from
+        :func:`read_run`); an optional ``rank`` column is the input order.
+    qrels:
+        A qrels frame or file (:func:`read_qrels`).
+    measures:
+        ranx-style names: ``precision@k``, ``recall@k``, ``hit@k``, ``mrr``,
+        ``mrr@k``, ``map``, ``map@k`` (trec_eval ``map_cut``), ``ndcg``,
+        ``ndcg@k``, ``r-precision``. Column names are the names as given.
+    level:
+        ``"note"``: documents are notes (a note's grade is its best section's);
+        ``"section"``: ``path#heading`` (all sections of a note sharing a
+        heading are one document, as a judgment cannot tell them apart).
+    ties:
+        ``"trec"``: score descending, then document id descending.
+        ``"input"``: the ``rank`` column (else row order), as the system ranked.
+    missing:
+        Judged queries absent from the run: ``"drop"`` them (trec_eval,
+        pytrec_eval) or score them ``"zero"`` (``trec_eval -c``).
+    relevance_level:
+        The lowest grade that counts as relevant (trec_eval's ``-l``).
+    """
+    check_options(level, ties, missing)
+    parsed: list[Measure] = [parse_measure(m) for m in measures]
+    names = [m.name for m in parsed]
+    if len(set(names)) != len(names):
+        raise SchemaError("a measure is named twice", field="measures", value=names)
+    prep = prepare(run, qrels, level, ties)
+    values = compute(
+        parsed,
+        len(prep.qids),
+        prep.ranked,
+        prep.grade,
+        qrels_query=prep.qrels_query,
+        qrels_grade=prep.qrels_grade,
+        relevance_level=relevance_level,
+    )
+    per_query = pd.DataFrame(values, index=prep.qids, columns=names, dtype=np.float64)
+    unanswered = tuple(prep.qids[~prep.in_run])
+    if missing == "drop":
+        per_query = per_query.loc[prep.in_run]
+    run_only = prep.run_only
+    return Evaluation(
+        per_query=per_query,
+        mean=per_query.mean().astype(np.float64),
+        measures=tuple(names),
+        level=level,
+        ties=ties,
+        missing=missing,
+        run_only=run_only,
+        unanswered=unanswered,
+        duplicates=prep.ranked.duplicates,
+    )
+
+
+def ranked_run(
+    run: pd.DataFrame,
+    qrels: PathOrFrame | None = None,
+    *,
+    level: Level = "note",
+    ties: Ties = "trec",
+) -> pd.DataFrame:
+    """The run as :func:`evaluate` sees it: one row per (query, document), best chunk kept, ranked.
+
+    Columns: ``query_id``, ``rank`` (1-based), ``doc``, ``score``, ``grade``
+    (0 when unjudged), ``judged``; the index holds the kept rows' labels in
+    ``run``. Every query of the run is kept, judged or not.
+
+    >>> run = pd.DataFrame({"turn_id": ["q", "q", "q"], "path": ["a.md", "b.md", "a.md"],
+    ...                     "score": [1.0, 1.0, 2.0]})
+    >>> ranked_run(run)[["rank", "doc", "score"]].to_dict("list")
+    {'rank': [1, 2], 'doc': ['a.md', 'b.md'], 'score': [2.0, 1.0]}
+    """
+    check_options(level, ties)
+    prep = prepare(run, qrels, level, ties, run_queries=True)
+    r = prep.ranked
+    return pd.DataFrame(
+        {
+            "query_id": pd.array(prep.qids.to_numpy()[r.query], dtype=STRING),
+            "rank": r.rank,
+            "doc": pd.array(prep.docs.take(pa.array(r.doc)), dtype=STRING),
+            "score": prep.score,
+            "grade": prep.grade,
+            "judged": prep.judged,
+        },
+        index=run.index[r.rows],
+    )
+
+
+def write_run(
+    run: pd.DataFrame,
+    path: str | Any,
+    *,
+    level: Level = "note",
+    ties: Ties = "trec",
+    tag: str = "askkit",
+) -> None:
+    """Write a sources frame as a TREC run (``qid Q0 docid rank score tag``), atomically.
+
+    Documents are de-duplicated and ranked as :func:`evaluate` does; ids
+    with whitespace are percent-encoded (:func:`encode_id`).
+    """
+    from askkit._atomic import atomic_write_text
+
+    if not tag or any(c.isspace() for c in tag):
+        raise ValueError(f"a run tag must be one word, got {tag!r}")
+    ranked = ranked_run(run, level=level, ties=ties)
+    lines = (
+        encode_id(ranked["query_id"])
+        + " Q0 "
+        + encode_id(ranked["doc"])
+        + " "
+        + ranked["rank"].astype(str).astype(STRING)
+        + " "
+        + ranked["score"].astype(str).astype(STRING).fillna("nan")
+        + f" {tag}"
+    )
+    atomic_write_text(path, "".join(f"{line}\n" for line in lines.tolist()))
+
+
+def read_run(path: str | Any) -> pd.DataFrame:
+    """Read a TREC run file as a frame :func:`evaluate` takes (see :func:`read_trec_run`)."""
+    return read_trec_run(path)
+
+
+# --------------------------------------------------------------------------- coverage
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Coverage:
+    """How much of a run the judgments cover, and what tools may disagree on."""
+
+    per_query: pd.DataFrame = field(repr=False)
+    """One row per query of the run or the qrels: ``in_run``, ``in_qrels``, ``chunks``,
+    ``duplicates``, ``retrieved`` (documents), ``judged_at_k`` (judged share of the
+    top k, NaN when nothing was retrieved), ``relevant`` (judged relevant),
+    ``relevant_at_k``, ``tied_at_k`` (top-k documents whose score another shares)."""
+    k: int
+    level: Level
+    no_relevant: tuple[str, ...]
+    run_only: tuple[str, ...]
+    qrels_only: tuple[str, ...]
+    duplicate_chunks: int
+
+    @property
+    def judged_at_k(self) -> float:
+        """Mean judged share of the top k over the run's queries."""
+        return float(self.per_query["judged_at_k"].mean())
+
+    def explain(self) -> str:
+        """This run's caveats, then :data:`WHY_TOOLS_DIFFER`."""
+        lines = [
+            f"Judged share of the top {self.k}: {self.judged_at_k:.1%} on average "
+            "(unjudged documents count as not relevant)."
+        ]
+        ties = int((self.per_query["tied_at_k"] > 0).sum())
+        if ties:
+            lines.append(f"{ties} queries have tied scores in the top {self.k}.")
+        if self.qrels_only:
+            lines.append(
+                f"{len(self.qrels_only)} judged queries are not in the run: left out by "
+                "missing='drop' (trec_eval, pytrec_eval), 0 with missing='zero' (trec_eval -c)."
+            )
+        if self.run_only:
+            lines.append(f"{len(self.run_only)} run queries have no judgments: never scored.")
+        if self.no_relevant:
+            lines.append(
+                f"{len(self.no_relevant)} judged queries have no relevant document: "
+                "they score 0 on every measure and still count."
+            )
+        if self.duplicate_chunks:
+            lines.append(
+                f"{self.duplicate_chunks} chunks repeat a document already retrieved for "
+                "the same query; only the best counts."
+            )
+        lines.append(WHY_TOOLS_DIFFER)
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.explain()
+
+    def _repr_html_(self) -> str:
+        def ids(xs: tuple[str, ...]) -> str:
+            shown = ", ".join(xs[:20]) + (" …" if len(xs) > 20 else "")
+            return html.escape(shown) or "none"
+
+        paras = "".join(f"<p>{html.escape(p)}</p>" for p in self.explain().split("\n"))
+        return (
+            f'<div class="askkit"><b>Coverage (top {self.k}, level={html.escape(self.level)})'
+            f"</b>{paras}<ul><li>no relevant judgment: {ids(self.no_relevant)}</li>"
+            f"<li>in the run only: {ids(self.run_only)}</li>"
+            f"<li>in the qrels only: {ids(self.qrels_only)}</li></ul>"
+            f"{_table(self.per_query, 3)}</div>"
+        )
+
+
+def coverage(
+    run: pd.DataFrame,
+    qrels: PathOrFrame,
+    k: int = 10,
+    *,
+    level: Level = "note",
+    ties: Ties = "trec",
+    relevance_level: int = 1,
+) -> Coverage:
+    """Judged share of each query's top ``k``, unmatched query ids, duplicates, ties.
+
+    >>> run = pd.DataFrame({"turn_id": ["q1", "q1", "q9"], "path": ["a.md", "b.md", "a.md"],
+    ...                     "score": [2.0, 1.0, 1.0]})
+    >>> qrels = pd.DataFrame({"query_id": ["q1", "q2"], "path": ["a.md", "a.md"], "grade": [1, 0]})
+    >>> c = coverage(run, qrels, k=2)
+    >>> c.per_query.loc["q1", "judged_at_k"], c.run_only, c.qrels_only, c.no_relevant
+    (np.float64(0.5), ('q9',), ('q2',), ('q2',))
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    check_options(level, ties)
+    prep = prepare(run, qrels, level, ties, run_queries=True)
+    n = len(prep.qids)
+    r = prep.ranked
+    top = r.rank <= k
+    in_top = np.bincount(r.query[top], minlength=n)
+    judged_top = np.bincount(r.query[top & prep.judged], minlength=n)
+    relevant_top = np.bincount(r.query[top & (prep.grade >= relevance_level)], minlength=n)
+    same_prev = np.zeros(len(r.query), dtype=bool)
+    if len(r.query) > 1:
+        same_prev[1:] = (r.query[1:] == r.query[:-1]) & (prep.score[1:] == prep.score[:-1])
+    tied = same_prev.copy()
+    tied[:-1] |= same_prev[1:]
+    relevant = np.bincount(prep.qrels_query[prep.qrels_grade >= relevance_level], minlength=n)
+    chunks = run.groupby(run["turn_id"].astype(str), sort=False).size()
+    chunk_counts = chunks.reindex(prep.qids, fill_value=0).to_numpy(dtype=np.int64)
+    retrieved = np.bincount(r.query, minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(in_top > 0, judged_top / np.maximum(in_top, 1), np.nan)
+    per_query = pd.DataFrame(
+        {
+            "in_run": prep.in_run,
+            "in_qrels": prep.in_qrels,
+            "chunks": chunk_counts,
+            "duplicates": chunk_counts - retrieved,
+            "retrieved": retrieved,
+            "judged_at_k": share.astype(np.float64),
+            "relevant": relevant,
+            "relevant_at_k": relevant_top,
+            "tied_at_k": np.bincount(r.query[top & tied], minlength=n),
+        },
+        index=prep.qids,
+    )
+    ids = prep.qids.to_numpy()
+    return Coverage(
+        per_query=per_query,
+        k=k,
+        level=level,
+        no_relevant=tuple(ids[prep.in_qrels & (relevant == 0)].tolist()),
+        run_only=tuple(ids[prep.in_run & ~prep.in_qrels].tolist()),
+        qrels_only=tuple(ids[prep.in_qrels & ~prep.in_run].tolist()),
+        duplicate_chunks=prep.ranked.duplicates,
+    )

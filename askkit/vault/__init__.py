@@ -1,0 +1,47 @@
+"""A kimun vault on disk: notes, kimun's sections, and where a source sits in its note.
+
+:mod:`~askkit.vault.notes` reads the vault (:class:`Vault`);
+:mod:`~askkit.vault.chunking` cuts a note into kimun's heading sections;
+:mod:`~askkit.vault.locate` finds a retrieved section in the current note;
+:mod:`~askkit.vault.diacritics` folds text as kimun's search does.
+"""
+
+from __future__ import annotations
+
+from askkit.vault.chunking import (
+    Heading,
+    Section,
+    check_vault_sections,
+    chunk_note,
+    note_headings,
+    split_frontmatter,
+)
+from askkit.vault.locate import (
+    heading_display_text,
+    kimun_heading_section_range,
+    kimun_section_range,
+    locate_source,
+    section_range,
+)
+from askkit.vault.notes import (
+    Note,
+    Vault,
+    content_hash,
+)
+
+__all__ = [
+    "Heading",
+    "Note",
+    "Section",
+    "Vault",
+    "check_vault_sections",
+    "chunk_note",
+    "content_hash",
+    "heading_display_text",
+    "kimun_heading_section_range",
+    "kimun_section_range",
+    "locate_source",
+    "note_headings",
+    "section_range",
+    "split_frontmatter",
+]

@@ -1,0 +1,84 @@
+"""The command line, run as a user runs it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from askkit.cli import main
+from tests.conftest import DATA, ROOT
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "askkit.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"COLUMNS": "200", "PATH": ""},
+    )
+
+
+def test_version_says_whether_the_kernels_are_built() -> None:
+    out = run("--version")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("askkit 0.1.0 (compiled kernels built)")
+
+
+def test_version_without_the_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    from askkit.cli import version_text
+    from askkit.frame import kernels as _compiled
+
+    monkeypatch.setattr(_compiled, "_built", None)
+    assert "not built" in version_text()
+    assert "numpy" in version_text()
+
+
+def test_sources_prints_the_table() -> None:
+    out = run("sources", str(DATA / "answer_job.json"))
+    assert out.returncode == 0, out.stderr
+    assert "cited with no source: [7]" in out.stdout
+    assert "2026-04-08 · Afternoon" in out.stdout
+    assert "projects/sourdough.md" in out.stdout
+    assert out.stdout.index("[4]") < out.stdout.index("[1] ")
+
+
+def test_sources_of_an_embeddings_response() -> None:
+    out = run("sources", str(DATA / "embeddings_old_server.json"))
+    assert out.returncode == 0, out.stderr
+    assert "Sourdough › Starter › Feeding schedule" in out.stdout
+
+
+def test_prompt_command() -> None:
+    out = run("prompt", str(DATA / "sample_turn.json"))
+    assert out.returncode == 0, out.stderr
+    assert '[1] projects/sourdough.md — "Sourdough › Starter › Feeding schedule"' in out.stdout
+    assert "Date: 2026-04-12" in out.stdout
+
+
+def test_missing_file_is_one_clear_line(tmp_path: Path) -> None:
+    out = run("sources", str(tmp_path / "nope.json"))
+    assert out.returncode == 2
+    assert "nope.json" in out.stderr
+    assert "No such file" in out.stderr
+
+
+def test_bad_payload_names_file_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"answer": "x", "sources": [{"path": 1}]}')
+    assert main(["sources", str(bad)]) == 2
+    out = run("sources", str(bad))
+    assert "bad.json" in out.stderr
+    assert "sources[0].path" in out.stderr
+
+
+def test_job_that_failed(tmp_path: Path) -> None:
+    bad = tmp_path / "job.json"
+    bad.write_text('{"job_id": "1", "status": "failed", "result": null, "error": "LLM down"}')
+    out = run("sources", str(bad))
+    assert out.returncode == 2
+    assert "LLM down" in out.stderr

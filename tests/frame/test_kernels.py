@@ -1,0 +1,281 @@
+"""askkit's compiled kernels (askkit.frame._kernels) against the exact definitions.
+
+The kernels must be built wherever the tests run (the install compiles them),
+so these tests import them directly instead of skipping. Each kernel is
+checked on random input against kimun's rules as askkit's objects apply them,
+on sliced arrays (offsets not from zero, data around the rows), and on input
+the kernels must refuse.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from askkit import AskSource, ChunkResult, VaultPath
+from askkit._text import RUST_WHITESPACE
+from askkit.frame import _kernels, compiled_kernels
+from askkit.frame import kernels as _compiled
+from askkit.frame.columns import (
+    _headings_compiled,
+    _plain_parts_bytes,
+    _score_stats,
+    headings_and_matches,
+)
+from askkit.frame.jsonl import _count_lines
+from tests import strategies as st_kimun
+
+#: Rust whitespace, and characters whose UTF-8 differs from one of them in one byte.
+NEAR_WHITESPACE = (
+    "\x08\x0e\x1f\x84\x86\x9f\xa1\u1681\u167f\u1fff\u200b\u2027\u202a\u2030\u205e\u2060\u3001\u2fff"
+)
+title_parts = st.one_of(
+    st.sampled_from([*RUST_WHITESPACE, *NEAR_WHITESPACE, " › ", "›", "\x1f", "a", "é"]),
+    st.sampled_from(["2026-04-08", "2026-04-0", "0001-01-01"]),
+    st.text(max_size=3),
+)
+titles = st.lists(title_parts, max_size=10).map("".join)
+dates = st.one_of(st.sampled_from([None, "2026-04-08", "0001-01-01", ""]), st_kimun.dates)
+
+
+def _sliced(values: list[str | None]) -> pa.Array:
+    return pa.array(["pad\x1f", *values, "tail"], pa.string()).slice(1, len(values))
+
+
+def test_the_kernels_are_built_and_used() -> None:
+    assert compiled_kernels()
+    assert _compiled.available()
+    assert _kernels.__name__ == "askkit.frame._kernels"
+
+
+@given(st.lists(st.tuples(titles, dates), max_size=25), st.booleans())
+def test_headings_equal_from_chunk(rows: list[tuple[str, str | None]], sliced: bool) -> None:
+    title_list = [t for t, _ in rows]
+    date_list = [d for _, d in rows]
+    title = _sliced(title_list) if sliced else pa.array(title_list, pa.string())
+    date = _sliced(date_list) if sliced else pa.array(date_list, pa.string())
+    got = _compiled.headings(title, date)
+    assert got is not None
+    sources = [AskSource.from_chunk(0, ChunkResult("a.md", t, d, "", "", 0.0)) for t, d in rows]
+    assert got[0].to_pylist() == [s.heading for s in sources]
+    assert got[1].to_pylist() == [s.match_heading() for s in sources]
+    got[0].validate(full=True)
+    got[1].validate(full=True)
+
+
+def test_headings_of_chunks_cut_at_different_rows() -> None:
+    title = pa.chunked_array([["2026-04-08\x1fA"], ["B\x1f\x1fC", " x "]])
+    date = pa.chunked_array([["2026-04-08", None], [None]], pa.string())
+    heading, match = headings_and_matches(title, date)
+    assert heading.to_pylist() == ["A", "B › C", "x"]
+    assert match.to_pylist() == ["A", "C", "x"]
+    assert _headings_compiled(title, date) is not None
+
+
+def test_headings_step_aside_for_null_titles() -> None:
+    title = pa.array(["a", None], pa.string())
+    assert _compiled.headings(title, pa.array([None, None], pa.string())) is None
+    heading, _ = headings_and_matches(title, pa.array([None, None], pa.string()))
+    assert heading.to_pylist() == ["a", None]
+
+
+plain_like = st.lists(
+    st.one_of(
+        st.text(alphabet="abcnlopruxtm019_-.", min_size=0, max_size=6),
+        st.sampled_from(["con", "com1", "lpt9.x", "aux.md", "nul", "comx", "con1", "Con"]),
+    ),
+    min_size=1,
+    max_size=4,
+).map("/".join)
+
+
+@given(st.lists(plain_like, max_size=25), st.booleans())
+def test_plain_paths_agree_with_the_numpy_check_and_vault_path(
+    raw: list[str], sliced: bool
+) -> None:
+    col = _sliced(list(raw)) if sliced else pa.array(raw, pa.string())
+    got = _compiled.plain_paths(col)
+    numpy = _plain_parts_bytes(col)
+    assert (got is None) == (numpy is None)
+    if got is not None:
+        assert [str(VaultPath(p)) for p in raw] == raw
+        assert got[0].to_pylist() == [VaultPath(p).stem for p in raw]
+        assert got[1].to_pylist() == [VaultPath(p).folder for p in raw]
+
+
+def test_plain_paths_refuse_what_vault_path_would_change() -> None:
+    for other in ["Journal/a.md", "a//b.md", "con.md", "a/lpt1", "x/nul.txt/y", ".a", "a/", ""]:
+        assert _compiled.plain_paths(pa.array(["a.md", other])) is None, other
+    assert _compiled.plain_paths(pa.array(["a.md", None], pa.string())) is None
+    notes, folders = _compiled.plain_paths(pa.array(["w/x.y/z.md", "con1x.md", "q"])) or ((), ())
+    assert notes.to_pylist() == ["z", "con1x", "q"]
+    assert folders.to_pylist() == ["w/x.y", "", ""]
+
+
+def test_citations_leave_doubled_brackets_to_the_scanner() -> None:
+    data = b"see [1] and [[2]]x [3]"
+    offsets = np.array([0, 7, len(data)], np.int64)
+    got = _compiled.citations(offsets, data)
+    assert got is not None
+    turns, numbers, skipped = got
+    assert turns.tolist() == [0]
+    assert numbers.tolist() == [1]
+    assert skipped.tolist() == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: _kernels.plain_paths(np.array([0, 5, 2], np.int32), b"abcde"), "decrease"),
+        (lambda: _kernels.plain_paths(np.array([0, 9], np.int32), b"abc"), "past the data"),
+        (lambda: _kernels.plain_paths(np.array([-1, 2], np.int32), b"abc"), "negative"),
+        (lambda: _kernels.citations(np.array([-1, 2], np.int64), b"abc"), "negative"),
+        (lambda: _kernels.plain_paths(b"\x00\x00\x00", b"abc"), "int32 offsets"),
+        (lambda: _kernels.plain_paths(3, b"abc"), "contiguous buffer"),
+        (lambda: _kernels.citations(np.array([4, 2], np.int64), b"abcd"), "decrease"),
+        (
+            lambda: _kernels.headings(
+                np.array([0, 1], np.int32), b"a", np.array([0], np.int32), b"", None, 0
+            ),
+            "as many rows",
+        ),
+        (
+            lambda: _kernels.headings(
+                np.array([0, 1], np.int32), b"a", np.array([0, 0], np.int32), b"", b"", 0
+            ),
+            "bitmap",
+        ),
+    ],
+)
+def test_bad_buffers_are_refused_with_a_clear_error(call: object, message: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=message):
+        call()  # type: ignore[operator]
+
+
+def test_switched_off_the_kernels_give_way() -> None:
+    saved = _compiled.ENABLED
+    _compiled.ENABLED = False
+    try:
+        assert not _compiled.available()
+        assert _compiled.headings(pa.array(["a"]), pa.array([None], pa.string())) is None
+        assert _compiled.plain_paths(pa.array(["a.md"])) is None
+        assert _compiled.citations(np.array([0, 3], np.int64), b"[1]") is None
+        heading, _ = headings_and_matches(pa.array(["a\x1fb"]), pa.array([None], pa.string()))
+        assert heading.to_pylist() == ["a › b"]
+    finally:
+        _compiled.ENABLED = saved
+
+
+scores = st.sampled_from(
+    [0.0, -0.0, 0.1, 0.2, 0.7, 1.0, -3.5, 1e-300, 5e-324, 1e308, -1e308, np.inf, -np.inf]
+)
+
+
+@given(st.lists(st.lists(scores, min_size=1, max_size=7), max_size=8))
+def test_turn_stats_equal_the_numpy_matrix_to_the_last_bit(turns: list[list[float]]) -> None:
+    key = np.repeat(np.arange(len(turns)), [len(t) for t in turns]).astype(np.int64)
+    score = np.array([s for t in turns for s in t], np.float64)
+    saved = _compiled.ENABLED
+    try:
+        _compiled.ENABLED = True
+        fast = _score_stats(key, score)
+        _compiled.ENABLED = False
+        numpy = _score_stats(key, score)
+    finally:
+        _compiled.ENABLED = saved
+    for name in ("score_rank", "score_gap", "score_z"):
+        assert fast[name].dtype == numpy[name].dtype
+        assert fast[name].tobytes() == numpy[name].tobytes(), name  # NaN and -0.0 included
+
+
+def test_turn_stats_refuse_bounds_that_do_not_cover_the_scores() -> None:
+    with pytest.raises(ValueError, match="from 0 to len"):
+        _kernels.turn_stats(np.array([0, 2], np.int64), np.zeros(3))
+    with pytest.raises(ValueError, match="must not decrease"):
+        _kernels.turn_stats(np.array([0, 3, 2, 3], np.int64), np.zeros(3))
+    with pytest.raises(ValueError, match="float64"):
+        _kernels.turn_stats(np.array([0, 1], np.int64), b"\x00" * 9)
+
+
+@given(st.binary(max_size=300), st.integers(0, 255), st.integers(0, 300))
+def test_count_byte_equals_bytes_count(data: bytes, byte: int, size: int) -> None:
+    size = min(size, len(data))
+    assert _kernels.count_byte(data, byte, size) == data[:size].count(bytes([byte]))
+
+
+def test_count_byte_refuses_a_size_past_the_buffer_and_a_wide_byte() -> None:
+    with pytest.raises(ValueError, match="outside the buffer"):
+        _kernels.count_byte(b"abc", 10, 4)
+    with pytest.raises(ValueError, match=r"0\.\.255"):
+        _kernels.count_byte(b"abc", 256, 3)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+@pytest.mark.parametrize("text", ["", "a", "a\n", "a\n\nb", "\n", "x\n" * 700_000 + "tail"])
+def test_lines_are_counted_alike_with_and_without_the_kernels(
+    tmp_path: Path, enabled: bool, text: str
+) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text(text, encoding="utf-8")
+    saved = _compiled.ENABLED
+    _compiled.ENABLED = enabled
+    try:
+        assert _count_lines(path) == len(text.splitlines())
+    finally:
+        _compiled.ENABLED = saved
+
+
+def test_turn_stats_equal_the_numpy_matrices_cut_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past one matrix's cells numpy works block by block; still equal to the bit."""
+    from askkit.frame import columns as _frame_build
+
+    sizes = np.array([256, 1, 3, 1, 7, *([2] * 300), 1], np.int64)
+    key = np.repeat(np.arange(len(sizes)), sizes)
+    score = np.random.default_rng(0).random(len(key))
+    fast = _score_stats(key, score)
+    monkeypatch.setattr(_frame_build, "_PAD_CELLS", 300)  # a block holds one 256-wide turn
+    monkeypatch.setattr(_compiled, "ENABLED", False)
+    numpy = _score_stats(key, score)
+    for name in ("score_rank", "score_gap", "score_z"):
+        assert fast[name].tobytes() == numpy[name].tobytes(), name
+
+
+def test_headings_bitmap_offset_past_the_bitmap_is_refused() -> None:
+    offsets = np.array([0, 1], np.int32)
+    with pytest.raises(ValueError, match="bitmap"):
+        _kernels.headings(offsets, b"a", offsets, b"a", b"\x01", 2**63 - 8)
+    with pytest.raises(ValueError, match="bitmap"):
+        _kernels.headings(offsets, b"a", offsets, b"a", b"\x01", 8)
+
+
+def test_running_out_of_memory_raises_memory_error_not_a_crash() -> None:
+    """Output buffers that cannot be had end in MemoryError, each freed once."""
+    script = """
+import resource, numpy as np
+from askkit.frame import _kernels as K
+n = 5_000_000
+off = np.arange(n + 1, dtype=np.int32)
+data = b"\\x1f" * n
+status = open("/proc/self/status").read().splitlines()
+vm = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
+for headroom in (20, 25, 30, 35, 40):
+    resource.setrlimit(resource.RLIMIT_AS, (vm + headroom * 2**20, resource.RLIM_INFINITY))
+    for call in (lambda: K.headings(off, data, off, data, None, 0),
+                 lambda: K.plain_paths(off, b"a" * n)):
+        try:
+            call()
+        except MemoryError:
+            print("MemoryError")
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True
+    )
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    assert out.stdout.split().count("MemoryError") == 10

@@ -1,0 +1,1 @@
+"""The notebooks in notebooks/, run top to bottom with nbclient."""
