@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from askkit.citations import Citation, link_sources, scan, strip
+from askkit.citations import Citation, link_sources, scan, strip, strip_all
+from tests import strategies as st_kimun
 
 
 def indices(text: str) -> list[int]:
@@ -100,3 +103,46 @@ def test_link_sources() -> None:
     assert link_sources("[[1]] stays", names) == "[[1]] stays"
     assert link_sources("", names) == ""
     assert link_sources("[1]", []) == "[1]"
+
+
+@given(st_kimun.answers)
+def test_scan_finds_only_markers(text: str) -> None:
+    for c in scan(text):
+        marker = text[c.start : c.end]
+        assert marker == f"[{c.index}]"
+        assert c.index >= 1
+        assert c.start == 0 or text[c.start - 1] != "["
+        assert c.end == len(text) or text[c.end] != "]"
+
+
+def _digit_next_to_a_marker(text: str) -> bool:
+    return any(
+        (c.start > 0 and text[c.start - 1].isdigit())
+        or (c.end < len(text) and text[c.end].isdigit())
+        for c in scan(text)
+    )
+
+
+@given(st_kimun.answers)
+def test_strip_leaves_nothing_scan_would_find(text: str) -> None:
+    out = strip(text)
+    assert len(out) <= len(text)
+    if not _digit_next_to_a_marker(text):
+        assert scan(out) == []
+
+
+@given(st_kimun.answers)
+def test_strip_all_leaves_nothing_scan_would_find(text: str) -> None:
+    assert scan(strip_all(text)) == []
+
+
+def test_one_pass_strip_can_join_a_new_marker_like_kimun() -> None:
+    assert strip("[1[2]3]") == "[13]"
+    assert scan(strip("[1[2]3]")) != []
+    assert strip_all("[1[2]3]") == ""
+
+
+@given(st_kimun.answers, st.lists(st.text(max_size=5), max_size=5))
+def test_link_sources_never_raises(text: str, names: list[str]) -> None:
+    out = link_sources(text, names)
+    assert isinstance(out, str)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from askkit import BREADCRUMB_SEP, HEADING_JOINER, AskSource, ChunkResult, Turn, VaultPath
 from askkit.sources import heading_from_title, sanitize_component
+from tests import strategies as st_kimun
 from tests.conftest import load
 
 
@@ -359,3 +364,43 @@ def test_turn_from_answer_validates() -> None:
 
     with pytest.raises(SchemaError, match=r"sources\[0\]\.path"):
         Turn.from_answer("q", {"answer": "a", "sources": [{"title": "x"}]})
+
+
+@given(st_kimun.chunks(), st.integers(min_value=0, max_value=10_000))
+def test_from_chunk_invariants(chunk: ChunkResult, position: int) -> None:
+    src = AskSource.from_chunk(position, chunk)
+    assert "\x1f" not in src.heading
+    assert src.heading.endswith(src.match_heading())
+    assert src.ordinal >= 1
+    assert src.ordinal == (chunk.ordinal or position + 1)
+    if src.date is not None:
+        assert src.display_heading().startswith(src.date)
+    else:
+        assert src.display_heading() == src.heading
+    assert " ›  › " not in src.heading or "›  ›" in chunk.title.replace("\x1f", " › ")
+
+
+@given(st_kimun.chunks())
+def test_source_to_chunk_round_trip(chunk: ChunkResult) -> None:
+    src = AskSource.from_chunk(0, chunk)
+    again = AskSource.from_chunk(0, src.to_chunk())
+    # the printed path re-reads with blank components dropped, as kimun reads it
+    assert again.path == VaultPath(str(src.path))
+    assert dataclasses.replace(again, path=src.path) == src
+
+
+@given(st_kimun.paths)
+def test_vault_path_from_printed_is_exact(raw: str) -> None:
+    p = VaultPath(raw)
+    # a leading blank component prints like the absolute marker: kimun's own ambiguity
+    if not p.components or p.components[0] != "":
+        assert VaultPath.from_printed(str(p)) == p
+
+
+@given(st_kimun.paths)
+def test_vault_path_is_idempotent_and_clean(raw: str) -> None:
+    p = VaultPath(raw)
+    assert VaultPath(str(p)) == p or "" in p.components
+    for part in p.components:
+        assert "/" not in part
+        assert not any(ch in part for ch in ':*?"<>|[]^#\\\x00\x1f\x7f') or part.startswith("__")

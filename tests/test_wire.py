@@ -7,8 +7,10 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given
 
 from askkit import AnswerResult, ChunkResult, EmbeddingsResponse, SchemaError
+from tests import strategies as st_kimun
 from tests.conftest import load
 
 
@@ -152,3 +154,8 @@ def test_values_are_frozen(chunk_dict: dict[str, Any]) -> None:
     c = ChunkResult.from_dict(chunk_dict)
     with pytest.raises(AttributeError):
         c.path = "other.md"  # type: ignore[misc]
+
+
+@given(st_kimun.chunks())
+def test_chunk_wire_round_trip(chunk: ChunkResult) -> None:
+    assert ChunkResult.from_json(json.dumps(chunk.to_dict())) == chunk

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from askkit import VaultError, VaultPath
-from askkit.journal import journal_date
 from askkit.vault import Vault, content_hash
 
 
@@ -183,34 +182,6 @@ def test_nothing_outside_is_opened(
 
 
 # --- journal dates ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("path", "date"),
-    [
-        ("journal/2026-04-08.md", "2026-04-08"),
-        ("2026-04-08.md", "2026-04-08"),
-        ("a/b/2024-02-29.md", "2024-02-29"),
-        ("journal/2026-02-30.md", None),
-        ("journal/2023-02-29.md", None),
-        ("journal/2026-13-01.md", None),
-        ("journal/2026-04-08.MD", None),
-        ("journal/2026-04-08-notes.md", None),
-        ("journal/notes-2026-04-08.md", None),
-        ("journal/26-04-08.md", "0026-04-08"),
-        ("journal/2026-4-8.md", "2026-04-08"),
-        ("journal/20260-04-08.md", None),
-        ("journal/2026-004-08.md", None),
-        ("journal/2026-04-08 .md", None),
-        ("journal/ 2026-04-08.md", "2026-04-08"),
-        ("journal/0000-02-29.md", "0000-02-29"),
-        ("journal/+12026-01-01.md", None),
-        ("journal/2026_04_08.md", None),
-        ("2026-04-08", "2026-04-08"),
-    ],
-)
-def test_journal_date_like_kimuns_server(path: str, date: str | None) -> None:
-    assert journal_date(path) == date
 
 
 def test_vault_journal_date_uses_the_sanitized_path(vault: Vault) -> None:

@@ -1,0 +1,76 @@
+"""askkit.payloads: a saved kimun payload of any shape read as one turn."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from askkit import SchemaError, Turn, read_turn, turn_from_payload
+from tests.conftest import DATA, load
+
+
+def test_an_answer_job_reads_as_its_result() -> None:
+    job = load("answer_job.json")
+    turn = read_turn(DATA / "answer_job.json", question="why?")
+    assert turn.question == "why?"
+    assert turn.answer == job["result"]["answer"]
+    assert [str(s.path) for s in turn.sources] == [c["path"] for c in job["result"]["sources"]]
+
+
+def test_an_answer_result_and_its_job_give_the_same_turn() -> None:
+    job = load("answer_job.json")
+    assert turn_from_payload(job["result"]) == turn_from_payload(job)
+
+
+def test_an_embeddings_response_reads_with_no_answer() -> None:
+    turn = read_turn(DATA / "embeddings.json", question="q")
+    assert (turn.question, turn.answer) == ("q", "")
+    assert len(turn.sources) == len(load("embeddings.json")["chunks"])
+
+
+def test_a_bare_chunk_list_numbers_old_payloads_by_position(chunk_dict: dict[str, Any]) -> None:
+    del chunk_dict["ordinal"]
+    turn = turn_from_payload([chunk_dict, dict(chunk_dict, path="b.md")])
+    assert [s.ordinal for s in turn.sources] == [1, 2]
+
+
+def test_a_turn_record_keeps_its_question_over_the_default(chunk_dict: dict[str, Any]) -> None:
+    turn = turn_from_payload(
+        {"question": "mine", "answer": "a [2]", "chunks": [chunk_dict]}, question="x"
+    )
+    assert isinstance(turn, Turn)
+    assert (turn.question, turn.answer) == ("mine", "a [2]")
+
+
+@pytest.mark.parametrize(
+    ("payload", "match"),
+    [
+        ({"job_id": "j", "status": "running", "result": None}, "status 'running'"),
+        ({"job_id": "j", "status": "failed", "error": "boom"}, "error 'boom'"),
+        ({"question": 3, "sources": []}, "question"),
+        ({"question": "q", "answer": ["a"], "sources": []}, "answer"),
+        ({"question": "q"}, "expected 'sources' or 'chunks'"),
+        ("text", "expected a JSON object or a list of chunks"),
+        ({"sources": [{"title": "x"}]}, r"sources\[0\]\.path"),
+    ],
+)
+def test_a_bad_payload_says_what_is_wrong(payload: Any, match: str) -> None:
+    with pytest.raises(SchemaError, match=match):
+        turn_from_payload(payload)
+
+
+def test_errors_name_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"answer": "a", "sources": [{"path": 3}]}), encoding="utf-8")
+    with pytest.raises(SchemaError, match=r"bad\.json.*sources\[0\]\.path") as info:
+        read_turn(bad)
+    assert info.value.file == str(bad)
+
+
+def test_an_unreadable_file_is_a_schema_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(SchemaError, match="cannot read the file") as info:
+        read_turn(tmp_path / "missing.json")
+    assert info.value.file == str(tmp_path / "missing.json")
