@@ -98,7 +98,7 @@ _SAMPLE_EMBEDDINGS: dict[str, Any] = {
                 "hours at room temperature. In the fridge, feed once a "
                 "week and give it two feedings before baking."
             ),
-            "hash": "b3f1c2a9d0e4",
+            "hash": "16208981615269542107",
             "similarity_score": 0.8731,
             "ordinal": 1,
         },
@@ -111,7 +111,7 @@ _SAMPLE_EMBEDDINGS: dict[str, Any] = {
                 "hours, faster than last week: the kitchen is warmer "
                 "now."
             ),
-            "hash": "5e2a91c7f3b0",
+            "hash": "4805820366676379946",
             "similarity_score": 0.8412,
             "ordinal": 2,
         },
@@ -123,7 +123,7 @@ _SAMPLE_EMBEDDINGS: dict[str, Any] = {
                 "If the starter smells of acetone it is hungry: feed it "
                 "twice in a row at a higher ratio (1:10:10)."
             ),
-            "hash": "b3f1c2a9d0e4",
+            "hash": "16208981615269542107",
             "similarity_score": 0.812,
             "ordinal": 3,
         },
@@ -132,7 +132,7 @@ _SAMPLE_EMBEDDINGS: dict[str, Any] = {
             "title": "2026-04-12\x1fMorning\x1fKitchen",
             "date": "2026-04-12",
             "content": ("Discard went into pancakes. Starter doubled in 5 hours at 24 C."),
-            "hash": "9d4c7e1a2b68",
+            "hash": "16481878357586701531",
             "similarity_score": 0.765,
             "ordinal": 4,
         },
@@ -143,7 +143,7 @@ _SAMPLE_EMBEDDINGS: dict[str, Any] = {
             "content": (
                 "Start seeds indoors six weeks before the last frost; keep the soil at 21-24 C."
             ),
-            "hash": "77c0a4e9b1d2",
+            "hash": "13923695263917013613",
             "similarity_score": 0.512,
             "ordinal": 5,
         },
@@ -152,7 +152,7 @@ _SAMPLE_EMBEDDINGS: dict[str, Any] = {
             "title": "2026-03-29",
             "date": "2026-03-29",
             "content": "Rest day. Read about hydration levels for rye bread.",
-            "hash": "0f6b8d2c4e1a",
+            "hash": "15125564665811204757",
             "similarity_score": 0.4475,
             "ordinal": 6,
         },
