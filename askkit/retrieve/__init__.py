@@ -2,8 +2,9 @@
 
 A :class:`Retriever` is a callable ``retriever(query, k=10)`` returning a
 sequence of :class:`~askkit.ChunkResult`. askkit's local BM25 index
-(:class:`LocalIndex`), the kimun server client (:class:`KimunClient`) and any
-plain function satisfy it; :func:`as_retriever` adapts objects that only have
+(:class:`LocalIndex`), the kimun server client (:class:`KimunClient`, which
+waits and retries as its :class:`ClientSettings` say) and any plain function
+satisfy it; :func:`as_retriever` adapts objects that only have
 a ``search`` method and functions that return wire dicts or an
 ``/api/embeddings`` response.
 """
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from askkit.errors import SchemaError
+from askkit.retrieve.settings import ClientSettings
 from askkit.wire import ChunkResult, EmbeddingsResponse
 
 if TYPE_CHECKING:
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AsyncKimunClient",
+    "ClientSettings",
     "Health",
     "KimunClient",
     "LocalIndex",
