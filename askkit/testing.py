@@ -26,6 +26,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import enum
 import hmac
 import json
 import socket
@@ -44,12 +45,34 @@ from urllib.parse import urlsplit
 from askkit.retrieve import as_retriever
 from askkit.retrieve.client import CONTEXT_SIZES
 from askkit.retrieve.client import VAULT_ID as _VAULT_ID
+from askkit.retrieve.settings import ClientSettings
 from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse, load_json
 
 if TYPE_CHECKING:
+    import httpx
+
     from askkit.retrieve.client import KimunClient
 
-__all__ = ["FaultKind", "KimunTestServer", "RecordedRequest", "Route", "sample_payloads"]
+__all__ = [
+    "FAST_SETTINGS",
+    "FaultKind",
+    "KimunTestServer",
+    "RecordedRequest",
+    "Route",
+    "sample_payloads",
+]
+
+#: The settings :meth:`KimunTestServer.client` gives its clients unless told
+#: otherwise: kimun's, but a poll and a retry every 10 ms, so tests do not wait.
+#: Derive a variant with ``dataclasses.replace(FAST_SETTINGS, max_polls=3)``.
+FAST_SETTINGS = ClientSettings(poll_interval=0.01, backoff=0.01)
+
+
+class _ServerToken(enum.Enum):
+    """The default of :meth:`KimunTestServer.client`'s ``token``: the server's own."""
+
+    SERVER = "the server's token"
+
 
 #: What :meth:`KimunTestServer.fail` can break.
 #:
@@ -388,14 +411,25 @@ class KimunTestServer:
         host, port = self.address
         return f"http://{host}:{port}"
 
-    def client(self, vault_id: str = "notes", **kwargs: Any) -> KimunClient:
-        """A :class:`~askkit.retrieve.KimunClient` for this server (its token, fast polls)."""
+    def client(
+        self,
+        vault_id: str = "notes",
+        *,
+        token: str | _ServerToken | None = _ServerToken.SERVER,
+        settings: ClientSettings = FAST_SETTINGS,
+        http_client: httpx.Client | None = None,
+    ) -> KimunClient:
+        """A :class:`~askkit.retrieve.KimunClient` for this server.
+
+        ``token`` defaults to this server's own token (none when it has none);
+        ``None`` reads ``ASKKIT_KIMUN_TOKEN`` and ``""`` sends none, as the
+        client does. ``settings`` default to :data:`FAST_SETTINGS`.
+        """
         from askkit.retrieve.client import KimunClient
 
-        kwargs.setdefault("token", self.token or "")
-        kwargs.setdefault("poll_interval", 0.01)
-        kwargs.setdefault("backoff", 0.01)
-        return KimunClient(self.url, vault_id, **kwargs)
+        if token is _ServerToken.SERVER:
+            token = self.token or ""
+        return KimunClient(self.url, vault_id, token, settings=settings, http_client=http_client)
 
     def __repr__(self) -> str:
         where = self.url if self._httpd is not None else "stopped"

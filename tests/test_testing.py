@@ -15,7 +15,8 @@ import httpx
 import pytest
 
 from askkit import SchemaError
-from askkit.testing import KimunTestServer, sample_payloads
+from askkit.retrieve.settings import ClientSettings
+from askkit.testing import FAST_SETTINGS, KimunTestServer, sample_payloads
 from tests.conftest import DATA, load
 
 
@@ -357,3 +358,22 @@ def test_client_helper_uses_the_servers_token(server: KimunTestServer) -> None:
     with server.client() as client:
         assert client.has_token
         assert len(client("starter", k=1)) == 1
+    assert server.requests[-1].authorization == "Bearer tok"
+
+
+def test_client_helper_polls_fast_unless_told_otherwise(server: KimunTestServer) -> None:
+    assert ClientSettings(poll_interval=0.01, backoff=0.01) == FAST_SETTINGS
+    with server.client() as client:
+        assert client.settings is FAST_SETTINGS
+        assert client.vault_id == "notes"
+    settings = ClientSettings(timeout=5, max_polls=2)
+    with server.client("other", token="", settings=settings) as client:
+        assert client.settings is settings
+        assert (client.vault_id, client.has_token) == ("other", False)
+
+
+def test_client_helper_uses_a_given_http_client(server: KimunTestServer) -> None:
+    with httpx.Client() as http:
+        with server.client(http_client=http) as client:
+            assert client.health().auth_required
+        assert not http.is_closed

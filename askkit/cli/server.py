@@ -16,11 +16,17 @@ from rich.console import Console
 from rich.text import Text
 
 from askkit._console import print_turn, sources_table
-from askkit.errors import UsageError
+from askkit.errors import SchemaError, UsageError
 from askkit.retrieve.client import CONTEXT_SIZES, TOKEN_ENV, KimunClient
+from askkit.retrieve.settings import ClientSettings
 from askkit.sources import Turn
 
 __all__ = ["add_search_options", "register", "search_command"]
+
+_DEFAULTS = ClientSettings()
+
+#: The :class:`ClientSettings` fields the command line sets, each from ``--name-with-dashes``.
+_SETTING_OPTIONS = ("timeout", "poll_interval", "max_polls")
 
 
 def _server_options(p: argparse.ArgumentParser, *, prefix: str) -> None:
@@ -30,8 +36,7 @@ def _server_options(p: argparse.ArgumentParser, *, prefix: str) -> None:
     p.add_argument(
         "--timeout",
         type=float,
-        default=30.0,
-        help=f"{prefix}seconds to wait for each HTTP request (default 30)",
+        help=f"{prefix}seconds to wait for each HTTP request (default {_DEFAULTS.timeout:g})",
     )
     p.add_argument(
         "--context-size",
@@ -56,14 +61,12 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--poll-interval",
         type=float,
-        default=1.0,
-        help="seconds between polls of the answer job (default 1)",
+        help=f"seconds between polls of the answer job (default {_DEFAULTS.poll_interval:g})",
     )
     p.add_argument(
         "--max-polls",
         type=int,
-        default=720,
-        help="give up after this many polls (default 720, about 12 minutes)",
+        help=f"give up after this many polls (default {_DEFAULTS.max_polls}, about 12 minutes)",
     )
     p.add_argument(
         "--json",
@@ -73,14 +76,30 @@ def register(sub: Any) -> None:
     p.set_defaults(func=ask_command)
 
 
-def _client(args: argparse.Namespace, **kwargs: Any) -> KimunClient:
+def _client_settings(args: argparse.Namespace) -> ClientSettings:
+    """The client settings from ``--timeout``, ``--poll-interval`` and ``--max-polls``.
+
+    Options the command does not have, or that were not given, keep their
+    defaults; a bad value is a :class:`~askkit.errors.UsageError` naming the option.
+    """
+    given = {
+        name: getattr(args, name)
+        for name in _SETTING_OPTIONS
+        if getattr(args, name, None) is not None
+    }
+    try:
+        return ClientSettings(**given)
+    except SchemaError as exc:
+        option = "--" + (exc.field or "").replace("_", "-")
+        raise UsageError(f"{option} {exc.message}, got {exc.value!r}") from None
+
+
+def _client(args: argparse.Namespace) -> KimunClient:
     if not args.vault_id:
         raise UsageError(
             "--vault-id is required with --server: the id the kimun server indexes your vault under"
         )
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout must be more than 0 seconds, got {args.timeout}")
-    return KimunClient(args.server, args.vault_id, args.token, timeout=args.timeout, **kwargs)
+    return KimunClient(args.server, args.vault_id, args.token, settings=_client_settings(args))
 
 
 def search_command(args: argparse.Namespace, console: Console) -> int:
@@ -111,11 +130,7 @@ def ask_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit ask QUESTION --server URL --vault-id ID``."""
     if not args.question.strip():
         raise UsageError("the question is empty: give the text to ask")
-    if args.poll_interval < 0:
-        raise UsageError(f"--poll-interval must be >= 0, got {args.poll_interval}")
-    if args.max_polls < 1:
-        raise UsageError(f"--max-polls must be at least 1, got {args.max_polls}")
-    client = _client(args, poll_interval=args.poll_interval, max_polls=args.max_polls)
+    client = _client(args)
     with client, console.status(f"waiting for {client.base_url} to answer..."):
         result = client.answer_result(args.question, context_size=args.context_size)
     if args.json:

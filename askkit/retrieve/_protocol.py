@@ -28,6 +28,7 @@ from askkit.errors import (
     ServerStatusError,
     ServerUnavailable,
 )
+from askkit.retrieve.settings import ClientSettings
 from askkit.sources import AskSource, SourceList, Turn
 from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse
 
@@ -202,29 +203,15 @@ def _history_body(history: Iterable[HistoryItem] | None) -> list[dict[str, str]]
     return out
 
 
-def _positive(name: str, value: float, *, allow_zero: bool = False) -> float:
-    bad = value < 0 if allow_zero else value <= 0
-    if isinstance(value, bool) or not isinstance(value, int | float) or bad:
-        limit = ">= 0" if allow_zero else "> 0"
-        raise SchemaError(f"{name} must be a number {limit}", field=name, value=value)
-    return value
-
-
 class _Core:
-    """Configuration plus every rule that does not touch the network."""
+    """Where to connect, the token and the settings, plus every rule that needs no network."""
 
     def __init__(
         self,
         base_url: str,
         vault_id: str,
         token: str | None,
-        *,
-        timeout: float,
-        poll_interval: float,
-        max_polls: int,
-        max_poll_errors: int,
-        retries: int,
-        backoff: float,
+        settings: ClientSettings,
     ) -> None:
         if not isinstance(base_url, str) or not re.match(r"https?://[^/]", base_url):
             raise SchemaError(
@@ -248,12 +235,12 @@ class _Core:
         else:
             self.token_source = "the token= argument"  # noqa: S105 - not a secret
         self.token = token or None
-        self.timeout = _positive("timeout", timeout)
-        self.poll_interval = _positive("poll_interval", poll_interval, allow_zero=True)
-        self.max_polls = int(_positive("max_polls", max_polls))
-        self.max_poll_errors = int(_positive("max_poll_errors", max_poll_errors))
-        self.retries = int(_positive("retries", retries, allow_zero=True))
-        self.backoff = _positive("backoff", backoff, allow_zero=True)
+        if not isinstance(settings, ClientSettings):
+            raise TypeError(
+                f"settings must be an askkit.retrieve.ClientSettings, got {type(settings).__name__}"
+                " (for example settings=ClientSettings(timeout=10))"
+            )
+        self.settings = settings
 
     def __repr__(self) -> str:
         token = "<hidden>" if self.token else "None"
@@ -306,7 +293,7 @@ class _Core:
         return _Call("GET", f"/api/job/{quote(job_id, safe='')}", retry=False)
 
     def backoff_delay(self, attempt: int) -> float:
-        return float(self.backoff * 2 ** (attempt - 1))
+        return float(self.settings.backoff * 2 ** (attempt - 1))
 
     # -- responses
 
@@ -369,7 +356,9 @@ class _Core:
 
     def unavailable(self, call: _Call, exc: Exception, attempts: int) -> ServerUnavailable:
         if isinstance(exc, httpx.TimeoutException):
-            why = f"no response within the {self.timeout:g} s timeout ({type(exc).__name__})"
+            why = (
+                f"no response within the {self.settings.timeout:g} s timeout ({type(exc).__name__})"
+            )
         elif isinstance(exc, httpx.ConnectError):
             why = f"cannot connect ({exc or type(exc).__name__}); is the server running?"
         elif isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
@@ -439,7 +428,7 @@ class _JobWatch:
 
     @property
     def exhausted(self) -> bool:
-        return self.polls >= self.core.max_polls
+        return self.polls >= self.core.settings.max_polls
 
     def on_error(self, exc: ServerError) -> None:
         """Count a failed poll; re-raise it when it cannot heal or too many came in a row."""
@@ -450,7 +439,7 @@ class _JobWatch:
             and (exc.status or 0) >= 500
         )
         self.errors += 1
-        if not healable or self.errors >= self.core.max_poll_errors:
+        if not healable or self.errors >= self.core.settings.max_poll_errors:
             if healable:
                 exc.add_note(
                     f"gave up on answer job {self.job_id}: {self.errors} polls failed in a row"
@@ -496,8 +485,8 @@ class _JobWatch:
         return JobTimeout(
             f"answer job {self.job_id} did not finish: still {self.last_status or 'unknown'!r} "
             f"after {self.polls} polls over {waited:.2f} s; raise max_polls "
-            f"(now {self.core.max_polls}) or poll_interval "
-            f"(now {self.core.poll_interval:g} s) to wait longer",
+            f"(now {self.core.settings.max_polls}) or poll_interval "
+            f"(now {self.core.settings.poll_interval:g} s) in the client's settings to wait longer",
             job_id=self.job_id,
             polls=self.polls,
             waited=waited,

@@ -14,7 +14,9 @@ Choices (deliberate, where kimun's own client is silent or weaker):
   the server's config file, and a token is never picked up from a variable
   named for another program). ``token=""`` sends no token. The token goes on
   ``/api/*`` only (``/health`` is open) and never appears in a repr or error.
-- Polling defaults are kimun's: one poll a second, give up at the 15th failed
+- How the client waits is one frozen :class:`~askkit.retrieve.ClientSettings`
+  (``settings=``): the request timeout, the retries and the polling. Its
+  polling defaults are kimun's: one poll a second, give up at the 15th failed
   poll in a row, and at most 720 polls (about 12 minutes, kimun's current
   ceiling; an older kimun client used 300).
   Unlike kimun, only errors that can heal are tolerated while polling (the
@@ -58,6 +60,7 @@ from askkit.retrieve._protocol import (
     SearchResult,
     check_k,
 )
+from askkit.retrieve.settings import ClientSettings
 from askkit.sources import Turn
 from askkit.wire import AnswerResult, ChunkResult
 
@@ -66,12 +69,15 @@ __all__ = [
     "TOKEN_ENV",
     "VAULT_ID",
     "AsyncKimunClient",
+    "ClientSettings",
     "ContextSize",
     "Health",
     "HistoryItem",
     "KimunClient",
     "SearchResult",
 ]
+
+_DEFAULT_SETTINGS = ClientSettings()
 
 
 class _ClientBase:
@@ -82,25 +88,9 @@ class _ClientBase:
         base_url: str,
         vault_id: str,
         token: str | None,
-        *,
-        timeout: float,
-        poll_interval: float,
-        max_polls: int,
-        max_poll_errors: int,
-        retries: int,
-        backoff: float,
+        settings: ClientSettings,
     ) -> None:
-        self._core = Core(
-            base_url,
-            vault_id,
-            token,
-            timeout=timeout,
-            poll_interval=poll_interval,
-            max_polls=max_polls,
-            max_poll_errors=max_poll_errors,
-            retries=retries,
-            backoff=backoff,
-        )
+        self._core = Core(base_url, vault_id, token, settings)
 
     @property
     def base_url(self) -> str:
@@ -111,6 +101,11 @@ class _ClientBase:
     def vault_id(self) -> str:
         """The vault id sent with every query."""
         return self._core.vault_id
+
+    @property
+    def settings(self) -> ClientSettings:
+        """The timeout, retries and polling this client uses (frozen)."""
+        return self._core.settings
 
     @property
     def has_token(self) -> bool:
@@ -133,15 +128,11 @@ class KimunClient(_ClientBase):
     token:
         The bearer token for ``/api/*``; ``None`` reads ``ASKKIT_KIMUN_TOKEN``,
         ``""`` sends none.
-    timeout:
-        Seconds to wait for each HTTP request.
-    poll_interval, max_polls, max_poll_errors:
-        Answer-job polling: seconds between polls, the most polls before
-        :class:`~askkit.errors.JobTimeout`, and the failed polls in a row
-        that end it (kimun: 1 s, 720, 15).
-    retries, backoff:
-        Extra attempts after a transport failure for ``/health`` and
-        ``/api/embeddings``, waiting ``backoff * 2**n`` seconds between them.
+    settings:
+        The request timeout, the retries and the answer-job polling, one
+        frozen :class:`~askkit.retrieve.ClientSettings` (kimun's defaults:
+        30 s, 2 retries, a poll a second, at most 720 polls); read back as
+        :attr:`settings`.
     http_client:
         An httpx client to use (proxies, TLS settings); it is not closed by
         :meth:`close`.
@@ -153,27 +144,12 @@ class KimunClient(_ClientBase):
         vault_id: str,
         token: str | None = None,
         *,
-        timeout: float = 30.0,
-        poll_interval: float = 1.0,
-        max_polls: int = 720,
-        max_poll_errors: int = 15,
-        retries: int = 2,
-        backoff: float = 0.25,
+        settings: ClientSettings = _DEFAULT_SETTINGS,
         http_client: httpx.Client | None = None,
     ) -> None:
-        super().__init__(
-            base_url,
-            vault_id,
-            token,
-            timeout=timeout,
-            poll_interval=poll_interval,
-            max_polls=max_polls,
-            max_poll_errors=max_poll_errors,
-            retries=retries,
-            backoff=backoff,
-        )
+        super().__init__(base_url, vault_id, token, settings)
         self._owns_http = http_client is None
-        self._http = http_client or httpx.Client(timeout=timeout)
+        self._http = http_client or httpx.Client(timeout=self._core.settings.timeout)
 
     def __enter__(self) -> Self:
         return self
@@ -201,10 +177,10 @@ class KimunClient(_ClientBase):
                     self._core.url(call),
                     json=call.body,
                     headers=self._core.headers(call),
-                    timeout=self._core.timeout,
+                    timeout=self._core.settings.timeout,
                 )
             except httpx.TransportError as exc:
-                if call.retry and attempts <= self._core.retries:
+                if call.retry and attempts <= self._core.settings.retries:
                     time.sleep(self._core.backoff_delay(attempts))
                     continue
                 raise self._core.unavailable(call, exc, attempts) from exc
@@ -254,7 +230,7 @@ class KimunClient(_ClientBase):
                     return result
             if watch.exhausted:
                 raise watch.timeout()
-            time.sleep(self._core.poll_interval)
+            time.sleep(self._core.settings.poll_interval)
 
     def answer(
         self,
@@ -284,27 +260,12 @@ class AsyncKimunClient(_ClientBase):
         vault_id: str,
         token: str | None = None,
         *,
-        timeout: float = 30.0,
-        poll_interval: float = 1.0,
-        max_polls: int = 720,
-        max_poll_errors: int = 15,
-        retries: int = 2,
-        backoff: float = 0.25,
+        settings: ClientSettings = _DEFAULT_SETTINGS,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
-        super().__init__(
-            base_url,
-            vault_id,
-            token,
-            timeout=timeout,
-            poll_interval=poll_interval,
-            max_polls=max_polls,
-            max_poll_errors=max_poll_errors,
-            retries=retries,
-            backoff=backoff,
-        )
+        super().__init__(base_url, vault_id, token, settings)
         self._owns_http = http_client is None
-        self._http = http_client or httpx.AsyncClient(timeout=timeout)
+        self._http = http_client or httpx.AsyncClient(timeout=self._core.settings.timeout)
 
     async def __aenter__(self) -> Self:
         return self
@@ -332,10 +293,10 @@ class AsyncKimunClient(_ClientBase):
                     self._core.url(call),
                     json=call.body,
                     headers=self._core.headers(call),
-                    timeout=self._core.timeout,
+                    timeout=self._core.settings.timeout,
                 )
             except httpx.TransportError as exc:
-                if call.retry and attempts <= self._core.retries:
+                if call.retry and attempts <= self._core.settings.retries:
                     await asyncio.sleep(self._core.backoff_delay(attempts))
                     continue
                 raise self._core.unavailable(call, exc, attempts) from exc
@@ -382,7 +343,7 @@ class AsyncKimunClient(_ClientBase):
                     return result
             if watch.exhausted:
                 raise watch.timeout()
-            await asyncio.sleep(self._core.poll_interval)
+            await asyncio.sleep(self._core.settings.poll_interval)
 
     async def answer(
         self,

@@ -15,6 +15,7 @@ from askkit.cli import server as _cli_server
 from askkit.errors import AuthError, JobFailed, UsageError
 from askkit.payloads import turn_from_payload
 from askkit.retrieve.client import TOKEN_ENV
+from askkit.retrieve.settings import ClientSettings
 from askkit.testing import KimunTestServer
 from tests.conftest import load
 
@@ -190,7 +191,37 @@ def test_ask_gives_up_after_max_polls(
     assert main([*argv, "--poll-interval", "0.01", "--max-polls", "3"]) == 2
     err = capsys.readouterr().err
     assert "did not finish: still 'processing' after 3 polls" in err
+    assert "raise max_polls (now 3) or poll_interval (now 0.01 s)" in err
     assert len(server.requests_to("/api/job/")) == 3
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--timeout", "nan"], "--timeout must be more than 0 seconds (a finite number), got nan"),
+        (["--timeout", "-2"], "--timeout must be more than 0 seconds (a finite number), got -2.0"),
+        (
+            ["--poll-interval", "inf"],
+            "--poll-interval must be >= 0 seconds (a finite number), got inf",
+        ),
+        (["--max-polls", "-5"], "--max-polls must be at least 1 (a whole number), got -5"),
+    ],
+)
+def test_bad_client_settings_are_one_line_with_exit_2(
+    server: KimunTestServer, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    assert main(["ask", "q", "--server", server.url, "--vault-id", "notes", *extra]) == 2
+    assert capsys.readouterr().err == f"askkit: error: {message}\n"
+    assert server.requests == []
+
+
+def test_the_options_build_the_client_settings(server: KimunTestServer) -> None:
+    argv = ["ask", "q", "--server", server.url, "--vault-id", "notes", "--token", "tok"]
+    given = own_parser().parse_args([*argv, "--timeout", "7", "--max-polls", "9"])
+    assert _cli_server._client_settings(given) == ClientSettings(timeout=7, max_polls=9)
+    assert _cli_server._client_settings(own_parser().parse_args(argv)) == ClientSettings()
+    search = own_parser().parse_args(["search", "q", "--server", server.url, "--timeout", "3"])
+    assert _cli_server._client_settings(search) == ClientSettings(timeout=3)
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import pickle
 import socket
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -20,8 +21,8 @@ from askkit.errors import (
     ServerUnavailable,
 )
 from askkit.retrieve import Retriever, as_retriever
-from askkit.retrieve.client import TOKEN_ENV, Health, KimunClient, SearchResult
-from askkit.testing import KimunTestServer
+from askkit.retrieve.client import TOKEN_ENV, ClientSettings, Health, KimunClient, SearchResult
+from askkit.testing import FAST_SETTINGS, KimunTestServer
 from askkit.wire import AnswerResult, EmbeddingsResponse
 from tests.conftest import load
 
@@ -278,7 +279,7 @@ def test_answer_keeps_polling_through_statuses_it_does_not_know(
 
 
 def test_token_goes_on_api_routes_only(server: KimunTestServer) -> None:
-    with KimunClient(server.url, "notes", TOKEN, poll_interval=0.01) as client:
+    with KimunClient(server.url, "notes", TOKEN, settings=FAST_SETTINGS) as client:
         client.health()
         client.search("q")
         client.answer("q")
@@ -321,7 +322,10 @@ def test_repr_never_shows_the_token(monkeypatch: pytest.MonkeyPatch) -> None:
     assert TOKEN not in repr(from_env)
     assert "token=<hidden>" in repr(from_env)
     assert repr(none).endswith("token=None)")
-    for c in (explicit, from_env, none):
+    tuned = KimunClient("http://127.0.0.1:9", "notes", TOKEN, settings=ClientSettings(retries=0))
+    assert repr(tuned) == repr(explicit)  # the settings are client.settings, not in the repr
+    assert tuned.settings.retries == 0
+    for c in (explicit, from_env, none, tuned):
         c.close()
 
 
@@ -354,8 +358,9 @@ def test_bad_url_or_vault_id_fails_early(base_url: str, vault_id: str, field: st
     [("timeout", 0), ("poll_interval", -1), ("max_polls", 0), ("retries", -1)],
 )
 def test_bad_options_fail_early(option: str, value: float) -> None:
-    with pytest.raises(SchemaError, match=option):
-        KimunClient("http://host", "notes", **{option: value})
+    with pytest.raises(SchemaError, match=option) as info:
+        KimunClient("http://host", "notes", settings=ClientSettings(**{option: value}))
+    assert info.value.field == option
 
 
 # -- faults: each with the error type and its message
@@ -532,7 +537,10 @@ def test_job_that_fails_without_a_reason(server: KimunTestServer, client: KimunC
 
 def test_job_that_never_completes_times_out(server: KimunTestServer) -> None:
     server.fail("job_never_completes")
-    with server.client(max_polls=4) as client, pytest.raises(JobTimeout) as info:
+    with (
+        server.client(settings=replace(FAST_SETTINGS, max_polls=4)) as client,
+        pytest.raises(JobTimeout) as info,
+    ):
         client.answer("q")
     err = info.value
     path = server.requests_to("/api/job/")[0].path
@@ -550,7 +558,8 @@ def test_job_that_never_completes_times_out(server: KimunTestServer) -> None:
 def test_slow_response_past_the_timeout(server: KimunTestServer) -> None:
     server.fail("slow", route="embeddings", delay=5)
     started = time.monotonic()
-    with server.client(timeout=0.2, retries=1) as client, pytest.raises(ServerUnavailable) as info:
+    settings = replace(FAST_SETTINGS, timeout=0.2, retries=1)
+    with server.client(settings=settings) as client, pytest.raises(ServerUnavailable) as info:
         client.search("q")
     assert time.monotonic() - started < 2
     assert str(info.value) == (
@@ -580,7 +589,7 @@ def test_a_search_is_retried_after_a_drop(server: KimunTestServer, client: Kimun
 
 def test_health_is_retried_after_a_slow_response(server: KimunTestServer) -> None:
     server.fail("slow", route="health", times=1, delay=5)
-    with server.client(timeout=0.2) as client:
+    with server.client(settings=replace(FAST_SETTINGS, timeout=0.2)) as client:
         assert client.health().status == "ok"
     assert len(server.requests_to("/health")) == 2
 
@@ -601,7 +610,7 @@ def test_connection_refused_after_bounded_retries() -> None:
     url = f"http://127.0.0.1:{free_port()}"
     started = time.monotonic()
     with (
-        KimunClient(url, "notes", retries=2, backoff=0.05) as client,
+        KimunClient(url, "notes", settings=ClientSettings(retries=2, backoff=0.05)) as client,
         pytest.raises(ServerUnavailable) as info,
     ):
         client.health()
@@ -614,7 +623,7 @@ def test_connection_refused_after_bounded_retries() -> None:
 
 def test_a_stopped_server_is_unavailable() -> None:
     with KimunTestServer() as server:
-        client = server.client(retries=0)
+        client = server.client(settings=replace(FAST_SETTINGS, retries=0))
         client.health()
     with client, pytest.raises(ServerUnavailable, match="cannot connect"):
         client.search("q")
@@ -623,7 +632,7 @@ def test_a_stopped_server_is_unavailable() -> None:
 def test_poll_errors_that_heal_are_tolerated(server: KimunTestServer) -> None:
     server.fail("status", route="job", times=3, status=500, message="busy")
     server.fail("drop", route="job", times=2)
-    with server.client(max_poll_errors=6) as client:
+    with server.client(settings=replace(FAST_SETTINGS, max_poll_errors=6)) as client:
         assert client.answer("q").answer.startswith("Feed the starter")
     # 3 errors, then 2 polls the server answered (queued, processing) but whose
     # responses were dropped, then the completed one.
@@ -632,7 +641,8 @@ def test_poll_errors_that_heal_are_tolerated(server: KimunTestServer) -> None:
 
 def test_too_many_poll_errors_in_a_row(server: KimunTestServer) -> None:
     server.fail("status", route="job", status=500, message="busy")
-    with server.client(max_poll_errors=3) as client, pytest.raises(ServerStatusError) as info:
+    settings = replace(FAST_SETTINGS, max_poll_errors=3)
+    with server.client(settings=settings) as client, pytest.raises(ServerStatusError) as info:
         client.answer("q")
     assert str(info.value).startswith("GET /api/job/")
     assert "failed with HTTP 500: busy" in str(info.value)

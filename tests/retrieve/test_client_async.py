@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import replace
 
 import httpx
 import pytest
 
 from askkit import Turn
 from askkit.errors import AuthError, JobFailed, JobTimeout, ProtocolError, ServerUnavailable
-from askkit.retrieve.client import TOKEN_ENV, AsyncKimunClient, Health
-from askkit.testing import KimunTestServer
+from askkit.retrieve.client import TOKEN_ENV, AsyncKimunClient, ClientSettings, Health
+from askkit.testing import FAST_SETTINGS, KimunTestServer
 from askkit.wire import AnswerResult
 from tests.conftest import load
 
@@ -28,11 +28,14 @@ def server() -> Iterator[KimunTestServer]:
         yield s
 
 
-def client_for(server: KimunTestServer, **kwargs: Any) -> AsyncKimunClient:
-    kwargs.setdefault("poll_interval", 0.01)
-    kwargs.setdefault("backoff", 0.01)
-    kwargs.setdefault("token", "tok")
-    return AsyncKimunClient(server.url, "notes", **kwargs)
+def client_for(
+    server: KimunTestServer,
+    *,
+    token: str = "tok",
+    settings: ClientSettings = FAST_SETTINGS,
+    http_client: httpx.AsyncClient | None = None,
+) -> AsyncKimunClient:
+    return AsyncKimunClient(server.url, "notes", token, settings=settings, http_client=http_client)
 
 
 def test_health_search_retrieve_and_answer(server: KimunTestServer) -> None:
@@ -63,6 +66,7 @@ def test_repr_hides_the_token(server: KimunTestServer) -> None:
     assert client.has_token
     assert client.base_url == server.url
     assert client.vault_id == "notes"
+    assert client.settings is FAST_SETTINGS
     asyncio.run(client.aclose())
 
 
@@ -76,8 +80,8 @@ def test_auth_error(server: KimunTestServer) -> None:
 
 
 def test_job_failed_and_timeout(server: KimunTestServer) -> None:
-    async def run(**kwargs: Any) -> Turn:
-        async with client_for(server, **kwargs) as client:
+    async def run(settings: ClientSettings = FAST_SETTINGS) -> Turn:
+        async with client_for(server, settings=settings) as client:
             return await client.answer("q")
 
     server.fail("job_fails", times=1, message="no LLM")
@@ -85,7 +89,7 @@ def test_job_failed_and_timeout(server: KimunTestServer) -> None:
         asyncio.run(run())
     server.fail("job_never_completes", times=1)
     with pytest.raises(JobTimeout, match="after 3 polls"):
-        asyncio.run(run(max_polls=3))
+        asyncio.run(run(replace(FAST_SETTINGS, max_polls=3)))
 
 
 def test_search_is_retried_but_answer_is_not(server: KimunTestServer) -> None:
@@ -107,13 +111,13 @@ def test_search_is_retried_but_answer_is_not(server: KimunTestServer) -> None:
 
 
 def test_timeout_and_invalid_json(server: KimunTestServer) -> None:
-    async def health(**kwargs: Any) -> Health:
-        async with client_for(server, **kwargs) as client:
+    async def health(settings: ClientSettings = FAST_SETTINGS) -> Health:
+        async with client_for(server, settings=settings) as client:
             return await client.health()
 
     server.fail("slow", times=1, delay=5)
     with pytest.raises(ServerUnavailable, match=r"no response within the 0\.1 s timeout"):
-        asyncio.run(health(timeout=0.1, retries=0))
+        asyncio.run(health(replace(FAST_SETTINGS, timeout=0.1, retries=0)))
     server.fail("invalid_json", times=1)
     with pytest.raises(ProtocolError, match="not JSON"):
         asyncio.run(health())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import math
 import pickle
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 import askkit.retrieve
 from askkit.errors import SchemaError
+from askkit.retrieve.client import AsyncKimunClient, KimunClient
 from askkit.retrieve.settings import ClientSettings
 
 SECONDS = ("timeout", "poll_interval", "backoff")
@@ -156,3 +158,45 @@ def test_count_rule(n: int) -> None:
             with pytest.raises(SchemaError) as info:
                 ClientSettings(**{name: n})  # type: ignore[arg-type]
             assert info.value.field == name
+
+
+# -- one object from the caller to the protocol core
+
+
+def close(client: KimunClient | AsyncKimunClient) -> None:
+    if isinstance(client, KimunClient):
+        client.close()
+    else:
+        asyncio.run(client.aclose())
+
+
+@pytest.mark.parametrize("client_type", [KimunClient, AsyncKimunClient])
+def test_both_clients_carry_the_same_object_to_the_core(
+    client_type: type[KimunClient] | type[AsyncKimunClient],
+) -> None:
+    settings = ClientSettings(timeout=4, max_polls=3)
+    client = client_type("http://127.0.0.1:9", "notes", "", settings=settings)
+    assert client.settings is settings
+    assert client._core.settings is settings
+    assert client._http.timeout.read == 4.0  # the owned httpx client waits as long
+    default = client_type("http://127.0.0.1:9", "notes", "")
+    assert default.settings == ClientSettings()
+    close(client)
+    close(default)
+
+
+@pytest.mark.parametrize("client_type", [KimunClient, AsyncKimunClient])
+def test_settings_must_be_client_settings(
+    client_type: type[KimunClient] | type[AsyncKimunClient],
+) -> None:
+    with pytest.raises(TypeError, match=r"settings must be an askkit\.retrieve\.ClientSettings"):
+        client_type("http://127.0.0.1:9", "notes", settings={"timeout": 5})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("client_type", [KimunClient, AsyncKimunClient])
+@pytest.mark.parametrize("option", [*SECONDS, *COUNTS])
+def test_the_old_keywords_are_gone(
+    client_type: type[KimunClient] | type[AsyncKimunClient], option: str
+) -> None:
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{option}'"):
+        client_type("http://127.0.0.1:9", "notes", **{option: 1})  # type: ignore[arg-type]
