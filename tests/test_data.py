@@ -1,4 +1,4 @@
-"""The bundled sample data agrees with the bundled vault, so the first screens show no false alarm."""
+"""The bundled sample data agrees with the bundled vault: no false alarm on the first screens."""
 
 from __future__ import annotations
 
