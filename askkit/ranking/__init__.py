@@ -1,0 +1,74 @@
+"""kimun's ranking stage: the pool, the reranker, the context cut and its two surfaces.
+
+Between the vector store and ``/api/embeddings`` or ``/api/answer``, kimun's
+server de-duplicates the candidate pool, optionally reranks it, cuts it to a
+best-first prefix (``fixed``, ``score-range`` or ``largest-drop``) and shows
+that prefix as search rows (one per note) or as an answer's numbered
+context. This package reproduces each step value for value (kimun's server
+code at :data:`~askkit.ranking.settings.KIMUN_COMMIT`), explains a cut
+(:func:`explain_cut`, :func:`why_not`), and sweeps the cut settings over
+many queries to recommend one (:func:`sweep_cuts`, :func:`recommend`).
+
+Examples
+--------
+>>> from askkit.ranking import CutSettings, cut_len, pool_of
+>>> pool = pool_of([1.00, 0.93, 0.88, 0.86, 0.84])
+>>> cut_len(pool), cut_len(pool, CutSettings(strategy="largest-drop"))
+(2, 5)
+"""
+
+from __future__ import annotations
+
+from askkit.ranking.cut import (
+    LargestDrop,
+    ScoreRange,
+    cut_len,
+    fixed_cut_len,
+    largest_drop,
+    largest_drop_cut_len,
+    note_best_scores,
+    score_range,
+    score_range_cut_len,
+)
+from askkit.ranking.pool import Scored, deduplicate_chunks, pool_of
+from askkit.ranking.query import build_retrieval_query, condense_head_tail
+from askkit.ranking.rerank import Reranked, rerank, sanitize_scores, sigmoid, validate_scored
+from askkit.ranking.settings import KIMUN_COMMIT, STRATEGIES, CutSettings, Strategy
+from askkit.ranking.surfaces import (
+    CutPreview,
+    answer_context,
+    cut_preview,
+    dedupe_by_note,
+    search_rows,
+)
+
+__all__ = [
+    "KIMUN_COMMIT",
+    "STRATEGIES",
+    "CutPreview",
+    "CutSettings",
+    "LargestDrop",
+    "Reranked",
+    "ScoreRange",
+    "Scored",
+    "Strategy",
+    "answer_context",
+    "build_retrieval_query",
+    "condense_head_tail",
+    "cut_len",
+    "cut_preview",
+    "dedupe_by_note",
+    "deduplicate_chunks",
+    "fixed_cut_len",
+    "largest_drop",
+    "largest_drop_cut_len",
+    "note_best_scores",
+    "pool_of",
+    "rerank",
+    "sanitize_scores",
+    "score_range",
+    "score_range_cut_len",
+    "search_rows",
+    "sigmoid",
+    "validate_scored",
+]

@@ -1,0 +1,1 @@
+"""Tests of askkit.ranking: kimun's ranking stage, value for value."""
