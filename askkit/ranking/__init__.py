@@ -5,9 +5,8 @@ server de-duplicates the candidate pool, optionally reranks it, cuts it to a
 best-first prefix (``fixed``, ``score-range`` or ``largest-drop``) and shows
 that prefix as search rows (one per note) or as an answer's numbered
 context. This package reproduces each step value for value (kimun's server
-code at :data:`~askkit.ranking.settings.KIMUN_COMMIT`), explains a cut
-(:func:`explain_cut`, :func:`why_not`), and sweeps the cut settings over
-many queries to recommend one (:func:`sweep_cuts`, :func:`recommend`).
+code at :data:`~askkit.ranking.settings.KIMUN_COMMIT`) and explains a cut
+(:func:`explain_cut`, :func:`why_not`).
 
 Examples
 --------
@@ -30,6 +29,7 @@ from askkit.ranking.cut import (
     score_range,
     score_range_cut_len,
 )
+from askkit.ranking.explain import explain_cut, why_not
 from askkit.ranking.pool import Scored, deduplicate_chunks, pool_of
 from askkit.ranking.query import build_retrieval_query, condense_head_tail
 from askkit.ranking.rerank import Reranked, rerank, sanitize_scores, sigmoid, validate_scored
@@ -59,6 +59,7 @@ __all__ = [
     "cut_preview",
     "dedupe_by_note",
     "deduplicate_chunks",
+    "explain_cut",
     "fixed_cut_len",
     "largest_drop",
     "largest_drop_cut_len",
@@ -71,4 +72,5 @@ __all__ = [
     "search_rows",
     "sigmoid",
     "validate_scored",
+    "why_not",
 ]
