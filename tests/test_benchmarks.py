@@ -39,6 +39,7 @@ def test_frame_bench_phases_time_each_rule_both_ways(tmp_path: Path) -> None:
     _run("--turns", "200", "--repeat", "1", "--skip-naive", "--file", str(log))
     out = _run("--phases", "--repeat", "1", "--file", str(log))
     assert "2,000 sources" in out
+    assert out.splitlines()[1].split()[1:3] == ["fallback", "compiled"]
     for rule in ("headings and match headings", "paths, notes, folders", "citations"):
         assert rule in out
     assert "compiled kernels built: True" in out

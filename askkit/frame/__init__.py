@@ -4,7 +4,8 @@
 dicts, turns, payloads, JSON and JSONL turn logs) into one frame whose schema
 is :data:`COLUMNS`; :func:`to_sources` and :func:`to_turns` go back to
 objects without loss. Every value agrees with :meth:`AskSource.from_chunk`.
-JSONL logs are read columnar (``pyarrow.json`` and Arrow string kernels);
+JSONL logs are read columnar (``pyarrow.json``, then askkit's compiled kernels
+or, where they are not built, pyarrow.compute: :func:`compiled_kernels`);
 :func:`read_jsonl_dask` reads many files on a Dask cluster with the same
 per-file function. Importing this package registers the ``df.ask`` accessor
 (:mod:`askkit.frame.accessor`); it loads neither matplotlib, ipywidgets nor IPython.
@@ -21,7 +22,8 @@ True
 from __future__ import annotations
 
 from askkit.frame import accessor as _accessor  # registers the df.ask accessor
-from askkit.frame.load import Loaded, compiled_kernels, sources_frame, to_sources, to_turns
+from askkit.frame.kernels import compiled_kernels
+from askkit.frame.load import Loaded, sources_frame, to_sources, to_turns
 from askkit.frame.scale import RECORD_COLUMNS, DaskLoaded, read_jsonl_dask
 from askkit.frame.schema import COLUMNS, DESCRIPTIONS, ERROR_COLUMNS, empty_frame
 

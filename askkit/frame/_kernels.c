@@ -1,13 +1,13 @@
 /* askkit.frame._kernels: the sources frame's per-row string rules in one pass each.
  *
- * The numpy paths in askkit/_frame_build.py do the same work in whole-column
- * steps (find, check, cut), each a full pass over the bytes; these loops do it
- * in one pass per column, without the GIL, so the reader's two threads run
- * them side by side. Every function reads Arrow string columns as their raw
- * buffers (int32 offsets, UTF-8 data) and returns new buffers as bytes
- * objects; askkit/_compiled.py wraps them, and the numpy paths remain the
- * fallback when this module is not built. The tests check both paths against
- * AskSource.from_chunk.
+ * Each function does in one pass over a column's bytes, without the GIL, what
+ * the pyarrow.compute fallback in askkit/frame/columns.py does in several
+ * whole-column kernels, so the reader's two threads run them side by side.
+ * Every function reads Arrow string columns as their raw buffers (int32 or
+ * int64 offsets, UTF-8 data) and returns new buffers as bytes objects;
+ * askkit/frame/kernels.py wraps them and decides, in one place, whether they
+ * are used. The tests check both paths against AskSource.from_chunk,
+ * VaultPath and citations.scan.
  *
  * Inputs are checked (offsets inside the data, bitmaps long enough) with the
  * GIL held and then read without it: callers pass buffers no other thread
@@ -163,7 +163,8 @@ static inline void rust_trim(const unsigned char *d, Py_ssize_t *start, Py_ssize
     *end = e;
 }
 
-static Py_ssize_t count_byte(const unsigned char *d, Py_ssize_t lo, Py_ssize_t hi, int byte)
+/* How many of the bytes d[lo:hi] equal byte: the size of an output. */
+static Py_ssize_t occurrences(const unsigned char *d, Py_ssize_t lo, Py_ssize_t hi, int byte)
 {
     Py_ssize_t count = 0;
     const unsigned char *p = d + lo, *end = d + hi;
@@ -273,7 +274,7 @@ static PyObject *headings(PyObject *self, PyObject *args)
     const unsigned char *d = (const unsigned char *)dat.view.buf;
     const unsigned char *dd = (const unsigned char *)ddat.view.buf;
     const unsigned char *dv = dval.held ? (const unsigned char *)dval.view.buf : NULL;
-    Py_ssize_t seps = count_byte(d, o[0], o[n], 0x1F);
+    Py_ssize_t seps = occurrences(d, o[0], o[n], 0x1F);
     Py_ssize_t capacity = (Py_ssize_t)(o[n] - o[0]) + 4 * seps;
     if (capacity > INT32_MAX) {
         result = Py_NewRef(Py_None);
@@ -492,7 +493,7 @@ static PyObject *citations(PyObject *self, PyObject *args)
     }
     const int64_t *o = (const int64_t *)off.view.buf;
     const unsigned char *d = (const unsigned char *)dat.view.buf;
-    Py_ssize_t opens = count_byte(d, (Py_ssize_t)o[0], (Py_ssize_t)o[n], '[');
+    Py_ssize_t opens = occurrences(d, (Py_ssize_t)o[0], (Py_ssize_t)o[n], '[');
     if ((turns = PyBytes_FromStringAndSize(NULL, (opens + 1) * 8)) == NULL ||
         (numbers = PyBytes_FromStringAndSize(NULL, (opens + 1) * 8)) == NULL ||
         (skipped = PyBytes_FromStringAndSize(NULL, n > 0 ? n : 1)) == NULL) {
@@ -588,7 +589,7 @@ PyDoc_STRVAR(turn_stats_doc,
 "runs ``bounds[t]:bounds[t + 1]`` (int64, from 0 to len(scores)): the rank by\n"
 "score (descending, ties share the lowest), the gap to the turn's top score and\n"
 "the z-score within the turn (0 without spread). Sums run left to right and\n"
-"every operation is the one askkit's numpy path does, so the values are equal\n"
+"every operation is the one askkit's fallback does, so the values are equal\n"
 "to the last bit. Returns three bytes objects (int64, float64, float64).");
 
 static PyObject *turn_stats(PyObject *self, PyObject *args)
@@ -663,43 +664,6 @@ done:
     return result;
 }
 
-/* ----------------------------------------------------------------- bytes */
-
-PyDoc_STRVAR(count_byte_doc,
-"count_byte(buffer, byte, size)\n"
-"--\n\n"
-"How many of the first ``size`` bytes of ``buffer`` equal ``byte``.");
-
-static PyObject *count_byte_py(PyObject *self, PyObject *args)
-{
-    PyObject *obj;
-    int byte;
-    Py_ssize_t size;
-    if (!PyArg_ParseTuple(args, "Oin:count_byte", &obj, &byte, &size)) {
-        return NULL;
-    }
-    if (byte < 0 || byte > 255) {
-        PyErr_Format(PyExc_ValueError, "byte must be in 0..255, not %d", byte);
-        return NULL;
-    }
-    Buf buf = {0};
-    if (get_buf(obj, &buf, "buffer") < 0) {
-        return NULL;
-    }
-    if (size < 0 || size > buf.view.len) {
-        PyErr_Format(PyExc_ValueError, "size %zd outside the buffer's %zd bytes", size,
-                     buf.view.len);
-        release(&buf);
-        return NULL;
-    }
-    Py_ssize_t count;
-    Py_BEGIN_ALLOW_THREADS
-    count = count_byte(buf.view.buf, 0, size, byte);
-    Py_END_ALLOW_THREADS
-    release(&buf);
-    return PyLong_FromSsize_t(count);
-}
-
 /* ---------------------------------------------------------------- module */
 
 static PyMethodDef methods[] = {
@@ -707,7 +671,6 @@ static PyMethodDef methods[] = {
     {"plain_paths", plain_paths, METH_VARARGS, plain_paths_doc},
     {"citations", citations, METH_VARARGS, citations_doc},
     {"turn_stats", turn_stats, METH_VARARGS, turn_stats_doc},
-    {"count_byte", count_byte_py, METH_VARARGS, count_byte_doc},
     {NULL, NULL, 0, NULL},
 };
 

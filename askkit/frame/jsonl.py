@@ -28,7 +28,6 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from askkit.errors import SchemaError
-from askkit.frame import kernels as _compiled
 from askkit.frame.columns import (
     all_valid_dates,
     finish,
@@ -93,7 +92,7 @@ def _count_lines(path: Path) -> int:
     """Lines in the file (a last line without a newline counts).
 
     Read in 1 MiB blocks into reused buffers, which stay in the CPU cache, and
-    counted by the compiled kernels (numpy without them).
+    counted with numpy, while ``pyarrow.json`` parses the file on other threads.
     """
     newlines = 0
     last = _NEWLINE
@@ -101,11 +100,8 @@ def _count_lines(path: Path) -> int:
     found = np.empty(_LINE_BLOCK, bool)
     with path.open("rb", buffering=0) as f:
         while size := f.readinto(block.data):
-            counted = _compiled.count_byte(block, _NEWLINE, size)
-            if counted is None:
-                np.equal(block[:size], _NEWLINE, out=found[:size])
-                counted = int(np.count_nonzero(found[:size]))
-            newlines += counted
+            np.equal(block[:size], _NEWLINE, out=found[:size])
+            newlines += int(np.count_nonzero(found[:size]))
             last = int(block[size - 1])
     return newlines + (last != _NEWLINE)
 
@@ -247,7 +243,7 @@ def read_columnar(path: Path, name: str) -> pd.DataFrame:
     table = _parse(path)
     records = table.num_rows
     items, rows, pos = _items(table)
-    # the compiled kernels and numpy release the GIL: the string columns are cut
+    # the compiled kernels and Arrow release the GIL: the string columns are cut
     # while the file is checked and citations and scores are scanned (work that a
     # Fallback makes moot is merely wasted)
     pool = ThreadPoolExecutor(2)

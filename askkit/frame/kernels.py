@@ -1,15 +1,22 @@
 """The compiled kernels (``askkit.frame._kernels``, C) on Arrow string columns.
 
-Building the sources frame applies kimun's per-row string rules (the heading
-of a wire title, the note and folder of a path, the citation markers of an
-answer) to a million rows. :mod:`askkit.frame._kernels` does each in one pass over
-the bytes without the GIL; this module hands it Arrow buffers and wraps what
-it returns as Arrow arrays, without copying. Every function returns ``None``
-when the kernels are not built (an install without a C compiler) or the
-input is outside what they handle (nulls); the caller then takes its numpy or
-Arrow-kernel path, which gives the same values, more slowly.
+Building the sources frame applies kimun's per-row rules (the heading of a
+wire title, the note and folder of a path, the citation markers of an answer,
+the per-turn score statistics) to a million rows. :mod:`askkit.frame._kernels`
+does each in one pass over the bytes without the GIL; this module hands it
+Arrow buffers and wraps what it returns as Arrow arrays, without copying.
 
-:data:`ENABLED` switches the kernels off (tests compare both paths).
+This is the one place that decides between the kernels and their fallback:
+every function returns ``None`` when the kernels are not built (an install
+without a C compiler), switched off (:data:`ENABLED`), or the input is
+outside what they handle (nulls, a column past 2 GiB); the caller
+(:mod:`askkit.frame.columns`) then takes its pyarrow.compute path, which
+gives the same values, more slowly.
+
+:data:`ENABLED` switches the kernels off (the tests run both paths).
+
+>>> compiled_kernels() == (built() and ENABLED)
+True
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import pyarrow as pa
 _built: ModuleType | None
 try:
     from askkit.frame import _kernels as _built
-except ImportError:  # built without a C compiler: the numpy paths do the work
+except ImportError:  # built without a C compiler: pyarrow.compute does the work
     _built = None
 
 __all__ = [
@@ -31,7 +38,7 @@ __all__ = [
     "available",
     "built",
     "citations",
-    "count_byte",
+    "compiled_kernels",
     "headings",
     "plain_paths",
     "turn_stats",
@@ -53,12 +60,25 @@ def available() -> bool:
     return built() and ENABLED
 
 
+def compiled_kernels() -> bool:
+    """Whether askkit's compiled kernels build the frame's string columns.
+
+    They are compiled when askkit is installed; where no C compiler was at
+    hand, pyarrow.compute does the same work, more slowly, with the same values.
+
+    >>> isinstance(compiled_kernels(), bool)
+    True
+    """
+    return available()
+
+
 def _kernels() -> ModuleType | None:
     return _built if ENABLED else None
 
 
 def _offsets(arr: pa.Array) -> np.ndarray[Any, Any]:
-    return np.frombuffer(arr.buffers()[1], np.int32)[arr.offset : arr.offset + len(arr) + 1]
+    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    return np.frombuffer(arr.buffers()[1], width)[arr.offset : arr.offset + len(arr) + 1]
 
 
 def _data(arr: pa.Array) -> Any:
@@ -106,15 +126,18 @@ def plain_paths(path: pa.Array) -> tuple[pa.Array, pa.Array] | None:
 
 
 def citations(
-    offsets: np.ndarray[Any, Any], data: Any
+    answers: pa.Array,
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
-    """(answer index, number) of every citation marker, and a bool per answer
-    holding ``[[`` or ``]]`` (whose markers the caller scans itself); ``None``
-    when the kernels are off. ``offsets`` are int64 offsets into ``data``."""
+    """(answer index, number) of every citation marker in a string or large
+    string array without nulls, and a bool per answer holding ``[[`` or ``]]``
+    (whose markers the caller scans itself); ``None`` when the kernels are off
+    or an answer is null."""
     kernels = _kernels()
-    if kernels is None:
+    large = pa.types.is_large_string(answers.type)
+    if kernels is None or answers.null_count or not (large or pa.types.is_string(answers.type)):
         return None
-    turns, numbers, skipped = kernels.citations(np.ascontiguousarray(offsets, np.int64), data)
+    offsets = np.ascontiguousarray(_offsets(answers), np.int64)
+    turns, numbers, skipped = kernels.citations(offsets, _data(answers))
     return (
         np.frombuffer(turns, np.int64),
         np.frombuffer(numbers, np.int64),
@@ -138,10 +161,3 @@ def turn_stats(
         "score_gap": np.frombuffer(gap, np.float64),
         "score_z": np.frombuffer(z, np.float64),
     }
-
-
-def count_byte(buffer: Any, byte: int, size: int) -> int | None:
-    """How many of the first ``size`` bytes of ``buffer`` are ``byte``; ``None``
-    when the kernels are off."""
-    kernels = _kernels()
-    return None if kernels is None else int(kernels.count_byte(buffer, byte, size))

@@ -18,7 +18,6 @@ import pandas as pd
 import pyarrow as pa
 
 from askkit.errors import SchemaError
-from askkit.frame import kernels as _compiled
 from askkit.frame.columns import finish
 from askkit.frame.jsonl import (
     INT64_MAX,
@@ -36,7 +35,6 @@ from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse
 __all__ = [
     "Loaded",
     "PathInput",
-    "compiled_kernels",
     "sources_frame",
     "to_sources",
     "to_turns",
@@ -94,7 +92,8 @@ def sources_frame(data: Any, *, strict: bool = True) -> pd.DataFrame | Loaded:
 
     Examples
     --------
-    >>> sources_frame([]).shape[1] == len(COLUMNS)
+    >>> from askkit.frame.schema import COLUMNS
+    >>> sources_frame([]).dtypes.to_dict() == COLUMNS
     True
     """
     if _is_path(data):
@@ -115,18 +114,6 @@ def sources_frame(data: Any, *, strict: bool = True) -> pd.DataFrame | Loaded:
     if strict:
         return frame
     return Loaded(frame, _errors_frame(errors), len(items))
-
-
-def compiled_kernels() -> bool:
-    """Whether askkit's compiled kernels build the frame's string columns.
-
-    They are compiled when askkit is installed; where no C compiler was at
-    hand, numpy does the same work, more slowly, with the same values.
-
-    >>> isinstance(compiled_kernels(), bool)
-    True
-    """
-    return _compiled.available()
 
 
 def _is_path(x: object) -> bool:

@@ -1,35 +1,39 @@
-"""askkit's compiled kernels (askkit.frame._kernels) against the exact definitions.
+"""askkit.frame.kernels and the compiled kernels it wraps (askkit.frame._kernels).
 
 The kernels must be built wherever the tests run (the install compiles them),
 so these tests import them directly instead of skipping. Each kernel is
-checked on random input against kimun's rules as askkit's objects apply them,
-on sliced arrays (offsets not from zero, data around the rows), and on input
-the kernels must refuse.
+checked on random input against kimun's rules as askkit's objects apply them
+(and the statistics against the fallback, to the last bit), on sliced arrays
+(offsets not from zero, data around the rows), and on input the kernels must
+refuse; and the one switch between them and the pyarrow.compute fallback.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import askkit.frame
 from askkit import AskSource, ChunkResult, VaultPath
 from askkit._text import RUST_WHITESPACE
+from askkit.citations import scan
 from askkit.frame import _kernels, compiled_kernels
 from askkit.frame import kernels as _compiled
 from askkit.frame.columns import (
+    _RESERVED_PART,
+    _SAFE_PATH,
     _headings_compiled,
-    _plain_parts_bytes,
     _score_stats,
+    _score_stats_grouped,
     headings_and_matches,
 )
-from askkit.frame.jsonl import _count_lines
 from tests import strategies as st_kimun
 
 #: Rust whitespace, and characters whose UTF-8 differs from one of them in one byte.
@@ -52,7 +56,15 @@ def _sliced(values: list[str | None]) -> pa.Array:
 def test_the_kernels_are_built_and_used() -> None:
     assert compiled_kernels()
     assert _compiled.available()
+    assert _compiled.built()
     assert _kernels.__name__ == "askkit.frame._kernels"
+    assert askkit.frame.compiled_kernels is _compiled.compiled_kernels
+    assert sorted(n for n in dir(_kernels) if not n.startswith("_")) == [
+        "citations",
+        "headings",
+        "plain_paths",
+        "turn_stats",
+    ]
 
 
 @given(st.lists(st.tuples(titles, dates), max_size=25), st.booleans())
@@ -82,8 +94,9 @@ def test_headings_of_chunks_cut_at_different_rows() -> None:
 def test_headings_step_aside_for_null_titles() -> None:
     title = pa.array(["a", None], pa.string())
     assert _compiled.headings(title, pa.array([None, None], pa.string())) is None
-    heading, _ = headings_and_matches(title, pa.array([None, None], pa.string()))
+    heading, match = headings_and_matches(title, pa.array([None, None], pa.string()))
     assert heading.to_pylist() == ["a", None]
+    assert match.to_pylist() == ["a", None]
 
 
 plain_like = st.lists(
@@ -96,14 +109,23 @@ plain_like = st.lists(
 ).map("/".join)
 
 
+def _plain(raw: list[str]) -> bool:
+    """Whether every path is plain by the pyarrow fallback's regexes (RE2)."""
+    col = pa.array(raw, pa.string())
+    safe = pc.and_(
+        pc.match_substring_regex(col, _SAFE_PATH),
+        pc.invert(pc.match_substring_regex(col, _RESERVED_PART)),
+    )
+    return pc.all(safe).as_py() is not False
+
+
 @given(st.lists(plain_like, max_size=25), st.booleans())
-def test_plain_paths_agree_with_the_numpy_check_and_vault_path(
+def test_plain_paths_agree_with_the_fallback_check_and_vault_path(
     raw: list[str], sliced: bool
 ) -> None:
     col = _sliced(list(raw)) if sliced else pa.array(raw, pa.string())
     got = _compiled.plain_paths(col)
-    numpy = _plain_parts_bytes(col)
-    assert (got is None) == (numpy is None)
+    assert (got is None) == (not _plain(raw))
     if got is not None:
         assert [str(VaultPath(p)) for p in raw] == raw
         assert got[0].to_pylist() == [VaultPath(p).stem for p in raw]
@@ -120,14 +142,38 @@ def test_plain_paths_refuse_what_vault_path_would_change() -> None:
 
 
 def test_citations_leave_doubled_brackets_to_the_scanner() -> None:
-    data = b"see [1] and [[2]]x [3]"
-    offsets = np.array([0, 7, len(data)], np.int64)
-    got = _compiled.citations(offsets, data)
+    for answers in (
+        pa.array(["see [1]", " and [[2]]x [3]"]),
+        pa.array(["a", "[2] [[2]]"]).slice(1),
+    ):
+        got = _compiled.citations(answers.cast(pa.large_string()))
+        assert got is not None
+        assert [a.tolist() for a in got] == [a.tolist() for a in _compiled.citations(answers)]
+    got = _compiled.citations(pa.array(["see [1]", " and [[2]]x [3]"]))
     assert got is not None
     turns, numbers, skipped = got
     assert turns.tolist() == [0]
     assert numbers.tolist() == [1]
     assert skipped.tolist() == [False, True]
+    assert _compiled.citations(pa.array(["[1]", None])) is None  # nulls: the caller's fallback
+
+
+@given(st.lists(st_kimun.answers, max_size=10), st.booleans())
+def test_citations_equal_scan(texts: list[str], sliced: bool) -> None:
+    answers = pa.array(["[7]", *texts], pa.string())
+    answers = answers.slice(1) if sliced else pa.array(texts, pa.string())
+    got = _compiled.citations(answers)
+    assert got is not None
+    turns, numbers, skipped = got
+    assert skipped.tolist() == [("[[" in t or "]]" in t) for t in texts]
+    want = {
+        (i, c.index)
+        for i, t in enumerate(texts)
+        if not skipped[i]
+        for c in scan(t)
+        if c.index < 2**63
+    }
+    assert set(zip(turns.tolist(), numbers.tolist(), strict=True)) == want
 
 
 @pytest.mark.parametrize(
@@ -166,7 +212,9 @@ def test_switched_off_the_kernels_give_way() -> None:
         assert not _compiled.available()
         assert _compiled.headings(pa.array(["a"]), pa.array([None], pa.string())) is None
         assert _compiled.plain_paths(pa.array(["a.md"])) is None
-        assert _compiled.citations(np.array([0, 3], np.int64), b"[1]") is None
+        assert _compiled.citations(pa.array(["[1]"])) is None
+        assert _compiled.turn_stats(np.array([0, 1], np.int64), np.zeros(1)) is None
+        assert not compiled_kernels()
         heading, _ = headings_and_matches(pa.array(["a\x1fb"]), pa.array([None], pa.string()))
         assert heading.to_pylist() == ["a › b"]
     finally:
@@ -179,7 +227,7 @@ scores = st.sampled_from(
 
 
 @given(st.lists(st.lists(scores, min_size=1, max_size=7), max_size=8))
-def test_turn_stats_equal_the_numpy_matrix_to_the_last_bit(turns: list[list[float]]) -> None:
+def test_turn_stats_equal_the_fallback_to_the_last_bit(turns: list[list[float]]) -> None:
     key = np.repeat(np.arange(len(turns)), [len(t) for t in turns]).astype(np.int64)
     score = np.array([s for t in turns for s in t], np.float64)
     saved = _compiled.ENABLED
@@ -187,12 +235,12 @@ def test_turn_stats_equal_the_numpy_matrix_to_the_last_bit(turns: list[list[floa
         _compiled.ENABLED = True
         fast = _score_stats(key, score)
         _compiled.ENABLED = False
-        numpy = _score_stats(key, score)
+        fallback = _score_stats(key, score)
     finally:
         _compiled.ENABLED = saved
     for name in ("score_rank", "score_gap", "score_z"):
-        assert fast[name].dtype == numpy[name].dtype
-        assert fast[name].tobytes() == numpy[name].tobytes(), name  # NaN and -0.0 included
+        assert fast[name].dtype == fallback[name].dtype
+        assert fast[name].tobytes() == fallback[name].tobytes(), name  # NaN and -0.0 included
 
 
 def test_turn_stats_refuse_bounds_that_do_not_cover_the_scores() -> None:
@@ -204,47 +252,22 @@ def test_turn_stats_refuse_bounds_that_do_not_cover_the_scores() -> None:
         _kernels.turn_stats(np.array([0, 1], np.int64), b"\x00" * 9)
 
 
-@given(st.binary(max_size=300), st.integers(0, 255), st.integers(0, 300))
-def test_count_byte_equals_bytes_count(data: bytes, byte: int, size: int) -> None:
-    size = min(size, len(data))
-    assert _kernels.count_byte(data, byte, size) == data[:size].count(bytes([byte]))
-
-
-def test_count_byte_refuses_a_size_past_the_buffer_and_a_wide_byte() -> None:
-    with pytest.raises(ValueError, match="outside the buffer"):
-        _kernels.count_byte(b"abc", 10, 4)
-    with pytest.raises(ValueError, match=r"0\.\.255"):
-        _kernels.count_byte(b"abc", 256, 3)
-
-
-@pytest.mark.parametrize("enabled", [True, False])
-@pytest.mark.parametrize("text", ["", "a", "a\n", "a\n\nb", "\n", "x\n" * 700_000 + "tail"])
-def test_lines_are_counted_alike_with_and_without_the_kernels(
-    tmp_path: Path, enabled: bool, text: str
-) -> None:
-    path = tmp_path / "log.jsonl"
-    path.write_text(text, encoding="utf-8")
-    saved = _compiled.ENABLED
-    _compiled.ENABLED = enabled
-    try:
-        assert _count_lines(path) == len(text.splitlines())
-    finally:
-        _compiled.ENABLED = saved
-
-
-def test_turn_stats_equal_the_numpy_matrices_cut_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Past one matrix's cells numpy works block by block; still equal to the bit."""
-    from askkit.frame import columns as _frame_build
-
+def test_turn_stats_of_wide_and_narrow_turns_equal_the_fallback_to_the_last_bit() -> None:
+    """The widest turn the kernels take, among many narrow ones; one wider goes to the
+    fallback alone, with the same values."""
     sizes = np.array([256, 1, 3, 1, 7, *([2] * 300), 1], np.int64)
     key = np.repeat(np.arange(len(sizes)), sizes)
     score = np.random.default_rng(0).random(len(key))
-    fast = _score_stats(key, score)
-    monkeypatch.setattr(_frame_build, "_PAD_CELLS", 300)  # a block holds one 256-wide turn
-    monkeypatch.setattr(_compiled, "ENABLED", False)
-    numpy = _score_stats(key, score)
+    bounds = np.append(np.cumsum(sizes) - sizes, len(key)).astype(np.int64)
+    fast = _compiled.turn_stats(bounds, score)
+    assert fast is not None
+    fallback = _score_stats_grouped(key, score)
     for name in ("score_rank", "score_gap", "score_z"):
-        assert fast[name].tobytes() == numpy[name].tobytes(), name
+        assert fast[name].tobytes() == fallback[name].tobytes(), name
+    wide = np.zeros(257, np.int64)
+    assert _score_stats(wide, score[:257])["score_z"].tobytes() == (
+        _score_stats_grouped(wide, score[:257])["score_z"].tobytes()
+    )
 
 
 def test_headings_bitmap_offset_past_the_bitmap_is_refused() -> None:
