@@ -1,8 +1,10 @@
-"""askkit.frame: inputs, schema, derived columns, round trips, strict and lenient modes."""
+"""askkit.frame.load: every input shape, derived columns, round trips, strict and lenient modes.
+
+The JSONL reader itself is tested in test_jsonl.py, the schema in test_schema.py.
+"""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -14,56 +16,12 @@ import pytest
 
 from askkit import AskSource, ChunkResult, SchemaError, Turn, VaultPath
 from askkit.citations import scan
-from askkit.frame import (
-    COLUMNS,
-    DESCRIPTIONS,
-    Loaded,
-    empty_frame,
-    sources_frame,
-    to_sources,
-    to_turns,
-)
+from askkit.frame import sources_frame, to_sources, to_turns
 from askkit.payloads import read_turn
-from tests.conftest import DATA, ROOT, load
+from tests.conftest import ROOT, load
+from tests.frame.conftest import assert_schema, chunk, jsonl
 
-
-def chunk(**over: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "path": "projects/sourdough.md",
-        "title": "Sourdough\x1fStarter",
-        "date": None,
-        "content": "Feed it.",
-        "hash": "h1",
-        "similarity_score": 0.5,
-        "ordinal": 1,
-    }
-    base.update(over)
-    return base
-
-
-def jsonl(tmp_path: Path, lines: list[Any], name: str = "log.jsonl") -> Path:
-    path = tmp_path / name
-    path.write_text(
-        "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n",
-        encoding="utf-8",
-    )
-    return path
-
-
-def assert_schema(df: pd.DataFrame) -> None:
-    assert list(df.columns) == list(COLUMNS)
-    for name, dtype in COLUMNS.items():
-        assert df[name].dtype == dtype, name
-
-
-# --------------------------------------------------------------------------- schema
-
-
-def test_every_column_is_described() -> None:
-    assert list(DESCRIPTIONS) == list(COLUMNS)
-    required = "turn_id question ordinal rank path note folder heading match_heading date "
-    required += "is_journal score text text_chars hash cited score_rank score_gap score_z"
-    assert set(required.split()) <= set(COLUMNS)
+# --------------------------------------------------------------------------- inputs
 
 
 @pytest.mark.parametrize(
@@ -77,23 +35,12 @@ def test_empty_input_gives_the_full_schema(empty: Any) -> None:
     assert_schema(df)
 
 
-def test_empty_jsonl_file(tmp_path: Path) -> None:
-    path = tmp_path / "empty.jsonl"
-    path.write_text("", encoding="utf-8")
-    df = sources_frame(path)
-    assert df.empty
-    assert_schema(df)
-
-
 def test_dtypes_on_sample(data_dir: Path) -> None:
     df = sources_frame(data_dir / "turns.jsonl")
     assert_schema(df)
     assert len(df) > 100
     assert df["date"].isna().any()
     assert df["date"].notna().any()
-
-
-# --------------------------------------------------------------------------- inputs
 
 
 def _objects_of(df: pd.DataFrame) -> list[tuple[Any, ...]]:
@@ -141,55 +88,6 @@ def test_turn_ids(tmp_path: Path) -> None:
     assert sources_frame({"k": turns[0]})["turn_id"].tolist() == ["k"]
 
 
-def test_integer_ids_read_as_strings(tmp_path: Path) -> None:
-    path = jsonl(tmp_path, [{"id": 7, "sources": [chunk()]}])
-    assert sources_frame(path)["turn_id"].tolist() == ["7"]
-
-
-def test_bare_chunk_runs_are_turns(tmp_path: Path) -> None:
-    lines = [chunk(ordinal=0), chunk(ordinal=0), {"id": "t", "sources": [chunk()]}, chunk()]
-    df = sources_frame(jsonl(tmp_path, lines))
-    assert df["turn_id"].tolist() == ["log.jsonl:1", "log.jsonl:1", "t", "log.jsonl:4"]
-    assert df["rank"].tolist() == [1, 2, 1, 1]
-    assert df["ordinal"].tolist() == [1, 2, 1, 1]
-    assert df["line"].tolist() == [1, 1, 3, 4]
-
-
-def test_the_columnar_and_line_paths_agree_on_the_sample(data_dir: Path) -> None:
-    from askkit.frame.jsonl import read_columnar, read_lines
-    from askkit.frame.load import _from_records
-
-    path = data_dir / "turns.jsonl"
-    fast = read_columnar(path, path.name)
-    records, errors, seen = read_lines(path, path.name, strict=True)
-    assert errors == []
-    assert seen == len(path.read_text(encoding="utf-8").splitlines())
-    pd.testing.assert_frame_equal(fast, _from_records(records))
-
-
-@pytest.mark.parametrize(
-    "line",
-    [
-        '{"sources": [{"path": "a.md", "title": "ordinal", "content": "", "hash": "", '
-        '"similarity_score": 1}]}',
-        '{"sources": [{"path": "a.md", "title": "t", "content": "", "hash": "", '
-        '"similarity_score": 1, "ordinal" : 2}, {"path": "b.md", "title": "t", "content": "", '
-        '"hash": "", "similarity_score": 1}]}',
-    ],
-    ids=["value-looks-like-key", "space-before-colon"],
-)
-def test_absent_ordinals_are_not_mistaken_for_null(tmp_path: Path, line: str) -> None:
-    df = sources_frame(jsonl(tmp_path, [line]))
-    assert df["ordinal"].tolist()[-1] == len(df)
-
-
-def test_blank_lines_keep_line_numbers(tmp_path: Path) -> None:
-    path = jsonl(tmp_path, [{"sources": [chunk()]}, "", "   ", {"sources": [chunk()]}])
-    df = sources_frame(path)
-    assert df["line"].tolist() == [1, 4]
-    assert df["turn_id"].tolist() == ["log.jsonl:1", "log.jsonl:4"]
-
-
 def test_several_files(tmp_path: Path) -> None:
     a = jsonl(tmp_path, [{"sources": [chunk()]}], "a.jsonl")
     b = jsonl(tmp_path, [{"sources": [chunk(), chunk(ordinal=2)]}], "b.jsonl")
@@ -206,6 +104,7 @@ def test_unknown_input_type() -> None:
 # --------------------------------------------------------------------------- values
 
 
+@pytest.mark.usefixtures("kernel_paths")
 @pytest.mark.parametrize(
     ("title", "date", "path", "heading", "match", "note", "folder"),
     [
@@ -255,6 +154,7 @@ def test_missing_ordinal_uses_position(data_dir: Path) -> None:
     assert old["rank"].tolist() == [1, 2, 3, 4]
 
 
+@pytest.mark.usefixtures("kernel_paths")
 def test_date_outside_nanoseconds_is_nat_but_kept(tmp_path: Path) -> None:
     wire = chunk(path="journal/0026-04-08.md", title="0026-04-08", date="0026-04-08")
     df = sources_frame(jsonl(tmp_path, [wire]))
@@ -264,6 +164,7 @@ def test_date_outside_nanoseconds_is_nat_but_kept(tmp_path: Path) -> None:
     assert to_sources(df)[0].date == "0026-04-08"
 
 
+@pytest.mark.usefixtures("kernel_paths")
 def test_text_chars_counts_code_points(tmp_path: Path) -> None:
     df = sources_frame(jsonl(tmp_path, [chunk(content="Café ☕")]))
     assert df["text_chars"].tolist() == [6]
@@ -272,6 +173,7 @@ def test_text_chars_counts_code_points(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- derived
 
 
+@pytest.mark.usefixtures("kernel_paths")
 @pytest.mark.parametrize(
     ("scores", "rank", "gap", "z"),
     [
@@ -292,6 +194,7 @@ def test_score_columns(
     np.testing.assert_allclose(df["score_z"], expected_z)
 
 
+@pytest.mark.usefixtures("kernel_paths")
 def test_score_columns_are_per_turn(data_dir: Path) -> None:
     df = sources_frame(data_dir / "turns.jsonl")
     for _, rows in df.groupby("turn_id", sort=False):
@@ -304,6 +207,7 @@ def test_score_columns_are_per_turn(data_dir: Path) -> None:
         np.testing.assert_allclose(rows["score_z"], z, atol=1e-12)
 
 
+@pytest.mark.usefixtures("kernel_paths")
 def test_cited_matches_scan_by_ordinal(data_dir: Path) -> None:
     df = sources_frame(data_dir / "turns.jsonl")
     assert df["cited"].any()
@@ -313,6 +217,7 @@ def test_cited_matches_scan_by_ordinal(data_dir: Path) -> None:
         assert rows["cited"].tolist() == [o in cited for o in rows["ordinal"]]
 
 
+@pytest.mark.usefixtures("kernel_paths")
 @pytest.mark.parametrize(
     ("answer", "cited"),
     [
@@ -373,73 +278,12 @@ def test_to_sources_needs_a_sources_frame() -> None:
 
 # --------------------------------------------------------------------------- bad input
 
-BAD_LINES = [
-    ("{not json", None, "not valid JSON"),
-    ('["a list"]', None, "expected a JSON object"),
-    (
-        json.dumps({"sources": [chunk(similarity_score="high")]}),
-        "sources[0].similarity_score",
-        "expected a number",
-    ),
-    (json.dumps({"sources": [chunk(ordinal=-1)]}), "sources[0].ordinal", ">= 0"),
-    (json.dumps({"sources": [chunk(ordinal=None)]}), "sources[0].ordinal", "whole number"),
-    (json.dumps({"sources": [chunk(ordinal=2**63)]}), "sources[0].ordinal", "int64"),
-    (json.dumps({"sources": [chunk(date="2026-02-30")]}), "sources[0].date", "calendar"),
-    (json.dumps({"chunks": [{"path": "a.md"}]}), "chunks[0].title", "missing"),
-    (json.dumps({"id": "x", "question": 3, "sources": []}), "question", "string"),
-    (json.dumps({"id": "x"}), "sources", "needs a list"),
-    (json.dumps(chunk(similarity_score=None)), "similarity_score", "expected a number"),
-]
-
-
-@pytest.mark.parametrize(("line", "field", "message"), BAD_LINES)
-def test_strict_mode_names_file_line_field_value(
-    tmp_path: Path, line: str, field: str | None, message: str
-) -> None:
-    path = jsonl(tmp_path, [{"sources": [chunk()]}, line, {"sources": [chunk()]}])
-    with pytest.raises(SchemaError, match=message) as info:
-        sources_frame(path)
-    err = info.value
-    assert err.file == str(path)
-    assert err.line == 2
-    assert err.field == field
-    assert str(path) in str(err)
-
-
-@pytest.mark.parametrize(("line", "field", "message"), BAD_LINES)
-def test_lenient_mode_reports_every_bad_line(
-    tmp_path: Path, line: str, field: str | None, message: str
-) -> None:
-    good = {"id": "g", "answer": "[1]", "sources": [chunk(), chunk(ordinal=2)]}
-    path = jsonl(tmp_path, [good, line, line, good])
-    loaded = sources_frame(path, strict=False)
-    assert isinstance(loaded, Loaded)
-    frame, errors = loaded
-    assert loaded.records == 4
-    assert loaded.records == loaded.records_loaded + len(errors)  # nothing dropped silently
-    assert len(frame) == 4
-    assert frame["line"].tolist() == [1, 1, 4, 4]
-    assert frame["cited"].tolist() == [True, False, True, False]
-    assert errors["line"].tolist() == [2, 3]
-    assert errors["file"].tolist() == [str(path)] * 2
-    assert errors["field"].tolist() == [field or ""] * 2
-    assert errors["message"].str.contains(message).all()
-    assert list(errors.dtypes.index) == ["file", "line", "field", "value", "message"]
-
 
 def test_lenient_mode_on_good_input_reports_nothing(data_dir: Path) -> None:
     loaded = sources_frame(data_dir / "turns.jsonl", strict=False)
     assert loaded.errors.empty
     pd.testing.assert_frame_equal(loaded.frame, sources_frame(data_dir / "turns.jsonl"))
     assert loaded.records == 24
-
-
-def test_records_count_turns_without_sources(tmp_path: Path) -> None:
-    path = jsonl(tmp_path, [{"sources": []}, {"sources": [chunk()]}, {"chunks": []}])
-    loaded = sources_frame(path, strict=False)
-    assert loaded.records == 3
-    assert len(loaded.frame) == 1
-    assert loaded.frame.attrs == {}
 
 
 def test_lenient_in_memory_list() -> None:
@@ -494,10 +338,3 @@ def test_import_frame_is_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == ""
-
-
-def test_empty_frame_is_fresh() -> None:
-    a = empty_frame()
-    a["turn_id"] = a["turn_id"]
-    assert_schema(empty_frame())
-    assert DATA.is_dir()
