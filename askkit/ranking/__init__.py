@@ -5,8 +5,9 @@ server de-duplicates the candidate pool, optionally reranks it, cuts it to a
 best-first prefix (``fixed``, ``score-range`` or ``largest-drop``) and shows
 that prefix as search rows (one per note) or as an answer's numbered
 context. This package reproduces each step value for value (kimun's server
-code at :data:`~askkit.ranking.settings.KIMUN_COMMIT`) and explains a cut
-(:func:`explain_cut`, :func:`why_not`).
+code at :data:`~askkit.ranking.settings.KIMUN_COMMIT`), explains a cut
+(:func:`explain_cut`, :func:`why_not`), and sweeps the cut settings over
+many queries to recommend one (:func:`sweep_cuts`, :func:`recommend`).
 
 Examples
 --------
@@ -41,6 +42,7 @@ from askkit.ranking.surfaces import (
     dedupe_by_note,
     search_rows,
 )
+from askkit.ranking.sweep import recommend, settings_grid, sweep_cuts, sweep_cuts_reference
 
 __all__ = [
     "KIMUN_COMMIT",
@@ -65,12 +67,16 @@ __all__ = [
     "largest_drop_cut_len",
     "note_best_scores",
     "pool_of",
+    "recommend",
     "rerank",
     "sanitize_scores",
     "score_range",
     "score_range_cut_len",
     "search_rows",
+    "settings_grid",
     "sigmoid",
+    "sweep_cuts",
+    "sweep_cuts_reference",
     "validate_scored",
     "why_not",
 ]
