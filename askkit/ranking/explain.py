@@ -151,8 +151,10 @@ def explain_cut(pool: Pool, settings: CutSettings | None = None) -> pd.DataFrame
         kept = lengths[strategy]
         frame[f"kept_{_SUFFIX[strategy]}"] = positions < kept
         frame[f"is_boundary_{_SUFFIX[strategy]}"] = (positions == kept - 1) & (kept < n)
-        rows = {id(r) for r in search_rows(chunks, settings.replace(strategy=strategy))}
-        frame[f"in_search_{_SUFFIX[strategy]}"] = np.array([id(c) in rows for c in chunks])
+        # kimun's search rows: each note's first chunk, the first top_k notes under fixed,
+        # the notes with a chunk in the kept prefix otherwise (see surfaces.search_rows)
+        listed = codes < settings.top_k if strategy == "fixed" else positions < kept
+        frame[f"in_search_{_SUFFIX[strategy]}"] = first & listed
     frame.attrs["cut_len"] = dict(lengths)
     frame.attrs["threshold"] = {
         "score-range": ranged.threshold,

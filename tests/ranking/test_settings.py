@@ -24,7 +24,7 @@ def test_the_package_names_the_pinned_commit() -> None:
 # --------------------------------------------------------------------------- kimun's tests
 
 
-def test_test_default_config_values() -> None:
+def test_default_config_values() -> None:
     # config.rs: a bare [reranker] table gives top_k 20 (the ranking keys of that test).
     settings = CutSettings.from_toml('[server]\n[vector_db]\ntype = "qdrant"\n[reranker]\n')
     assert settings.top_k == 20
