@@ -42,7 +42,18 @@ except _metadata.PackageNotFoundError:  # a source tree that was never installed
 #: Submodules loaded on first attribute access: ``askkit.frame`` works after a
 #: bare ``import askkit`` without making that import pay for pandas.
 _LAZY_MODULES = frozenset(
-    {"frame", "metrics", "compare", "vault", "retrieve", "report", "plots", "widgets", "testing"}
+    {
+        "frame",
+        "metrics",
+        "compare",
+        "vault",
+        "retrieve",
+        "report",
+        "plots",
+        "widgets",
+        "testing",
+        "ranking",
+    }
 )
 
 
