@@ -41,15 +41,3 @@ def chunk_dict() -> dict[str, Any]:
         "similarity_score": 0.75,
         "ordinal": 2,
     }
-
-
-@pytest.fixture(scope="module", params=["compiled", "numpy"])
-def kernel_paths(request: pytest.FixtureRequest) -> Any:
-    """Run a module's tests twice: with askkit's compiled kernels, then with the
-    numpy paths that stand in for them where they are not built."""
-    from askkit.frame import kernels as _compiled
-
-    saved = _compiled.ENABLED
-    _compiled.ENABLED = request.param == "compiled"
-    yield request.param
-    _compiled.ENABLED = saved

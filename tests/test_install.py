@@ -65,9 +65,9 @@ def test_wheel_ships_every_module_and_the_typing_marker(installed: tuple[Path, P
     }
     assert sources <= names, sorted(sources - names)
     assert "askkit/py.typed" in names
-    assert "askkit/_kernels.pyi" in names
-    assert "askkit/_kernels.c" not in names  # built into the extension, not shipped
-    assert any(n.startswith("askkit/_kernels.") and n.endswith(".so") for n in names), names
+    assert "askkit/frame/_kernels.pyi" in names
+    assert "askkit/frame/_kernels.c" not in names  # built into the extension, not shipped
+    assert any(n.startswith("askkit/frame/_kernels.") and n.endswith(".so") for n in names), names
 
 
 def test_import_and_cli_from_outside_the_tree(installed: tuple[Path, Path], tmp_path: Path) -> None:
@@ -83,7 +83,7 @@ def test_import_and_cli_from_outside_the_tree(installed: tuple[Path, Path], tmp_
         "-c",
         "import askkit, sys; print(askkit.__file__); "
         "print(sorted(m for m in ('ipywidgets','IPython','matplotlib') if m in sys.modules)); "
-        "from askkit import _compiled; print(_compiled.available())",
+        "from askkit.frame import kernels; print(kernels.available())",
         cwd=work,
         env=env,
     )
@@ -126,17 +126,17 @@ def test_a_notebook_runs_against_the_installed_package(
     assert "cells" in out
 
 
-def test_without_a_c_compiler_the_install_falls_back_to_numpy(
+def test_without_a_c_compiler_the_install_falls_back_to_pyarrow(
     installed: tuple[Path, Path], tmp_path: Path
 ) -> None:
     """The kernels are optional: a build whose compiler fails still gives a working
-    package, which builds the same frame with numpy."""
+    package, which builds the same frame with pyarrow.compute."""
     dist = tmp_path / "dist"
     env = {**os.environ, "CC": "false", "LDSHARED": "false"}
     sh(sys.executable, "-m", "build", "--outdir", dist, ROOT, cwd=tmp_path, env=env)
     (wheel,) = dist.glob("askkit-*.whl")
     assert not any(n.endswith(".so") for n in zipfile.ZipFile(wheel).namelist())
-    assert "askkit/_compiled.py" in zipfile.ZipFile(wheel).namelist()
+    assert "askkit/frame/kernels.py" in zipfile.ZipFile(wheel).namelist()
     _, venv = installed  # its dependencies; the package itself from the wheel above
     target = tmp_path / "site"
     pip = [venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps"]

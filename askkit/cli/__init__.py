@@ -48,7 +48,7 @@ def version_text() -> str:
     kernels = (
         "compiled kernels built"
         if _compiled.built()
-        else "compiled kernels not built (no C compiler at install): the frame uses numpy"
+        else "compiled kernels not built (no C compiler at install): the frame uses pyarrow.compute"
     )
     return f"askkit {__version__} ({kernels})"
 
