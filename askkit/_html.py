@@ -1,55 +1,259 @@
-"""Static, escaped HTML for notebook display (no IPython import).
+"""Static, escaped HTML: the one renderer behind ``_repr_html_``, the widgets and the report.
 
-Every piece of user data (note text, headings, paths, answers) goes through
-:func:`html.escape` before it is placed in markup.
+Every piece of user data (note text, headings, paths, hashes, answers,
+queries, error messages) goes through :func:`html.escape` (:func:`esc`)
+before it is placed in markup; only this module writes tags.
+
+Markup carries inline styles for what must show anywhere (an ipywidgets
+``HTML`` has no stylesheet); :data:`CSS` adds table layout where a notebook
+output (:func:`fragment`) or the report's page can hold a ``<style>``.
+
+Examples
+--------
+>>> from askkit import AskSource, Turn, VaultPath
+>>> t = Turn("q?", "Feed it [1], not [9].",
+...          [AskSource(VaultPath("a.md"), "<b>Starter</b>", None, 0.9, "feed", 1)])
+>>> print(answer_html(t))  # doctest: +NORMALIZE_WHITESPACE
+Feed it <b class="cite" title="&lt;b&gt;Starter&lt;/b&gt; — a.md">[1]</b>, not
+<span class="dangling" style="color:#b00;text-decoration:line-through;font-weight:bold"
+title="no source has ordinal 9">[9]</span>.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from askkit.sources import AskSource, Turn
 
-__all__ = ["esc", "source_card", "sources_table", "turn_view"]
+__all__ = [
+    "ANSWER_LABEL",
+    "CONTEXT_LINES",
+    "CSS",
+    "LOCATED_ID",
+    "SourceCells",
+    "answer_html",
+    "bar_scale",
+    "chunk_html",
+    "citation",
+    "citation_title",
+    "dangling_note",
+    "data_table",
+    "esc",
+    "fragment",
+    "grade_status",
+    "heading_label",
+    "highlight",
+    "line_start",
+    "message",
+    "note_html",
+    "page_status",
+    "question_html",
+    "search_status",
+    "section_status",
+    "source_card",
+    "source_cells",
+    "source_meta",
+    "source_title",
+    "sources_table",
+    "turn_html",
+    "turn_view",
+]
 
-_STYLE = (
-    "<style>"
-    ".askkit table{border-collapse:collapse;font-size:13px}"
+#: Rules for the ``askkit`` class: tables in notebook outputs and the report.
+CSS = (
+    ".askkit table{border-collapse:collapse;font-size:13px;margin:.3em 0}"
     ".askkit th,.askkit td{padding:2px 8px;text-align:left;vertical-align:top;"
     "border-bottom:1px solid #ddd}"
     ".askkit td.num{text-align:right;font-variant-numeric:tabular-nums}"
-    ".askkit .bar{display:inline-block;height:8px;background:#4c78a8;margin-right:4px}"
-    ".askkit .dangling{color:#b00;text-decoration:line-through;font-weight:bold}"
     ".askkit .cite{font-weight:bold;color:#1f5fa8;text-decoration:none}"
-    ".askkit pre{white-space:pre-wrap;margin:4px 0;max-height:20em;overflow:auto}"
-    ".askkit .muted{color:#777}"
-    "</style>"
 )
+#: Lines shown above the located section before the rest of the note is folded away.
+CONTEXT_LINES = 2
+#: The element id of the located section in a note view.
+LOCATED_ID = "askkit-located"
+#: The label before an answer.
+ANSWER_LABEL = "<b>A:</b>"
 
+_MUTED = "color:#777"
+_RED = "color:#b00"
+_AMBER = "color:#a15c00"
+_DANGLING = "color:#b00;text-decoration:line-through;font-weight:bold"
+_BAR_PX = 60
+_BAR = "display:inline-block;height:8px;background:#4c78a8;margin-right:6px;vertical-align:middle"
+_CLIP = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap"
+_BOX = (
+    "white-space:pre-wrap;font-family:var(--jp-code-font-family,monospace);font-size:12px;"
+    "line-height:1.45;max-height:32em;overflow:auto;border:1px solid #ddd;padding:6px"
+)
+_LOCATED = "background:#e6f0ff;box-shadow:-4px 0 0 #4c78a8;scroll-margin-top:40px"
+_MARK = '<mark style="background:#ffe066;padding:0">'
 _TEXT_PREVIEW = 240
+_TONES = {"plain": "", "muted": _MUTED, "warn": _AMBER, "error": _RED}
 
 
 def esc(value: object) -> str:
-    """Escape any value for HTML text or attribute context."""
+    """Escape any value for HTML text or attribute context.
+
+    >>> esc('<a href="x">&</a>')
+    '&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;'
+    """
     return html.escape(str(value), quote=True)
 
 
-def _date(src: AskSource) -> str:
-    return esc(src.date) if src.date is not None else '<span class="muted">—</span>'
+def fragment(body: str) -> str:
+    """A notebook output: ``body`` in an ``askkit`` block with its stylesheet."""
+    return f'<div class="askkit"><style>{CSS}</style>{body}</div>'
 
 
-def source_card(src: AskSource) -> str:
-    """One source: its title, metadata and chunk text."""
+def _muted(text: str, *, italic: bool = False) -> str:
+    shown = f"<i>{esc(text)}</i>" if italic else esc(text)
+    return f'<span class="muted" style="{_MUTED}">{shown}</span>'
+
+
+def message(
+    text: str, *, tone: Literal["plain", "muted", "warn", "error"] = "plain", lead: str = ""
+) -> str:
+    """One line of status: ``text`` (after a bold ``lead``), coloured by ``tone``.
+
+    >>> message("<x>", tone="error", lead="failed")  # doctest: +ELLIPSIS
+    '<div class="askkit-error" style="color:#b00;..."><b>failed:</b> &lt;x&gt;</div>'
+    """
+    bold = f"<b>{esc(lead)}:</b> " if lead else ""
+    color = _TONES[tone] + ";" if _TONES[tone] else ""
+    return f'<div class="askkit-{tone}" style="{color}white-space:pre-wrap">{bold}{esc(text)}</div>'
+
+
+def heading_label(text: str, note: str = "") -> str:
+    """A bold label, with an optional plain note after it (``<b>scores</b>``)."""
+    return f"<b>{esc(text)}</b>" + (f" {esc(note)}" if note else "")
+
+
+def search_status(query: str, count: int, seconds: float) -> str:
+    """``3 sources for <b>query</b> in 12 ms`` (the Explorer's status line)."""
+    plural = "s" if count != 1 else ""
+    return f"{count} source{plural} for <b>{esc(query)}</b> in {seconds * 1000:.0f} ms"
+
+
+def page_status(page: int, pages: int, shown: int, total: int) -> str:
+    """``page 1 of 5 · 90 rows of 100`` (1-based ``page``), or *no sources* when empty."""
+    if not total:
+        return "<i>no sources</i>"
+    of = f" of {total:,}" if shown != total else ""
+    return esc(f"page {page} of {pages} · {shown:,} rows{of}")
+
+
+def section_status(index: int | None, sections: Sequence[str], *, located: bool) -> str:
+    """Which section of the note is highlighted (``index`` into the ``sections`` labels)."""
+    if not located:
+        return message("section not found: the note is shown from the top", tone="warn")
+    if index is None or not sections:
+        return ""
+    return f"section {index + 1} of {len(sections)}: <b>{esc(sections[index])}</b>"
+
+
+def grade_status(
+    key: tuple[str, str, str] | None, grade: int | None, *, saved: bool, count: int, file: object
+) -> str:
+    """The Labeler's line: the graded key and its grade, and the judgments file."""
+    where = f"{count} judgment{'s' if count != 1 else ''} in <code>{esc(file)}</code>"
+    if key is None:
+        return f"<i>nothing to grade</i> · {where}"
+    qid, path, heading = key
+    graded = "not graded" if grade is None else f"grade <b>{grade}</b>"
     return (
-        f'<div class="askkit">{_STYLE}'
-        f"<div><b>[{src.ordinal}] {esc(src.display_heading()) or '<i>(no heading)</i>'}</b></div>"
-        f'<div class="muted">{esc(src.path)} · score {src.score:.4f}'
-        f"{' · hash ' + esc(src.hash) if src.hash else ''}</div>"
-        f"<pre>{esc(src.text)}</pre></div>"
+        f"<code>{esc(qid)}</code> · <code>{esc(path)}</code> · "
+        f"{esc(heading) or '<i>(no heading)</i>'}: {graded}{' (saved)' if saved else ''} · {where}"
     )
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def citation_title(source: AskSource) -> str:
+    """The plain-text tooltip of a resolving citation: display heading and path."""
+    return f"{source.display_heading()} — {source.path}"
+
+
+def citation(marker: str, index: int, source: AskSource | None, *, anchor: str = "") -> str:
+    """One ``[n]`` marker: a link to its source's row ``#{anchor}-{n}`` (bold text
+    without an anchor), or struck through in red when no source has ordinal ``n``."""
+    if source is None:
+        return (
+            f'<span class="dangling" style="{_DANGLING}" '
+            f'title="no source has ordinal {index}">{esc(marker)}</span>'
+        )
+    title = esc(citation_title(source))
+    if anchor:
+        return f'<a class="cite" href="#{esc(anchor)}-{index}" title="{title}">{esc(marker)}</a>'
+    return f'<b class="cite" title="{title}">{esc(marker)}</b>'
+
+
+def answer_html(turn: Turn, *, anchor: str = "") -> str:
+    """The answer, escaped, each ``[n]`` (:meth:`Turn.citations`, by ordinal) a :func:`citation`."""
+    parts: list[str] = []
+    pos = 0
+    for link in turn.citations():
+        c = link.citation
+        parts.append(esc(turn.answer[pos : c.start]))
+        parts.append(citation(turn.answer[c.start : c.end], c.index, link.source, anchor=anchor))
+        pos = c.end
+    parts.append(esc(turn.answer[pos:]))
+    return "".join(parts)
+
+
+def dangling_note(turn: Turn) -> str:
+    """``cited with no source: [7]``, or ``""`` when every citation resolves."""
+    dangling = turn.dangling_citations()
+    if not dangling:
+        return ""
+    nums = ", ".join(f"[{n}]" for n in dangling)
+    return (
+        f'<div class="askkit-dangling-note" style="{_RED};font-weight:bold">'
+        f"cited with no source: {esc(nums)}</div>"
+    )
+
+
+def question_html(question: str) -> str:
+    """``Q:`` and the question (``(no question)`` when empty)."""
+    shown = esc(question) or "<i>(no question)</i>"
+    return f'<div class="askkit-question"><b>Q:</b> {shown}</div>'
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def bar_scale(scores: Iterable[float]) -> float:
+    """The score a full bar stands for: the largest finite ``|score|`` (1.0 when none or 0).
+
+    >>> bar_scale([0.5, float("nan"), -2.0, float("inf")]), bar_scale([])
+    (2.0, 1.0)
+    """
+    import numpy as np
+
+    values = np.abs(np.asarray(scores if isinstance(scores, np.ndarray) else list(scores), float))
+    finite = values[np.isfinite(values)]
+    return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+
+
+def _score(score: float, top: float) -> str:
+    if math.isnan(score):
+        return _muted("NaN")
+    ratio = abs(score) / top if math.isfinite(score) else 1.0
+    width = max(0, min(_BAR_PX, round(_BAR_PX * ratio)))
+    return (
+        f'<span style="white-space:nowrap"><span class="askkit-bar" style="{_BAR};width:{width}px">'
+        f'</span><span style="font-variant-numeric:tabular-nums">{score:.4f}</span></span>'
+    )
+
+
+def _clip(text: str, shown: str) -> str:
+    return f'<div style="{_CLIP}" title="{esc(text)}">{shown}</div>'
 
 
 def _preview(text: str) -> str:
@@ -57,66 +261,313 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= _TEXT_PREVIEW else flat[: _TEXT_PREVIEW - 1] + "…"
 
 
-def _rows(sources: Sequence[AskSource], cited: set[int] | None, anchor: str) -> str:
-    finite = [s.score for s in sources if s.score == s.score]
-    top = max((abs(x) for x in finite), default=0.0) or 1.0
-    out = []
-    for src in sources:
-        width = 0 if src.score != src.score else max(0, int(60 * abs(src.score) / top))
-        mark = ""
-        if cited is not None:
-            mark = "<td>✓</td>" if src.ordinal in cited else '<td class="muted">·</td>'
-        row_id = f' id="{esc(anchor)}-{src.ordinal}"' if anchor else ""
-        out.append(
-            f"<tr{row_id}><td class='num'>[{src.ordinal}]</td>"
-            f"<td>{esc(src.display_heading())}</td><td>{esc(src.path)}</td>"
-            f"<td>{_date(src)}</td>"
-            f"<td class='num'><span class='bar' style='width:{width}px'></span>{src.score:.4f}</td>"
-            f"{mark}<td>{esc(_preview(src.text))}</td></tr>"
+@dataclass(frozen=True, slots=True)
+class SourceCells:
+    """One source as the cells of a sources table (escaped HTML; ``label`` is plain text)."""
+
+    label: str
+    heading: str
+    path: str
+    date: str
+    score: str
+    cited: str
+    text: str
+
+
+def source_cells(
+    source: AskSource, *, top: float = 1.0, cited: bool | None = None, clip: bool = False
+) -> SourceCells:
+    """The cells of one row: ``[n]``, display heading, path, date, score bar, cited, text.
+
+    ``top`` is the :func:`bar_scale` of the table; ``clip`` keeps heading, path
+    and date on one line, cut with an ellipsis, the whole value in a tooltip.
+    """
+    heading = source.display_heading()
+    path = str(source.path)
+    cells = {
+        "heading": esc(heading) if heading else _muted("(no heading)", italic=True),
+        "path": esc(path),
+        "date": (
+            f'<span style="white-space:nowrap">{esc(source.date)}</span>'
+            if source.date is not None
+            else _muted("—")
+        ),
+    }
+    if clip:
+        values = {"heading": heading or "(no heading)", "path": path, "date": source.date or "—"}
+        cells = {k: _clip(values[k], v) for k, v in cells.items()}
+    mark = ""
+    if cited is not None:
+        mark = (
+            '<span title="cited in the answer">✓</span>'
+            if cited
+            else '<span style="color:#999">·</span>'
         )
-    return "".join(out)
-
-
-def sources_table(
-    sources: Sequence[AskSource], *, cited: set[int] | None = None, anchor: str = ""
-) -> str:
-    """A table with a row per source, in list order."""
-    if not sources:
-        return f'<div class="askkit">{_STYLE}<i>no sources</i></div>'
-    cited_head = "<th>cited</th>" if cited is not None else ""
-    return (
-        f'<div class="askkit">{_STYLE}<table><thead><tr><th>n</th><th>heading</th>'
-        f"<th>path</th><th>date</th><th>score</th>{cited_head}<th>text</th></tr></thead>"
-        f"<tbody>{_rows(sources, cited, anchor)}</tbody></table></div>"
+    return SourceCells(
+        label=f"[{source.ordinal}]",
+        score=_score(source.score, top),
+        cited=mark,
+        text=esc(_preview(source.text)),
+        **cells,
     )
 
 
-def turn_view(turn: Turn) -> str:
-    """The question, the answer with linked ``[n]`` markers, and the sources table."""
-    anchor = f"askkit-turn-{id(turn):x}"
-    parts: list[str] = []
-    pos = 0
-    for link in turn.citations():
-        c = link.citation
-        parts.append(esc(turn.answer[pos : c.start]))
-        marker = esc(turn.answer[c.start : c.end])
-        if link.source is None:
-            parts.append(
-                f'<span class="dangling" title="no source has ordinal {c.index}">{marker}</span>'
-            )
-        else:
-            title = esc(f"{link.source.display_heading()} — {link.source.path}")
-            parts.append(f'<a class="cite" href="#{anchor}-{c.index}" title="{title}">{marker}</a>')
-        pos = c.end
-    parts.append(esc(turn.answer[pos:]))
-    dangling = turn.dangling_citations()
-    warn = ""
-    if dangling:
-        nums = ", ".join(f"[{n}]" for n in dangling)
-        warn = f'<div class="dangling">cited with no source: {esc(nums)}</div>'
-    cited = set(turn.cited_ordinals())
+def sources_table(
+    sources: Sequence[AskSource],
+    *,
+    cited: Sequence[bool] | None = None,
+    top: float | None = None,
+    anchor: str = "",
+    positions: Sequence[int] | None = None,
+    selected: int | None = None,
+    extra: Sequence[tuple[str, Sequence[str]]] = (),
+    below: Sequence[str] | None = None,
+) -> str:
+    """A table with a row per source, in list order.
+
+    Parameters
+    ----------
+    cited:
+        Whether each row is cited; ``None`` leaves the cited column out.
+    top:
+        The score of a full bar (default: :func:`bar_scale` of these sources).
+    anchor:
+        Row ids ``{anchor}-{ordinal}``, the targets of :func:`citation` links.
+    positions, selected:
+        Each row's ``data-position``; the row whose position is ``selected`` is highlighted.
+    extra:
+        More columns: a header and one cell of escaped HTML per row.
+    below:
+        Escaped HTML shown under each row, across the columns after ``n``.
+    """
+    if not sources:
+        return f'<div class="askkit-sources">{_muted("no sources", italic=True)}</div>'
+    scale = bar_scale(s.score for s in sources) if top is None else top
+    heads = ["n", "heading", "path", "date", "score", *(["cited"] if cited is not None else [])]
+    heads += ["text", *(h for h, _ in extra)]
+    rows = []
+    for i, src in enumerate(sources):
+        c = source_cells(src, top=scale, cited=None if cited is None else bool(cited[i]))
+        tds = [f'<td class="num">{esc(c.label)}</td>', f"<td>{c.heading}</td>"]
+        tds += [f"<td>{c.path}</td>", f"<td>{c.date}</td>", f'<td class="num">{c.score}</td>']
+        tds += [f"<td>{c.cited}</td>"] if cited is not None else []
+        tds += [f"<td>{c.text}</td>", *(f"<td>{cells[i]}</td>" for _, cells in extra)]
+        attrs = f' id="{esc(anchor)}-{src.ordinal}"' if anchor else ""
+        if positions is not None:
+            attrs += f' data-position="{int(positions[i])}"'
+            if positions[i] == selected:
+                attrs += ' style="background:#e8f0fe"'
+        rows.append(f"<tr{attrs}>{''.join(tds)}</tr>")
+        if below is not None:
+            span = f'<td colspan="{len(tds) - 1}">{below[i]}</td>'
+            rows.append(f'<tr class="askkit-below"><td></td>{span}</tr>')
+    head = "".join(f"<th>{esc(h)}</th>" for h in heads)
     return (
-        f'<div class="askkit">{_STYLE}<div><b>Q:</b> {esc(turn.question)}</div>'
-        f'<div style="white-space:pre-wrap"><b>A:</b> {"".join(parts)}</div>{warn}'
-        f"{sources_table(turn.sources, cited=cited, anchor=anchor)}</div>"
+        f'<table class="askkit-sources"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+# --------------------------------------------------------------------------- one source
+
+
+def source_title(source: AskSource | None) -> str:
+    """A source's title: its display heading (``no source selected`` for ``None``)."""
+    if source is None:
+        return f'<div class="askkit-title" style="{_MUTED}"><i>no source selected</i></div>'
+    title = source.display_heading()
+    shown = esc(title) if title else "<i>(no heading)</i>"
+    return f'<div class="askkit-title" style="font-size:15px;font-weight:bold">{shown}</div>'
+
+
+def source_meta(source: AskSource, *, note_hash: str | None = None) -> str:
+    """Path, date, score, ordinal and hash; a warning when ``note_hash`` (the vault's)
+    differs from the hash the source was indexed with."""
+    items = [
+        ("path", str(source.path)),
+        ("date", source.date or "—"),
+        ("score", f"{source.score:.4f}"),
+        ("ordinal", f"[{source.ordinal}]"),
+        ("hash", source.hash or "—"),
+    ]
+    cells = " · ".join(f"{esc(k)} <code>{esc(v)}</code>" for k, v in items)
+    warn = ""
+    if note_hash is not None and source.hash and note_hash != source.hash:
+        warn = (
+            f'<div class="askkit-stale" style="{_AMBER}">the note in the vault has changed '
+            f"since it was indexed (vault hash <code>{esc(note_hash)}</code>)</div>"
+        )
+    return f'<div class="askkit-meta" style="color:#555;font-size:12px">{cells}</div>{warn}'
+
+
+def _terms_pattern(terms: Sequence[str]) -> re.Pattern[str] | None:
+    if not terms:
+        return None
+    alternatives = "|".join(re.escape(t) for t in terms)
+    return re.compile(rf"(?<!\w)(?:{alternatives})", re.IGNORECASE)
+
+
+def highlight(text: str, terms: Sequence[str]) -> str:
+    """``text`` escaped, with every word starting with a query term in ``<mark>``.
+
+    Terms are found in the raw text, then each piece is escaped, so a match
+    never cuts an entity (``&amp;``) or lets markup through.
+
+    >>> out = highlight("Feed <b>the</b> starter & feeding", ["feed"])
+    >>> out.replace(_MARK, "<mark>")
+    '<mark>Feed</mark> &lt;b&gt;the&lt;/b&gt; starter &amp; <mark>feed</mark>ing'
+    """
+    pattern = _terms_pattern(terms)
+    if pattern is None:
+        return esc(text)
+    out: list[str] = []
+    pos = 0
+    for m in pattern.finditer(text):
+        out.append(esc(text[pos : m.start()]))
+        out.append(f"{_MARK}{esc(m.group())}</mark>")
+        pos = m.end()
+    out.append(esc(text[pos:]))
+    return "".join(out)
+
+
+def line_start(text: str, offset: int) -> int:
+    """The offset where the line holding ``offset`` starts."""
+    return text.rfind("\n", 0, offset) + 1
+
+
+def _lines(
+    text: str, terms: Sequence[str], *, base: int = 0, headings: frozenset[int] = frozenset()
+) -> str:
+    """Escaped lines, terms marked; a line starting at a note offset in ``headings`` in bold."""
+    out: list[str] = []
+    offset = base
+    for line in text.split("\n"):
+        body = highlight(line, terms)
+        out.append(f'<b style="color:#1f3a68">{body}</b>' if offset in headings else body)
+        offset += len(line) + 1
+    return "\n".join(out)
+
+
+def chunk_html(text: str, terms: Sequence[str] = ()) -> str:
+    """A retrieved chunk's text, escaped, query terms marked."""
+    return (
+        f'<div class="askkit-chunk" style="{_BOX};max-height:12em;background:#fafafa">'
+        f"{_lines(text, terms)}</div>"
+    )
+
+
+def note_html(
+    note_text: str,
+    located: tuple[int, int] | None,
+    terms: Sequence[str] = (),
+    *,
+    headings: frozenset[int] = frozenset(),
+    context_lines: int = CONTEXT_LINES,
+) -> str:
+    """A whole note, escaped, the ``located`` range highlighted near the top.
+
+    Lines more than ``context_lines`` above the range fold into a
+    ``<details>`` element (no script needed to scroll). ``headings`` holds
+    the offsets of heading lines (shown bold). Without a range the note is
+    shown from the top.
+    """
+
+    def lines(lo: int, hi: int) -> str:
+        return _lines(note_text[lo:hi], terms, base=lo, headings=headings)
+
+    box = f'<div class="askkit-note" style="{_BOX}">'
+    if located is None:
+        return f"{box}{lines(0, len(note_text))}</div>"
+    start = max(0, min(located[0], len(note_text)))
+    end = max(start, min(located[1], len(note_text)))
+    window = line_start(note_text, start)
+    for _ in range(context_lines):
+        if window == 0:
+            break
+        window = line_start(note_text, window - 1)
+    parts = []
+    if window:
+        count = note_text[:window].count("\n")
+        parts.append(
+            '<details class="askkit-earlier" style="white-space:normal;color:#555">'
+            f"<summary>{count} earlier line{'s' if count != 1 else ''}</summary>"
+            f'<div style="white-space:pre-wrap">{lines(0, window)}</div></details>'
+        )
+    parts.append(lines(window, start))
+    parts.append(
+        f'<span id="{LOCATED_ID}" class="askkit-located" style="{_LOCATED}">'
+        f"{lines(start, end)}</span>"
+    )
+    parts.append(lines(end, len(note_text)))
+    return f"{box}{''.join(parts)}</div>"
+
+
+def source_card(source: AskSource) -> str:
+    """One source as a notebook output: title, metadata and chunk text."""
+    return fragment(source_title(source) + source_meta(source) + chunk_html(source.text))
+
+
+# --------------------------------------------------------------------------- turns, tables
+
+
+def turn_html(
+    turn: Turn,
+    *,
+    cited: Sequence[bool] | None = None,
+    anchor: str = "",
+    extra: Sequence[tuple[str, Sequence[str]]] = (),
+    below: Sequence[str] | None = None,
+) -> str:
+    """Question, answer with :func:`citation` links to the rows, dangling note, sources table.
+
+    ``cited`` defaults to each source's ordinal being cited in the answer;
+    ``extra`` and ``below`` go to :func:`sources_table`.
+    """
+    if cited is None:
+        ordinals = set(turn.cited_ordinals())
+        cited = [s.ordinal in ordinals for s in turn.sources]
+    answer = ""
+    if turn.answer:
+        answer = (
+            f'<div class="askkit-answer" style="white-space:pre-wrap">{ANSWER_LABEL} '
+            f"{answer_html(turn, anchor=anchor)}</div>{dangling_note(turn)}"
+        )
+    table = sources_table(turn.sources, cited=cited, anchor=anchor, extra=extra, below=below)
+    return f"{question_html(turn.question)}{answer}{table}"
+
+
+def turn_view(turn: Turn) -> str:
+    """A turn as a notebook output (:func:`turn_html`)."""
+    return fragment(turn_html(turn, anchor=f"askkit-turn-{id(turn):x}"))
+
+
+def _cell(value: Any, digits: int) -> str:
+    if isinstance(value, float):
+        shown = "NaN" if math.isnan(value) else f"{value:.{digits}f}"
+        return f'<td class="num">{shown}</td>'
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f'<td class="num">{value}</td>'
+    return f"<td>{esc(value)}</td>"
+
+
+def data_table(data: Any, *, digits: int = 4) -> str:
+    """A small frame (or series) as a table: index and columns escaped, floats to ``digits``.
+
+    >>> import pandas as pd
+    >>> out = data_table(pd.Series([0.5], index=["<i>"], name="mean"), digits=2)
+    >>> out[out.index("<tbody>") :]
+    '<tbody><tr><td>&lt;i&gt;</td><td class="num">0.50</td></tr></tbody></table>'
+    """
+    import pandas as pd
+
+    frame = data.to_frame() if isinstance(data, pd.Series) else data
+    head = "".join(f"<th>{esc(c)}</th>" for c in [frame.index.name or "", *frame.columns])
+    columns = [frame.iloc[:, j].tolist() for j in range(frame.shape[1])]  # Python scalars
+    rows = [
+        f"<tr><td>{esc(label)}</td>{''.join(_cell(col[i], digits) for col in columns)}</tr>"
+        for i, label in enumerate(frame.index.tolist())
+    ]
+    return (
+        f'<table class="askkit-data"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
     )

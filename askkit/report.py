@@ -5,15 +5,15 @@ takes), optionally graded judgments and a vault, and writes one
 self-contained HTML file: the metrics table, the plots as embedded PNG images,
 the coverage caveats, and a per-query drilldown with each query's answer, its
 sources (grade, citation, score) and, with a vault, each source's section as
-located in its note. Every piece of user text is escaped; the page has no
-script and opens in any browser.
+located in its note. The answers, sources tables and metrics tables are
+:mod:`askkit._html`'s, as in a notebook; every piece of user text is escaped;
+the page has no script and opens in any browser.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
-import html
 import io
 import os
 from collections.abc import Callable, Sequence
@@ -23,11 +23,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
-from askkit import __version__
+from askkit import __version__, _html
 from askkit._atomic import atomic_write_text
-from askkit.citations import scan
 from askkit.errors import AskkitError, VaultError
-from askkit.sources import AskSource
+from askkit.sources import AskSource, Turn
 
 if TYPE_CHECKING:
     from askkit.metrics.io import Level
@@ -37,20 +36,14 @@ __all__ = ["DEFAULT_MEASURES", "Report", "build_report"]
 #: The measures a report shows when none are named.
 DEFAULT_MEASURES = ("ndcg@10", "precision@10", "recall@10", "hit@10", "mrr", "map", "r-precision")
 
+#: The page around the parts (tables and answers carry :data:`askkit._html.CSS`).
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
-h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;margin:.5em 0}th,td{padding:3px 8px;border-bottom:1px solid #e4e4e4;
-text-align:left;vertical-align:top}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.muted{color:#777}.bad{color:#b00}.good{color:#176f2c}.figs img{max-width:49%;margin:.3em 0}
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}.muted{color:#777}
+.figs img{max-width:49%;margin:.3em 0}summary{cursor:pointer}
 details{margin:.4em 0;border:1px solid #e4e4e4;border-radius:4px;padding:.3em .6em}
-summary{cursor:pointer}pre{white-space:pre-wrap;background:#fafafa;padding:.5em;max-height:24em;
-overflow:auto}.dangling{color:#b00;font-weight:bold}mark{background:#fff3a8}
+pre{white-space:pre-wrap;background:#fafafa;padding:.5em;max-height:24em;overflow:auto}
 """
-
-
-def _esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,38 +81,10 @@ def _png(draw: Callable[[Any], Any], *, size: tuple[float, float] = (5.2, 3.4)) 
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _table(frame: pd.DataFrame, *, digits: int = 4) -> str:
-    head = "".join(f"<th>{_esc(c)}</th>" for c in [frame.index.name or "", *frame.columns])
-    rows = []
-    for label, row in zip(frame.index, frame.itertuples(index=False), strict=True):
-        cells = "".join(
-            f'<td class="num">{v:.{digits}f}</td>'
-            if isinstance(v, float)
-            else f"<td>{_esc(v)}</td>"
-            for v in row
-        )
-        rows.append(f"<tr><td>{_esc(label)}</td>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
-def _answer_html(answer: str, ordinals: set[int]) -> str:
-    parts: list[str] = []
-    pos = 0
-    for c in scan(answer):
-        parts.append(_esc(answer[pos : c.start]))
-        marker = _esc(answer[c.start : c.end])
-        cls = "" if c.index in ordinals else ' class="dangling" title="no source has this ordinal"'
-        parts.append(f"<b{cls}>{marker}</b>")
-        pos = c.end
-    parts.append(_esc(answer[pos:]))
-    return "".join(parts)
-
-
 def _section_text(vault: Any, src: AskSource, cache: dict[str, str | None]) -> str:
     from askkit.vault.locate import locate_source
 
     path = src.path.relative()
-    text = src.text
     if path not in cache:
         try:
             cache[path] = vault.read(path)
@@ -127,13 +92,13 @@ def _section_text(vault: Any, src: AskSource, cache: dict[str, str | None]) -> s
             cache[path] = None
     note = cache[path]
     if note is None:
-        return '<p class="muted">note not found in the vault</p>'
+        return _html.message("note not found in the vault", tone="muted")
     span = locate_source(note, src)
     if span is None:
-        return (
-            '<p class="muted">section not located; the chunk text:</p><pre>' + _esc(text) + "</pre>"
-        )
-    return f"<pre>{_esc(note[span[0] : span[1]])}</pre>"
+        return _html.message(
+            "section not located; the chunk text:", tone="muted"
+        ) + _html.chunk_html(src.text)
+    return _html.chunk_html(note[span[0] : span[1]])
 
 
 @dataclass
@@ -167,10 +132,10 @@ def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Lev
     mean = ev.mean.to_frame("mean").T
     mean.index.name = "run"
     sections = [
-        "<h2>Metrics</h2>" + _table(mean),
-        f"<p>{len(ev.per_query)} judged queries; level <b>{_esc(level)}</b>; "
+        "<h2>Metrics</h2>" + _html.data_table(mean),
+        f"<p>{len(ev.per_query)} judged queries; level <b>{_html.esc(level)}</b>; "
         "trec_eval's conventions (see the README).</p>",
-        "<h2>Coverage</h2><pre>" + _esc(cov.explain()) + "</pre>",
+        "<h2>Coverage</h2><pre>" + _html.esc(cov.explain()) + "</pre>",
     ]
     figures = [
         _png(lambda ax: plots.relevance_histogram(frame, judgments, level=level, ax=ax)),
@@ -195,6 +160,7 @@ def _turn_html(
     tid: str,
     rows: pd.DataFrame,
     *,
+    anchor: str,
     per_query: pd.DataFrame | None,
     grades: pd.Series | None,
     store: Any,
@@ -208,37 +174,27 @@ def _turn_html(
     if per_query is not None and tid in per_query.index:
         values = per_query.loc[tid].to_numpy(dtype=float)
         metrics_line = " · ".join(
-            f"{_esc(m)} {v:.3f}" for m, v in zip(per_query.columns, values, strict=True)
+            f"{_html.esc(m)} {v:.3f}" for m, v in zip(per_query.columns, values, strict=True)
         )
-    body = [f"<p><b>Q:</b> {_esc(question)}</p>"]
-    if answer and answer != "nan":
-        body.append(f"<p><b>A:</b> {_answer_html(answer, set(rows['ordinal'].tolist()))}</p>")
-    grade_head = "<th>grade</th>" if grades is not None else ""
-    trs = []
-    row_grades = grades.loc[rows.index].tolist() if grades is not None else [None] * len(rows)
-    for src, cited, g in zip(to_sources(rows), rows["cited"].tolist(), row_grades, strict=True):
-        grade = ""
-        if grades is not None:
-            grade = f'<td class="num">{"" if g is None or pd.isna(g) else int(g)}</td>'
-        located = ""
-        if store is not None:
-            located = (
-                "<details><summary>section in the note</summary>"
-                + _section_text(store, src, notes)
-                + "</details>"
-            )
-        trs.append(
-            f"<tr><td class='num'>[{src.ordinal}]</td><td>{_esc(src.heading)}{located}</td>"
-            f"<td>{_esc(src.path)}</td><td class='num'>{src.score:.4f}</td>"
-            f"<td>{'✓' if cited else ''}</td>{grade}</tr>"
-        )
-    body.append(
-        "<table><tr><th>n</th><th>heading</th><th>path</th><th>score</th><th>cited</th>"
-        f"{grade_head}</tr>{''.join(trs)}</table>"
-    )
+    sources = to_sources(rows)
+    extra: list[tuple[str, list[str]]] = []
+    if grades is not None:
+        row_grades = grades.loc[rows.index].tolist()
+        extra.append(("grade", ["" if pd.isna(g) else str(int(g)) for g in row_grades]))
+    located = None
+    if store is not None:
+        located = [
+            "<details><summary>section in the note</summary>"
+            + _section_text(store, src, notes)
+            + "</details>"
+            for src in sources
+        ]
+    turn = Turn(question, answer if answer != "nan" else "", sources)
+    cited = rows["cited"].tolist()
+    body = _html.turn_html(turn, cited=cited, anchor=anchor, extra=extra, below=located)
     return (
-        f"<details><summary><b>{_esc(tid)}</b> — {_esc(question)}"
-        f' <span class="muted">{metrics_line}</span></summary>{"".join(body)}</details>'
+        f"<details><summary><b>{_html.esc(tid)}</b> — {_html.esc(question)}"
+        f' <span class="muted">{metrics_line}</span></summary>{body}</details>'
     )
 
 
@@ -312,32 +268,36 @@ def build_report(
         _turn_html(
             str(tid),
             frame.loc[groups[tid]],
+            anchor=f"askkit-q{n}",
             per_query=per_query,
             grades=grades,
             store=store,
             notes=notes,
         )
-        for tid in shown
+        for n, tid in enumerate(shown, start=1)
         if tid in groups
     ]
     if len(order) > len(shown):
         drill.append(
-            f'<p class="muted">{len(order) - len(shown)} more queries not shown '
-            "(raise --max-queries).</p>"
+            _html.message(
+                f"{len(order) - len(shown)} more queries not shown (raise --max-queries).",
+                tone="muted",
+            )
         )
     skipped_html = ""
     if len(skipped):
-        skipped_html = "<h2>Skipped records</h2>" + _table(skipped.set_index("line"))
+        skipped_html = "<h2>Skipped records</h2>" + _html.data_table(skipped.set_index("line"))
     name = title or f"askkit report: {source_name}"
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     judged_by = (
-        f", judged by {_esc(qrels)}"
+        f", judged by {_html.esc(qrels)}"
         if qrels is not None and not isinstance(qrels, pd.DataFrame)
         else ""
     )
     page = (
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{_esc(name)}</title>"
-        f"<style>{_CSS}</style></head><body><h1>{_esc(name)}</h1>"
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{_html.esc(name)}</title><style>{_CSS}{_html.CSS}</style></head>"
+        f'<body class="askkit"><h1>{_html.esc(name)}</h1>'
         f'<p class="muted">{frame["turn_id"].nunique()} turns, {len(frame)} sources{judged_by}'
         f" · askkit {__version__} · {stamp}</p>"
         f'<h2>Plots</h2><div class="figs">{images}</div>'

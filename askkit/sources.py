@@ -344,7 +344,7 @@ class SourceList(tuple[AskSource, ...]):
     __slots__ = ()
 
     def _repr_html_(self) -> str:
-        return _html.sources_table(self)
+        return _html.fragment(_html.sources_table(self))
 
 
 @dataclass(frozen=True, slots=True)

@@ -120,11 +120,6 @@ WHY_TOOLS_DIFFER = (
 # --------------------------------------------------------------------------- evaluate
 
 
-def _table(frame: pd.DataFrame | pd.Series, digits: int = 4) -> str:
-    data = frame.to_frame() if isinstance(frame, pd.Series) else frame
-    return data.to_html(escape=True, float_format=lambda x: f"{x:.{digits}f}", border=0)
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class Evaluation:
     """What :func:`evaluate` returns: per-query scores and their means."""
@@ -149,6 +144,8 @@ class Evaluation:
         return f"Evaluation({len(self.per_query)} queries, level={self.level}: {means})"
 
     def _repr_html_(self) -> str:
+        from askkit._html import data_table, fragment
+
         notes = [
             f"{len(self.per_query)} queries; level={self.level}, ties={self.ties}, "
             f"missing={self.missing}",
@@ -161,10 +158,8 @@ class Evaluation:
         if self.duplicates:
             notes.append(f"{self.duplicates} duplicate chunks dropped (best kept)")
         items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
-        return (
-            f'<div class="askkit"><b>Evaluation</b><ul>{items}</ul>'
-            f"{_table(self.mean.rename('mean'))}</div>"
-        )
+        table = data_table(self.mean.rename("mean"))
+        return fragment(f"<b>Evaluation</b><ul>{items}</ul>{table}")
 
 
 def evaluate(
@@ -364,17 +359,19 @@ class Coverage:
         return self.explain()
 
     def _repr_html_(self) -> str:
+        from askkit._html import data_table, fragment
+
         def ids(xs: tuple[str, ...]) -> str:
             shown = ", ".join(xs[:20]) + (" …" if len(xs) > 20 else "")
             return html.escape(shown) or "none"
 
         paras = "".join(f"<p>{html.escape(p)}</p>" for p in self.explain().split("\n"))
-        return (
-            f'<div class="askkit"><b>Coverage (top {self.k}, level={html.escape(self.level)})'
+        return fragment(
+            f"<b>Coverage (top {self.k}, level={html.escape(self.level)})"
             f"</b>{paras}<ul><li>no relevant judgment: {ids(self.no_relevant)}</li>"
             f"<li>in the run only: {ids(self.run_only)}</li>"
             f"<li>in the qrels only: {ids(self.qrels_only)}</li></ul>"
-            f"{_table(self.per_query, 3)}</div>"
+            f"{data_table(self.per_query, digits=3)}"
         )
 
 

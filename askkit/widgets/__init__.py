@@ -8,7 +8,9 @@
 
 Widgets are thin views: what they show comes from pure functions in
 ``askkit.widgets._table_model``, ``_reader_model`` and ``_turn_model``,
-tested without a widget. ``import askkit`` does not import this package.
+tested without a widget, and every HTML string they show is the markup of
+``askkit._html``, the renderer notebooks and the report use too.
+``import askkit`` does not import this package.
 """
 
 from __future__ import annotations

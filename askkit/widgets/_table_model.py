@@ -1,10 +1,11 @@
-"""The Sources view's model: a sources frame, filtered, sorted and paged, as escaped HTML.
+"""The Sources view's model: a sources frame, filtered, sorted and paged.
 
 Pure functions over a sources frame (:func:`askkit.frame.sources_frame`);
 :class:`~askkit.widgets.SourcesView` only wires its controls to them, so
 everything the view shows can be computed and tested without a widget.
 Filtering and sorting are vectorized pandas operations on whole columns;
-only the rows of the visible page are turned into HTML.
+only the rows of the visible page become sources, shown with the cells of
+:func:`askkit._html.source_cells`.
 
 Positions
 ---------
@@ -26,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from askkit._html import esc
+from askkit._html import SourceCells, bar_scale, source_cells, sources_table
 from askkit.errors import SchemaError
 from askkit.frame import empty_frame, sources_frame, to_sources
 from askkit.sources import AskSource, SourceList, Turn
@@ -74,7 +75,6 @@ SORT_KEYS: dict[str, str] = {
 }
 
 _REQUIRED = ("path", "heading", "wire_date", "score", "text", "ordinal", "hash", "title")
-_BAR_PX = 60
 _DATE_JOINER = " · "
 
 
@@ -269,77 +269,34 @@ def page_positions(positions: Positions, page: int, page_size: int) -> Positions
 
 
 def top_score(frame: pd.DataFrame) -> float:
-    """The largest absolute finite score: the full width of the score bars (1.0 when none)."""
-    scores = frame["score"].to_numpy(dtype=np.float64)
-    finite = np.abs(scores[np.isfinite(scores)])
-    top = float(finite.max()) if finite.size else 0.0
-    return top or 1.0
+    """The score of a full bar: :func:`askkit._html.bar_scale` over the whole frame."""
+    return bar_scale(frame["score"].to_numpy(dtype=np.float64))
 
 
 @dataclass(frozen=True, slots=True)
 class RowCells:
-    """One row of the view: its position, the ``[n]`` label and escaped HTML cells."""
+    """One row of the view: its position in the frame and its cells (:class:`SourceCells`)."""
 
     position: int
-    label: str
-    heading: str
-    path: str
-    date: str
-    score: str
-    cited: str
-
-
-def _cell(text: str, *, muted: bool = False) -> str:
-    color = "color:#777;" if muted else ""
-    return (
-        f'<div style="overflow:hidden;text-overflow:ellipsis;white-space:nowrap;{color}" '
-        f'title="{esc(text)}">{esc(text)}</div>'
-    )
-
-
-def _score_cell(score: float, top: float) -> str:
-    if math.isnan(score):
-        return '<span style="color:#777">NaN</span>'
-    width = max(0, min(_BAR_PX, round(_BAR_PX * abs(score) / top)))
-    return (
-        f'<span class="askkit-bar" style="display:inline-block;height:8px;width:{width}px;'
-        f'background:#4c78a8;margin-right:6px;vertical-align:middle"></span>'
-        f'<span style="font-variant-numeric:tabular-nums">{score:.4f}</span>'
-    )
+    cells: SourceCells
 
 
 def row_cells(
     frame: pd.DataFrame, positions: Positions, *, top: float | None = None
 ) -> list[RowCells]:
-    """The escaped cells of the rows at ``positions`` (a page), in that order."""
-    if top is None:
-        top = top_score(frame)
+    """The cells of the rows at ``positions`` (a page), in that order, one line each.
+
+    Only these rows become :class:`~askkit.AskSource` objects; their cells are
+    :func:`askkit._html.source_cells`, the bars scaled to ``top`` (default:
+    the whole frame's :func:`top_score`).
+    """
+    scale = top_score(frame) if top is None else top
     rows = frame.iloc[positions]
-    headings = display_headings(rows).tolist()
-    ordinals = rows["ordinal"].tolist()
-    paths = rows["path"].tolist()
-    dates = rows["wire_date"].tolist()
-    scores = rows["score"].tolist()
     cited = rows["cited"].tolist()
-    out = []
-    for pos, n, heading, path, date, score, c in zip(
-        positions.tolist(), ordinals, headings, paths, dates, scores, cited, strict=True
-    ):
-        date_text = date if isinstance(date, str) else "—"
-        out.append(
-            RowCells(
-                position=int(pos),
-                label=f"[{int(n)}]",
-                heading=_cell(heading) if heading else _cell("(no heading)", muted=True),
-                path=_cell(str(path)),
-                date=_cell(date_text, muted=not isinstance(date, str)),
-                score=_score_cell(float(score), top),
-                cited='<span title="cited in the answer">✓</span>'
-                if bool(c)
-                else '<span style="color:#999">·</span>',
-            )
-        )
-    return out
+    return [
+        RowCells(int(pos), source_cells(src, top=scale, cited=bool(c), clip=True))
+        for pos, src, c in zip(positions.tolist(), to_sources(rows), cited, strict=True)
+    ]
 
 
 def source_at(frame: pd.DataFrame, position: int) -> AskSource:
@@ -355,21 +312,16 @@ def table_html(
     show_cited: bool = True,
     top: float | None = None,
 ) -> str:
-    """A static, escaped HTML table of the rows at ``positions`` (one page).
-
-    The same cells the widget shows, for ``_repr_html_`` and for tests.
+    """The rows at ``positions`` (one page) as a static, escaped table
+    (:func:`askkit._html.sources_table`), each row's ``data-position`` set and
+    the ``selected`` one highlighted: the page the widget shows, for tests and
+    the benchmark's baseline.
     """
-    heads = [h for k, h in TABLE_COLUMNS.items() if show_cited or k != "cited"]
-    head = "".join(f"<th>{esc(h)}</th>" for h in heads)
-    body = []
-    for row in row_cells(frame, positions, top=top):
-        style = ' style="background:#e8f0fe"' if row.position == selected else ""
-        cells = [row.label and esc(row.label), row.heading, row.path, row.date, row.score]
-        if show_cited:
-            cells.append(row.cited)
-        tds = "".join(f"<td>{c}</td>" for c in cells)
-        body.append(f'<tr data-position="{row.position}"{style}>{tds}</tr>')
-    return (
-        '<table class="askkit-sources" style="border-collapse:collapse;font-size:13px">'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    rows = frame.iloc[positions]
+    return sources_table(
+        to_sources(rows),
+        cited=rows["cited"].tolist() if show_cited else None,
+        top=top_score(frame) if top is None else top,
+        positions=positions.tolist(),
+        selected=selected,
     )

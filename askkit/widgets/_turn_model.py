@@ -2,7 +2,8 @@
 
 Pure functions: :class:`~askkit.widgets.TurnView` turns each piece into a
 widget (a clickable button for a citation that resolves to a source by
-ordinal, a marked, unclickable label for a dangling one).
+ordinal, a marked, unclickable label for a dangling one), its markup from
+:mod:`askkit._html`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from askkit._html import esc
+from askkit._html import citation_title
 from askkit.sources import Turn
 
 __all__ = ["AnswerPiece", "answer_pieces", "wrap_words"]
@@ -34,19 +35,6 @@ class AnswerPiece:
     text: str
     ordinal: int = 0
     title: str = ""
-
-    def html(self) -> str:
-        """The piece as escaped HTML (the citation kinds as static markup)."""
-        if self.kind == "dangling":
-            return (
-                '<span class="askkit-dangling" style="color:#b00;text-decoration:line-through;'
-                f'font-weight:bold" title="{esc(self.title)}">{esc(self.text)}</span>'
-            )
-        if self.kind == "cite":
-            return f'<b title="{esc(self.title)}">{esc(self.text)}</b>'
-        if self.kind == "break":
-            return "<br>"
-        return esc(self.text)
 
 
 def wrap_words(text: str, width: int = RUN_CHARS) -> list[str]:
@@ -99,8 +87,7 @@ def answer_pieces(turn: Turn, width: int = RUN_CHARS) -> list[AnswerPiece]:
         if link.source is None:
             out.append(AnswerPiece("dangling", marker, c.index, f"no source has ordinal {c.index}"))
         else:
-            title = f"{link.source.display_heading()} — {link.source.path}"
-            out.append(AnswerPiece("cite", marker, c.index, title))
+            out.append(AnswerPiece("cite", marker, c.index, citation_title(link.source)))
         pos = c.end
     out.extend(_text_pieces(answer[pos:], width))
     return out

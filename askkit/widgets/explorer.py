@@ -19,7 +19,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from askkit._html import esc
+from askkit import _html
 from askkit.retrieve import Retriever, as_retriever
 from askkit.sources import AskSource, SourceList
 from askkit.vault import Vault
@@ -124,8 +124,13 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self.view.on_select(lambda src: self.reader.show(src, query=self._current_query()))
         side = w.HBox(
             [
-                w.VBox([w.HTML("<b>scores</b>"), self.histogram]),
-                w.VBox([w.HTML("<b>history</b> (click to run again)"), self.history_box]),
+                w.VBox([w.HTML(_html.heading_label("scores")), self.histogram]),
+                w.VBox(
+                    [
+                        w.HTML(_html.heading_label("history", "(click to run again)")),
+                        self.history_box,
+                    ]
+                ),
             ]
         )
         super().__init__(
@@ -162,7 +167,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
         if self.query_box.value != query:
             self.query_box.value = query
         self._generation += 1
-        self.status_html.value = f"<i>searching for {esc(query)}…</i>"
+        self.status_html.value = _html.message(f"searching for {query}…", tone="muted")
         return self._generation, int(self.k_box.value)
 
     def submit(self, query: str) -> None:
@@ -226,10 +231,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self.sources = sources
         self.view.set_data(sources)
         self.reader.show(None, query=query)
-        self.status_html.value = (
-            f"{len(sources)} source{'s' if len(sources) != 1 else ''} for "
-            f"<b>{esc(query)}</b> in {seconds * 1000:.0f} ms"
-        )
+        self.status_html.value = _html.search_status(query, len(sources), seconds)
         self._show_histogram()
         self._show_history()
         if len(sources):
@@ -238,10 +240,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
 
     def _show_error(self, exc: BaseException, what: str = "the retriever failed") -> None:
         self.error = _describe(exc)
-        self.error_html.value = (
-            f'<div style="color:#b00;white-space:pre-wrap"><b>{esc(what)}:</b> '
-            f"{esc(self.error)}</div>"
-        )
+        self.error_html.value = _html.message(self.error, tone="error", lead=what)
 
     def _show_histogram(self) -> None:
         scores = [s.score for s in self.sources]

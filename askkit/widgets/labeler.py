@@ -18,7 +18,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from askkit._html import esc
+from askkit import _html
 from askkit.sources import AskSource
 from askkit.widgets._qrels import GRADES, Key, judgment_key, load_judgments, save_judgments
 from askkit.widgets.reader import SourceReader
@@ -169,8 +169,8 @@ class Labeler(w.VBox):  # type: ignore[misc]
             raise ValueError(f"grade must be one of {GRADES}, got {grade!r}")
         key = self.key()
         if key is None:
-            self.status_html.value = (
-                '<span style="color:#b00">nothing to grade: show a source and set a query id</span>'
+            self.status_html.value = _html.message(
+                "nothing to grade: show a source and set a query id", tone="error"
             )
             return
         merged = load_judgments(self.path)
@@ -215,17 +215,6 @@ class Labeler(w.VBox):  # type: ignore[misc]
         for g, button in zip(GRADES, self.grade_buttons, strict=True):
             button.button_style = "success" if g == current else ""
             button.disabled = self.source is None
-        key = self.key()
-        count = len(self.judgments)
-        file = f"{count} judgment{'s' if count != 1 else ''} in <code>{esc(self.path)}</code>"
-        if key is None:
-            self.status_html.value = f"<i>nothing to grade</i> · {file}"
-            return
-        qid, path, heading = key
-        graded = "not graded" if current is None else f"grade <b>{current}</b>"
-        if saved:
-            graded += " (saved)"
-        self.status_html.value = (
-            f"<code>{esc(qid)}</code> · <code>{esc(path)}</code> · "
-            f"{esc(heading) or '<i>(no heading)</i>'}: {graded} · {file}"
+        self.status_html.value = _html.grade_status(
+            self.key(), current, saved=saved, count=len(self.judgments), file=self.path
         )

@@ -1,7 +1,8 @@
 """``SourceReader``: kimun's Source reader, the retrieved chunk in its note.
 
 The widget calls the pure functions of :mod:`askkit.widgets._reader_model`
-and :func:`askkit.vault.locate.locate_source`; every string it shows is escaped.
+and :func:`askkit.vault.locate.locate_source`; what it shows is the escaped
+markup of :mod:`askkit._html`.
 """
 
 from __future__ import annotations
@@ -12,20 +13,17 @@ from typing import Any
 import ipywidgets as w
 import traitlets
 
-from askkit._html import esc
+from askkit import _html
 from askkit.errors import AskkitError
 from askkit.sources import AskSource
 from askkit.vault import Vault
 from askkit.vault.locate import locate_source
 from askkit.widgets._reader_model import (
     NoteSection,
-    chunk_html,
-    meta_html,
-    note_html,
+    heading_lines,
     note_sections,
     query_terms,
     section_at,
-    title_html,
 )
 
 __all__ = ["SourceReader"]
@@ -70,9 +68,10 @@ class SourceReader(w.VBox):  # type: ignore[misc]
         self.note_error: str | None = None
         self.sections: list[NoteSection] = []
         self.located: tuple[int, int] | None = None
-        self.title_html = w.HTML(title_html(None))
+        self._headings: frozenset[int] = frozenset()
+        self.title_html = w.HTML(_html.source_title(None))
         self.meta_html = w.HTML()
-        self.chunk_label = w.HTML("<b>retrieved chunk</b>")
+        self.chunk_label = w.HTML(_html.heading_label("retrieved chunk"))
         self.chunk_html = w.HTML()
         self.prev_button = w.Button(description="◀ previous section", disabled=True)
         self.next_button = w.Button(description="next section ▶", disabled=True)
@@ -148,6 +147,7 @@ class SourceReader(w.VBox):  # type: ignore[misc]
         self.note_error = None
         self.sections = []
         self.located = None
+        self._headings = frozenset()
         section: int | None = None
         if source is not None and self.vault is not None:
             try:
@@ -156,6 +156,7 @@ class SourceReader(w.VBox):  # type: ignore[misc]
                 self.note_error = str(exc)
             else:
                 self.sections = note_sections(self.note_text)
+                self._headings = heading_lines(self.note_text)
                 self.located = locate_source(self.note_text, source)
                 if self.located is not None:
                     section = section_at(self.sections, self.located[0])
@@ -171,14 +172,14 @@ class SourceReader(w.VBox):  # type: ignore[misc]
 
     def _render(self) -> None:
         source = self.source
-        self.title_html.value = title_html(source)
+        self.title_html.value = _html.source_title(source)
         if source is None:
             self.meta_html.value = ""
             self.chunk_html.value = ""
             self.children = [self.title_html]
             return
-        self.meta_html.value = meta_html(source, note_hash=self._note_hash(source))
-        self.chunk_html.value = chunk_html(source, self.terms)
+        self.meta_html.value = _html.source_meta(source, note_hash=self._note_hash(source))
+        self.chunk_html.value = _html.chunk_html(source.text, self.terms)
         parts: list[Any] = [self.title_html, self.meta_html, self.chunk_label, self.chunk_html]
         if self.vault is not None:
             self._render_note()
@@ -188,25 +189,16 @@ class SourceReader(w.VBox):  # type: ignore[misc]
     def _render_note(self) -> None:
         if self.note_text is None:
             message = self.note_error or "the note is not open"
-            self.note_html.value = (
-                f'<div class="askkit-note-error" style="color:#b00">{esc(message)}</div>'
-            )
+            self.note_html.value = _html.message(message, tone="error")
             self.section_label.value = ""
             self.prev_button.disabled = self.next_button.disabled = True
             return
-        self.note_html.value = note_html(self.note_text, self.located, self.terms)
-        if self.located is None:
-            self.section_label.value = (
-                '<span style="color:#a15c00">section not found: the note is shown from the '
-                "top</span>"
-            )
-        elif self.section is not None and self.sections:
-            label = self.sections[self.section].label
-            self.section_label.value = (
-                f"section {self.section + 1} of {len(self.sections)}: <b>{esc(label)}</b>"
-            )
-        else:
-            self.section_label.value = ""
+        self.note_html.value = _html.note_html(
+            self.note_text, self.located, self.terms, headings=self._headings
+        )
+        self.section_label.value = _html.section_status(
+            self.section, [s.label for s in self.sections], located=self.located is not None
+        )
         at = self.section
         self.prev_button.disabled = at is None or at <= 0
         self.next_button.disabled = not self.sections or (

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
+from askkit import _html
 from askkit.sources import AskSource
 from askkit.widgets._table_model import (
     TABLE_COLUMNS,
@@ -382,16 +383,13 @@ class SourcesView(w.VBox):  # type: ignore[misc]
                 row.position = None
                 row.box.layout.display = "none"
                 continue
-            cells = rows[i]
-            row.position = cells.position
+            cells = rows[i].cells
+            row.position = rows[i].position
             row.box.layout.display = None
             row.button.description = cells.label
-            row.button.button_style = "info" if cells.position == self.selected_position else ""
-            row.cells["heading"].value = cells.heading
-            row.cells["path"].value = cells.path
-            row.cells["date"].value = cells.date
-            row.cells["score"].value = cells.score
-            row.cells["cited"].value = cells.cited
+            row.button.button_style = "info" if row.position == self.selected_position else ""
+            for column, cell in row.cells.items():
+                cell.value = getattr(cells, column)
             row.cells["cited"].layout.display = None if cited else "none"
         self.sort_buttons["cited"].layout.display = None if cited else "none"
         for column, button in self.sort_buttons.items():
@@ -400,9 +398,7 @@ class SourcesView(w.VBox):  # type: ignore[misc]
         total = len(self._frame)
         shown = len(self._positions)
         pages = page_count(shown, self.page_size)
-        of = f" of {total:,}" if shown != total else ""
-        label = f"page {self.page + 1} of {pages} · {shown:,} rows{of}"
-        self.page_label.value = label if total else "<i>no sources</i>"
+        self.page_label.value = _html.page_status(self.page + 1, pages, shown, total)
         self.prev_button.disabled = self.page == 0
         self.next_button.disabled = self.page >= pages - 1
 

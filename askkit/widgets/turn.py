@@ -4,9 +4,9 @@ The answer is laid out as a wrapping row of widgets (pieces from
 :func:`askkit.widgets._turn_model.answer_pieces`): text runs as escaped
 ``HTML``, each resolving citation as a ``Button`` (a real round trip to
 Python in any front-end), each dangling citation as a struck-through red
-label that cannot be clicked. Clicking a citation selects its source, by
-ordinal, in the linked :class:`SourcesView`, which opens it in the
-:class:`SourceReader`.
+label that cannot be clicked (the markup of :func:`askkit._html.citation`).
+Clicking a citation selects its source, by ordinal, in the linked
+:class:`SourcesView`, which opens it in the :class:`SourceReader`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from askkit._html import esc
+from askkit import _html
 from askkit.sources import AskSource, Turn
 from askkit.vault import Vault
 from askkit.widgets._turn_model import AnswerPiece, answer_pieces
@@ -62,27 +62,18 @@ class TurnView(w.VBox):  # type: ignore[misc]
         self.sources_view = SourcesView(turn, page_size=page_size, show_cited=True)
         self.reader = SourceReader(vault)
         self.citation_buttons: dict[int, list[w.Button]] = {}
-        self.question_html = w.HTML(
-            f'<div class="askkit-question"><b>Q:</b> {esc(turn.question) or "<i>(no question)</i>"}'
-            "</div>"
-        )
+        self.question_html = w.HTML(_html.question_html(turn.question))
         self.answer_box = w.Box(
             [self._piece_widget(p) for p in self.pieces],
             layout=w.Layout(display="flex", flex_flow="row wrap", align_items="center"),
         )
         self.answer_box.add_class("askkit-answer")
-        dangling = turn.dangling_citations()
-        self.dangling_html = w.HTML(
-            '<div class="askkit-dangling-note" style="color:#b00">cited with no source: '
-            f"{esc(', '.join(f'[{n}]' for n in dangling))}</div>"
-            if dangling
-            else ""
-        )
+        self.dangling_html = w.HTML(_html.dangling_note(turn))
         self.sources_view.on_select(self._on_select)
         super().__init__(
             [
                 self.question_html,
-                w.HTML("<b>A:</b>"),
+                w.HTML(_html.ANSWER_LABEL),
                 self.answer_box,
                 self.dangling_html,
                 self.sources_view,
@@ -114,7 +105,11 @@ class TurnView(w.VBox):  # type: ignore[misc]
             button.on_click(lambda _b, n=piece.ordinal: self.open_citation(n))
             self.citation_buttons.setdefault(piece.ordinal, []).append(button)
             return button
-        label = w.HTML(piece.html(), layout=w.Layout(**_TEXT_LAYOUT))
+        if piece.kind == "dangling":
+            markup = _html.citation(piece.text, piece.ordinal, None)
+        else:
+            markup = _html.esc(piece.text)
+        label = w.HTML(markup, layout=w.Layout(**_TEXT_LAYOUT))
         if piece.kind == "dangling":
             label.add_class("askkit-dangling")
         return label

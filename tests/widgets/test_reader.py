@@ -1,22 +1,20 @@
-"""SourceReader and its model: the note, the located section, terms, navigation."""
+"""SourceReader and its model: the note, the located section, terms, navigation.
+
+The markup it shows (highlight, note window) is tested in tests/test_html.py.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from askkit import AskSource, VaultPath, read_turn
+from askkit._html import LOCATED_ID
 from askkit.vault import Vault
 from askkit.widgets import SourceReader
-from askkit.widgets._reader_model import (
-    LOCATED_ID,
-    highlight,
-    note_html,
-    note_sections,
-    query_terms,
-    section_at,
-)
+from askkit.widgets._reader_model import heading_lines, note_sections, query_terms, section_at
 from tests.conftest import DATA
 
 VAULT = DATA / "vault"
@@ -36,29 +34,11 @@ def test_query_terms() -> None:
     ) == {"café", "cafe", "crème", "creme"}
 
 
-def test_highlight_escapes_around_matches() -> None:
-    out = highlight("a & b <feed> feeding", ["feed", "amp"])
-    assert "&amp;" in out  # the entity is never cut by a match
-    assert "&lt;<mark" in out
-    assert out.count("<mark") == 2
-    assert highlight("<x>", []) == "&lt;x&gt;"
-
-
-def test_note_html_window_puts_the_section_first() -> None:
-    note = (
-        "# Top\n"
-        + "".join(f"line {i}\n" for i in range(30))
-        + "## Here\nthe section\n## Next\nmore\n"
-    )
-    start = note.index("the section")
-    html = note_html(note, (start, start + len("the section")), ["section"])
-    assert html.index("<details") < html.index("## Here") < html.index(LOCATED_ID)
-    assert "29 earlier lines" in html or "earlier lines" in html
-    assert f'id="{LOCATED_ID}"' in html
-    assert "<b" in html  # heading lines in bold
-    top = note_html(note, None)
-    assert "<details" not in top
-    assert LOCATED_ID not in top
+def test_heading_lines_are_the_lines_of_headings() -> None:
+    note = "intro\n# A\none\n   ## B\ntwo\n\nC\n===\n```\n# not a heading\n```\n"
+    starts = heading_lines(note)
+    assert starts == {note.index("# A"), note.index("   ## B"), note.index("C\n===")}
+    assert heading_lines("") == frozenset()
 
 
 def test_sections_and_section_at() -> None:
@@ -78,7 +58,7 @@ def test_reader_without_vault(turn_sources: dict[int, AskSource]) -> None:
     assert "journal/2026-04-08.md" in reader.meta_html.value
     assert "0.8412" in reader.meta_html.value
     assert "[2]" in reader.meta_html.value
-    assert "5e2a91c7f3b0" in reader.meta_html.value
+    assert f"<code>{turn_sources[2].hash}</code>" in reader.meta_html.value
     assert "<mark" in reader.chunk_html.value
     assert reader.note_html not in reader.children
     reader.show(None)
@@ -97,7 +77,7 @@ def test_reader_with_vault_locates_and_steps(turn_sources: dict[int, AskSource])
     assert "Feeding schedule" in reader.section_label.value
     assert f'id="{LOCATED_ID}"' in reader.note_html.value
     assert "<mark" in reader.note_html.value
-    assert "changed since it was indexed" in reader.meta_html.value  # sample hashes are made up
+    assert "changed since it was indexed" not in reader.meta_html.value  # the vault's own hash
     first = reader.section
     reader.next_button.click()
     assert reader.section == first + 1
@@ -109,6 +89,14 @@ def test_reader_with_vault_locates_and_steps(turn_sources: dict[int, AskSource])
         reader.prev_button.click()
     assert reader.section == 0
     assert reader.prev_button.disabled
+
+
+def test_reader_warns_when_the_note_changed(turn_sources: dict[int, AskSource]) -> None:
+    reader = SourceReader(VAULT)
+    reader.show(dataclasses.replace(turn_sources[1], hash="<b>old</b>"))
+    assert "changed since it was indexed" in reader.meta_html.value
+    assert f"vault hash <code>{turn_sources[1].hash}</code>" in reader.meta_html.value
+    assert "<code>&lt;b&gt;old&lt;/b&gt;</code>" in reader.meta_html.value
 
 
 def test_reader_shows_a_missing_note_as_an_error() -> None:

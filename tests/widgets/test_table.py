@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from askkit import AskSource, Turn, VaultPath, read_turn
+from askkit import AskSource, Turn, VaultPath, _html, read_turn
 from askkit.frame import sources_frame
 from askkit.widgets import SourcesView
 from askkit.widgets._table_model import (
@@ -119,16 +119,60 @@ def test_paging() -> None:
 
 def test_row_cells_escape_and_bar(sources: list[AskSource]) -> None:
     frame = as_sources_frame(sources)
-    rows = row_cells(frame, np.arange(5, dtype=np.int64))
-    assert rows[0].label == "[1]"
-    assert "width:60px" in rows[0].score  # the top score fills the bar
-    assert "width:53px" in rows[1].score
-    assert "NaN" in rows[3].score
-    assert "2026-04-08 · Afternoon" in rows[1].heading
-    assert "(no heading)" not in rows[2].heading  # the date alone is the display heading
+    rows = row_cells(frame, np.array([4, 0, 1, 2, 3], dtype=np.int64))
+    assert [r.position for r in rows] == [4, 0, 1, 2, 3]
+    cells = [r.cells for r in rows[1:]]
+    assert cells[0].label == "[1]"
+    assert "width:60px" in cells[0].score  # the top score fills the bar
+    assert "width:53px" in cells[1].score
+    assert "NaN" in cells[3].score
+    assert "2026-04-08 · Afternoon" in cells[1].heading
+    assert "(no heading)" not in cells[2].heading  # the date alone is the display heading
+    assert "text-overflow:ellipsis" in cells[0].heading  # one line per row in the widget
+    assert "width:13px" in rows[0].cells.score  # bars scale to the whole frame, not the page
+    assert "width:13px" in row_cells(frame, np.array([4], dtype=np.int64))[0].cells.score
     html = table_html(frame, np.arange(5, dtype=np.int64), selected=1)
     assert html.count("<tr data-position") == 5
     assert 'data-position="1" style="background' in html
+    assert "<th>cited</th>" in html
+    assert "<th>cited</th>" not in table_html(frame, np.arange(5, dtype=np.int64), show_cited=False)
+
+
+def test_the_view_shows_the_markup_of_html(sources: list[AskSource]) -> None:
+    """Each pooled cell holds exactly _html.source_cells' markup for its row."""
+    view = SourcesView(Turn("q", "see [2]", sources), page_size=3)
+    top = _html.bar_scale([s.score for s in sources])
+    for row, source in zip(view._rows, sources[:3], strict=True):
+        expected = _html.source_cells(source, top=top, cited=source.ordinal == 2, clip=True)
+        assert row.button.description == expected.label
+        for column, cell in row.cells.items():
+            assert cell.value == getattr(expected, column)
+    assert view.html() == table_html(view.frame, view.page_rows(), top=top)
+
+
+def test_the_frame_of_sources_with_repeated_paths_is_sources_frame() -> None:
+    """A list of sources sharing paths builds the same frame, path parts computed per path."""
+    paths = ["a.md", "j/2026-04-08.md", "/abs/n.md", "x/../y/./z.md", "a/ /b.md", " /lead.md"]
+    sources = [
+        AskSource(
+            VaultPath(paths[i % len(paths)]),
+            f"H{i % 7}",
+            "2026-04-08" if i % 3 == 0 else None,
+            math.nan if i == 50 else 1.0 - i / 100,
+            f"text {i}",
+            i + 1,
+            hash=f"h{i % 5}",
+        )
+        for i in range(100)
+    ]
+    frame = as_sources_frame(sources)
+    expected = sources_frame(sources)
+    pd.testing.assert_frame_equal(frame[expected.columns], expected)
+    assert frame["path"].tolist() == [str(s.path) for s in sources]
+    assert frame["note"].tolist() == [s.path.stem for s in sources]
+    assert frame["folder"].tolist() == [s.path.folder for s in sources]
+    assert frame["rank"].tolist() == list(range(1, 101))
+    assert not frame["cited"].any()
 
 
 def test_empty_list_and_one_source() -> None:
