@@ -1,4 +1,8 @@
-"""Terminal rendering shared by the command-line commands (rich)."""
+"""Terminal rendering for the command line (rich): the one place that builds its tables.
+
+Every value goes into a :class:`rich.text.Text`, so a heading or an answer
+holding ``[bold]`` or ``[/]`` is shown as written, never read as rich markup.
+"""
 
 from __future__ import annotations
 
@@ -8,16 +12,18 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from askkit.citations import scan
 from askkit.sources import AskSource, Turn
 
-__all__ = ["print_turn", "sources_table"]
+__all__ = ["print_sources", "print_turn", "sources_table"]
 
 
 def sources_table(
     sources: Sequence[AskSource], *, cited: set[int] | None = None, title: str = ""
 ) -> Table:
-    """A rich table: ordinal, display heading, path, date, score (and cited)."""
+    """A rich table: ordinal, display heading, path, date, score (and cited).
+
+    ``cited`` holds the cited ordinals; ``None`` leaves the cited column out.
+    """
     table = Table(title=title or None, title_justify="left", expand=False)
     table.add_column("n", justify="right", style="bold")
     table.add_column("heading")
@@ -40,6 +46,15 @@ def sources_table(
     return table
 
 
+def print_sources(
+    console: Console, sources: Sequence[AskSource], *, title: str = "", empty: str = ""
+) -> None:
+    """Print :func:`sources_table`, then ``empty`` (in yellow) when there are no sources."""
+    console.print(sources_table(sources, title=title))
+    if not sources and empty:
+        console.print(Text(empty, style="yellow"))
+
+
 def print_turn(console: Console, turn: Turn) -> None:
     """Print the question, the answer (dangling citations flagged) and the sources table."""
     if turn.question:
@@ -50,5 +65,5 @@ def print_turn(console: Console, turn: Turn) -> None:
         if dangling:
             nums = ", ".join(f"[{n}]" for n in dangling)
             console.print(Text(f"cited with no source: {nums}", style="bold red"))
-    cited = {c.index for c in scan(turn.answer)} if turn.answer else None
+    cited = set(turn.cited_ordinals()) if turn.answer else None
     console.print(sources_table(turn.sources, cited=cited))

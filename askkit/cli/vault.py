@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from askkit._console import sources_table
+from askkit._console import print_sources
 from askkit.errors import VaultError
 from askkit.sources import AskSource
 
@@ -77,7 +77,5 @@ def search_command(args: argparse.Namespace, console: Console) -> int:
         return 0
     sources = AskSource.from_chunks(chunks)
     title = f"{len(sources)} chunks for {args.query!r} in {elapsed_ms:.1f} ms"
-    console.print(sources_table(sources, title=title))
-    if not sources:
-        console.print(Text("no chunk contains any of the query's terms", style="yellow"))
+    print_sources(console, sources, title=title, empty="no chunk contains any of the query's terms")
     return 0
