@@ -1,12 +1,12 @@
-"""``askkit report``: a static, escaped HTML report with metrics, plots and a drilldown."""
+"""askkit.report: a static, escaped HTML report with metrics, plots and a drilldown.
+
+The ``askkit report`` command is tested in tests/cli/test_report.py.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -17,19 +17,23 @@ from askkit.frame import sources_frame
 from askkit.metrics import evaluate
 from askkit.report import build_report
 from askkit.retrieve.local import LocalIndex
-from tests.conftest import DATA, ROOT
+from tests.conftest import DATA
 
 
-@pytest.fixture(scope="module")
-def run_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def write_run_log(path: Path) -> Path:
+    """A turn log of the bundled queries, retrieved from the bundled vault (37 turns)."""
     index = LocalIndex(DATA / "vault", cache_dir=False, progress=False)
     queries = pd.read_csv(DATA / "queries.tsv", sep="\t")
-    path = tmp_path_factory.mktemp("report") / "run.jsonl"
     with path.open("w", encoding="utf-8") as fh:
         for qid, question in zip(queries["query_id"], queries["question"], strict=True):
             chunks = [c.to_dict() for c in index.search(question, k=10)]
             fh.write(json.dumps({"id": qid, "question": question, "chunks": chunks}) + "\n")
     return path
+
+
+@pytest.fixture(scope="module")
+def run_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_run_log(tmp_path_factory.mktemp("report") / "run.jsonl")
 
 
 def test_full_report(run_log: Path) -> None:
@@ -109,42 +113,3 @@ def test_bad_options() -> None:
         build_report(DATA / "turns.jsonl", level="chunk")
     with pytest.raises(ValueError, match="max_queries"):
         build_report(DATA / "turns.jsonl", max_queries=-1)
-
-
-def test_cli_writes_the_report(run_log: Path, tmp_path: Path) -> None:
-    out = tmp_path / "r.html"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "askkit.cli",
-            "report",
-            str(run_log),
-            "--qrels",
-            str(DATA / "qrels.tsv"),
-            "--vault",
-            str(DATA / "vault"),
-            "-o",
-            str(out),
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "COLUMNS": "200"},
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert f"wrote {out}" in proc.stdout
-    assert out.read_text(encoding="utf-8").count("<details>") >= 37
-
-
-def test_cli_missing_log_is_one_line(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "askkit.cli", "report", str(tmp_path / "nope.jsonl")],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert proc.returncode == 2
-    assert "nope.jsonl" in proc.stderr

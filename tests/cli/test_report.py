@@ -1,0 +1,57 @@
+"""``askkit report``: the command writes the report of askkit.report."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DATA, ROOT
+from tests.test_report import write_run_log
+
+
+@pytest.fixture(scope="module")
+def run_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_run_log(tmp_path_factory.mktemp("cli-report") / "run.jsonl")
+
+
+def test_cli_writes_the_report(run_log: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "askkit.cli",
+            "report",
+            str(run_log),
+            "--qrels",
+            str(DATA / "qrels.tsv"),
+            "--vault",
+            str(DATA / "vault"),
+            "-o",
+            str(out),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote {out}" in proc.stdout
+    assert out.read_text(encoding="utf-8").count("<details>") >= 37
+
+
+def test_cli_missing_log_is_one_line(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "askkit.cli", "report", str(tmp_path / "nope.jsonl")],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 2
+    assert "nope.jsonl" in proc.stderr
