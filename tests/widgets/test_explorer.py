@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from typing import Any
 
 import pytest
 
 from askkit.retrieve.local import LocalIndex
-from askkit.testing import KimunTestServer
+from askkit.testing import FAST_SETTINGS, KimunTestServer
 from askkit.widgets import Explorer
 from askkit.widgets._histogram import score_histogram_png
 from tests.conftest import DATA
@@ -142,7 +143,7 @@ def test_error_then_success_clears_the_error(index: LocalIndex) -> None:
 
 def test_server_down_is_shown() -> None:
     server = KimunTestServer().start()
-    client = server.client(retries=0)
+    client = server.client(settings=dataclasses.replace(FAST_SETTINGS, retries=0))
     server.stop()
     ex = Explorer(client)
     ex.search("anything")
