@@ -284,7 +284,7 @@ def read_qrels(
             f"cannot read the qrels file: {exc}", has_value=False, file=str(path)
         ) from None
     kind = _sniff(text) if format == "auto" else format
-    if kind == "tsv":
+    if kind == "tsv" and text.strip():  # an empty file (not even a header) has no rows: below
         frame = pd.read_csv(
             io.StringIO(text),
             sep="\t",

@@ -1,10 +1,9 @@
-"""askkit.metrics: options, levels, judgments and runs on disk, coverage."""
+"""askkit.metrics: options, levels, coverage (judgments and runs on disk: test_io.py)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,10 +19,6 @@ from askkit.metrics import (
     evaluate,
     parse_measure,
     ranked_run,
-    read_qrels,
-    read_run,
-    write_qrels,
-    write_run,
 )
 from tests.conftest import DATA, ROOT
 
@@ -285,19 +280,6 @@ def test_run_without_columns_is_rejected() -> None:
 # --------------------------------------------------------------------------- real data
 
 
-@pytest.fixture(scope="module")
-def local_run() -> pd.DataFrame:
-    from askkit.retrieve.local import LocalIndex
-
-    index = LocalIndex(DATA / "vault", cache_dir=False, progress=False)
-    queries = pd.read_csv(DATA / "queries.tsv", sep="\t", dtype=str)
-    turns = [
-        {"id": q, "question": text, "chunks": [c.to_dict() for c in index.search(text, k=10)]}
-        for q, text in zip(queries["query_id"], queries["question"], strict=True)
-    ]
-    return sources_frame(turns)
-
-
 def test_section_level_matches_journal_date_heading() -> None:
     # journal/2026-04-21.md has only its date heading: kimun's heading (date prefix dropped)
     # is empty, but the judgment names the date; askkit keeps the innermost title segment.
@@ -359,81 +341,6 @@ def test_coverage_escapes_html() -> None:
     assert "<script>" not in html
     assert "&lt;script&gt;" in html
     assert cov.run_only == ("<script>alert(1)</script>",)
-
-
-# --------------------------------------------------------------------------- files
-
-
-def test_read_qrels_tsv_with_and_without_heading(tmp_path: Path) -> None:
-    with_heading = read_qrels(DATA / "qrels.tsv")
-    assert list(with_heading.columns) == ["query_id", "path", "heading", "grade"]
-    assert with_heading["grade"].dtype == np.int64
-    assert (with_heading["heading"] == "").sum() == 1  # q34's note has no heading
-    plain = tmp_path / "plain.tsv"
-    plain.write_text("query_id\tpath\tgrade\nq1\tNotes/A.md\t2\n", encoding="utf-8")
-    got = read_qrels(plain)
-    assert got.iloc[0].tolist() == ["q1", "notes/a.md", "", 2]
-
-
-def test_read_qrels_trec(tmp_path: Path) -> None:
-    path = tmp_path / "qrels.txt"
-    path.write_text("q1 0 a.md#Bake%20log 2\nq1 0 b.md 0\n", encoding="utf-8")
-    got = read_qrels(path)
-    assert got.values.tolist() == [["q1", "a.md", "Bake log", 2], ["q1", "b.md", "", 0]]
-
-
-@pytest.mark.parametrize("fmt", ["tsv", "trec"])
-def test_write_read_round_trip(tmp_path: Path, fmt: str) -> None:
-    qrels = pd.DataFrame(
-        {
-            "query_id": ["q 1", "q2", "q2"],
-            "path": ["a.md", "b/c.md", "d.md"],
-            "heading": ["Tab\there", 'He said "hi"', "50% done"],
-            "grade": [0, 3, 1],
-        }
-    )
-    target = tmp_path / f"qrels.{fmt}"
-    write_qrels(qrels, target, format=fmt)  # type: ignore[arg-type]
-    back = read_qrels(target)
-    pd.testing.assert_frame_equal(back, read_qrels(qrels))
-
-
-def test_write_qrels_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    target = tmp_path / "qrels.tsv"
-    write_qrels(QRELS, target)
-    before = target.read_bytes()
-
-    def boom(self: Path, other: Path) -> None:
-        raise OSError("disk full")
-
-    monkeypatch.setattr(Path, "replace", boom)
-    with pytest.raises(OSError, match="disk full"):
-        write_qrels(QRELS.assign(grade=0), target)
-    assert target.read_bytes() == before
-    assert [p.name for p in tmp_path.iterdir()] == ["qrels.tsv"]  # no temporary file left
-
-
-def test_bad_grade_names_file_and_line(tmp_path: Path) -> None:
-    path = tmp_path / "q.tsv"
-    path.write_text("query_id\tpath\theading\tgrade\nq1\ta.md\tX\t2\nq1\tb.md\tY\thigh\n")
-    with pytest.raises(SchemaError) as info:
-        read_qrels(path)
-    assert info.value.line == 3
-    assert info.value.field == "grade"
-    assert str(path) in str(info.value)
-
-
-def test_trec_run_round_trip(tmp_path: Path, local_run: pd.DataFrame) -> None:
-    target = tmp_path / "run.txt"
-    write_run(local_run, target, level="section", tag="bm25")
-    line = target.read_text(encoding="utf-8").splitlines()[0].split(" ")
-    assert len(line) == 6
-    assert line[1] == "Q0"
-    assert line[5] == "bm25"
-    back = read_run(target)
-    a = evaluate(local_run, DATA / "qrels.tsv", ["ndcg@10", "map"], level="section")
-    b = evaluate(back, DATA / "qrels.tsv", ["ndcg@10", "map"], level="section")
-    pd.testing.assert_frame_equal(a.per_query, b.per_query)
 
 
 def test_import_askkit_does_not_load_matplotlib() -> None:
