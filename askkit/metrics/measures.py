@@ -21,16 +21,19 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from askkit.errors import SchemaError
 
 __all__ = [
     "KINDS",
+    "Graded",
     "Measure",
     "Ranked",
     "argsort_keys",
     "compute",
     "descending_or_tied",
+    "group_rank",
     "lookup_grades",
     "parse_measure",
     "rank_run",
@@ -119,10 +122,32 @@ class Ranked:
     duplicates: int
 
 
-def _group_rank(query: IntArray, out: IntArray | None = None) -> IntArray:
+@dataclass(frozen=True, slots=True)
+class Graded:
+    """A run ranked, de-duplicated and graded: everything :func:`compute` scores.
+
+    ``ranked.doc`` indexes ``docs`` (the document ids, Arrow strings);
+    ``score``, ``grade`` (0 when unjudged) and ``judged`` follow ``ranked``'s
+    rows. ``qrels_query`` and ``qrels_grade`` hold one judgment per (query,
+    document), the highest grade.
+    """
+
+    ranked: Ranked
+    docs: pa.Array
+    score: FloatArray
+    grade: IntArray
+    judged: BoolArray
+    qrels_query: IntArray
+    qrels_grade: IntArray
+
+
+def group_rank(query: IntArray, out: IntArray | None = None) -> IntArray:
     """1-based position within each run of equal values of a grouped ``query``.
 
     ``out``: an int64 array as long as ``query`` to write the ranks into.
+
+    >>> group_rank(np.array([4, 4, 4, 1, 7, 7])).tolist()
+    [1, 2, 3, 1, 1, 2]
     """
     n = len(query)
     if n == 0:
@@ -277,7 +302,7 @@ def rank_run(
         dup = pd.Series(q * span + d).duplicated(keep="first").to_numpy()
         duplicates = int(np.count_nonzero(dup))
         rows, q, d = rows[~dup], q[~dup], d[~dup]
-    return Ranked(rows, q, d, _group_rank(q), duplicates)
+    return Ranked(rows, q, d, group_rank(q), duplicates)
 
 
 def _has_duplicates(query: IntArray, doc: IntArray, same: BoolArray | None = None) -> bool:
@@ -344,7 +369,7 @@ def _ideal_dcg(
     top = int(qrels_grade.max()) if len(qrels_grade) else 0
     order = argsort_keys([(q, n_queries), (top - g.astype(np.int64), top + 1)])
     q, g = q[order], g[order]
-    rank = _group_rank(q)
+    rank = group_rank(q)
     inside = rank <= k if k is not None else np.ones(len(rank), dtype=bool)
     return np.bincount(
         q[inside], weights=g[inside] / np.log2(rank[inside] + 1.0), minlength=n_queries
@@ -373,7 +398,7 @@ def compute(
     n_rel = np.bincount(qrels_query[qrels_grade >= relevance_level], minlength=n_queries)
     safe_rel = np.where(n_rel > 0, n_rel, 1).astype(np.float64)
     rel_q, rel_rank = q[rel], rank[rel]
-    rel_cum = _group_rank(rel_q)  # relevant retrieved so far, this one included
+    rel_cum = group_rank(rel_q)  # relevant retrieved so far, this one included
     inv_rank = 1.0 / rel_rank.astype(np.float64)
     gain = np.maximum(g, 0).astype(np.float64)
     discounted = gain / np.log2(rank + 1.0)

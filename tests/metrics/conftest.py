@@ -1,12 +1,26 @@
-"""The metrics tests' fixtures: a real run over the bundled vault."""
+"""The metrics tests' fixtures: both preparation paths, and a real run over the bundled vault."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pandas as pd
 import pytest
 
 from askkit.frame import sources_frame
 from tests.conftest import DATA
+
+
+@pytest.fixture(scope="module", params=["fast", "exact"])
+def metric_paths(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run a module's tests twice: with askkit.metrics.fast allowed to take the run,
+    then with it switched off, so that the exact path (the specification) does all."""
+    from askkit.metrics import fast
+
+    saved = fast.ENABLED
+    fast.ENABLED = request.param == "fast"
+    yield request.param
+    fast.ENABLED = saved
 
 
 @pytest.fixture(scope="module")

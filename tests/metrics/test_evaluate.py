@@ -1,10 +1,13 @@
-"""askkit.metrics: options, levels, coverage (judgments and runs on disk: test_io.py)."""
+"""askkit.metrics.evaluate: evaluate's options, levels and edge cases, ranked_run, coverage.
+
+The values against pytrec_eval are in test_measures.py; reading and writing
+qrels and runs in test_io.py.
+"""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,12 +17,7 @@ from hypothesis import strategies as st
 
 from askkit.errors import SchemaError
 from askkit.frame import sources_frame
-from askkit.metrics import (
-    coverage,
-    evaluate,
-    parse_measure,
-    ranked_run,
-)
+from askkit.metrics import coverage, evaluate, ranked_run
 from tests.conftest import DATA, ROOT
 
 
@@ -129,152 +127,52 @@ def test_unsorted_and_sorted_runs_agree() -> None:
     pd.testing.assert_frame_equal(a, b)
 
 
-@pytest.mark.parametrize("width", [1, 2, 8])
-def test_fixed_top_k_runs_with_duplicates_agree_with_the_exact_path(
-    width: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Equal-length queries take the row-by-row duplicate sort, and so does a
-    shuffled copy once put in rank order; both must agree with the exact
-    dictionary path, duplicates included."""
-    rng = np.random.default_rng(width)
-    queries = 30
-    run = pd.DataFrame(
-        {
-            "turn_id": np.repeat([f"q{i:02d}" for i in range(queries)], width),
-            "path": [f"d{i}.md" for i in rng.integers(0, 6, queries * width)],
-            "score": np.tile(np.arange(width, 0, -1), queries).astype(float),
-        }
-    )
-    qrels = pd.DataFrame(
-        {
-            "query_id": [f"q{i:02d}" for i in rng.integers(0, queries, 80)],
-            "path": [f"d{i}.md" for i in rng.integers(0, 6, 80)],
-            "grade": rng.integers(0, 4, 80),
-        }
-    )
-    measures = ["ndcg@5", "map", "mrr", "recall@3"]
-    grouped = evaluate(run, qrels, measures)
-    shuffled = evaluate(run.sample(frac=1.0, random_state=1), qrels, measures)
-    pd.testing.assert_frame_equal(grouped.per_query, shuffled.per_query)
-    assert grouped.duplicates == shuffled.duplicates
-    from askkit.metrics import prepare as _metrics_prep
-
-    monkeypatch.setattr(_metrics_prep, "_fast", lambda *a, **k: None)
-    exact = evaluate(run, qrels, measures)
-    pd.testing.assert_frame_equal(grouped.per_query, exact.per_query)
-    assert grouped.duplicates == exact.duplicates
-    judged = run[run["turn_id"].isin(qrels["query_id"])]  # run-only queries are dropped
-    assert grouped.duplicates == len(judged) - len(judged.drop_duplicates(["turn_id", "path"]))
-
-
-def _messy_run(seed: int, *, ranks: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A run of ragged queries with duplicate documents, tied and NaN scores, in any order."""
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(1, 12, 40)
-    turn = np.repeat([f"q{i:02d}" for i in range(len(sizes))], sizes)
-    run = pd.DataFrame(
-        {
-            "turn_id": turn,
-            "path": [f"d{i}.md" for i in rng.integers(0, 9, len(turn))],
-            "score": rng.choice([0.1, 0.5, 0.5, 0.9, -0.0, 0.0, np.nan], len(turn)),
-        }
-    )
-    if ranks:
-        run["rank"] = rng.integers(1, 6, len(turn))
-    qrels = pd.DataFrame(
-        {
-            "query_id": [f"q{i:02d}" for i in rng.integers(0, 45, 120)],  # some not in the run
-            "path": [f"d{i}.md" for i in rng.integers(0, 9, 120)],
-            "grade": rng.integers(0, 4, 120),
-        }
-    )
-    return run.sample(frac=1.0, random_state=seed), qrels
-
-
-def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[bool]:
-    """Wrap ``module.name``; the list records, per call, whether it returned a value."""
-    real = getattr(module, name)
-    calls: list[bool] = []
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        out = real(*args, **kwargs)
-        calls.append(out is not None)
-        return out
-
-    monkeypatch.setattr(module, name, spy)
-    return calls
-
-
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("ties", ["trec", "input"])
-def test_unordered_runs_ranked_by_the_matrix_sort_agree_with_the_exact_path(
-    seed: int, ties: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An ungrouped run is put in rank order and takes the fast path; the exact
-    dictionary path (the fast path switched off) is the reference."""
-    from askkit.metrics import prepare as _metrics_prep
-
-    run, qrels = _messy_run(seed, ranks=seed % 2 == 0)
-    if ties == "trec":  # tied scores of distinct documents send trec ties to the exact path
-        distinct = np.random.default_rng(seed).permutation(len(run)) / len(run)
-        distinct[0] = np.nan  # one NaN: it ranks last, tied with nothing
-        run = run.assign(score=distinct)
-    measures = ["ndcg@5", "map", "mrr", "recall@3", "precision@2"]
-    used = _spy(monkeypatch, _metrics_prep, "_rank_order")
-    fast_ran = _spy(monkeypatch, _metrics_prep, "_fast")
-    fast = evaluate(run, qrels, measures, ties=ties)  # type: ignore[arg-type]
-    assert used == [True]
-    assert fast_ran == [True]  # the ranked rows took the fast path to the end
-    monkeypatch.setattr(_metrics_prep, "_fast", lambda *a, **k: None)
-    exact = evaluate(run, qrels, measures, ties=ties)  # type: ignore[arg-type]
-    pd.testing.assert_frame_equal(fast.per_query, exact.per_query)
-    assert fast.duplicates == exact.duplicates > 0
-
-
-def test_rank_order_groups_then_ranks() -> None:
-    from askkit.metrics.prepare import _radix_argsort, _rank_order
-
-    codes = np.array([70_000, 3, 70_000, 0, 3, 5], dtype=np.int64)  # two radix passes
-    assert _radix_argsort(codes).tolist() == [3, 1, 4, 5, 0, 2]
-    query = np.array([1, 0, 1, 0, 1])
-    score = np.array([0.2, 0.5, np.nan, 0.9, 0.7])
-    order = np.array([3, 2, 1, 1, 2])
-    assert _rank_order(query, score, order, "trec").tolist() == [3, 1, 4, 0, 2]
-    assert _rank_order(query, score, order, "input").tolist() == [3, 1, 2, 4, 0]
-    lopsided = np.concatenate([np.zeros(5000, np.int64), np.arange(1, 2001)])
-    n = len(lopsided)  # a matrix that would be mostly padding is not built
-    assert _rank_order(lopsided, np.zeros(n), np.zeros(n, np.int64), "trec") is None
-
-
 def test_nan_scores_rank_last() -> None:
     run = frame([("q1", "b.md", float("nan")), ("q1", "z.md", 0.5)])
     ev = evaluate(run, QRELS, ["mrr"])
     assert ev.per_query.loc["q1", "mrr"] == 0.5
 
 
-@pytest.mark.parametrize(
-    ("name", "kind", "k"),
-    [
-        ("ndcg@10", "ndcg", 10),
-        ("P@5", "precision", 5),
-        ("hit_rate@3", "hit", 3),
-        ("map", "map", None),
-    ],
-)
-def test_parse_measure(name: str, kind: str, k: int | None) -> None:
-    m = parse_measure(name)
-    assert (m.kind, m.k) == (kind, k)
-
-
-@pytest.mark.parametrize("bad", ["precision", "r-precision@5", "bleu@4", "ndcg@0", "ndcg@x"])
-def test_bad_measure_names(bad: str) -> None:
-    with pytest.raises(SchemaError):
-        parse_measure(bad)
-
-
 def test_run_without_columns_is_rejected() -> None:
     with pytest.raises(SchemaError, match="turn_id"):
         evaluate(pd.DataFrame({"path": ["a.md"]}), QRELS, ["mrr"])
+
+
+def test_bad_options_are_rejected_before_any_work() -> None:
+    run = frame([("q1", "a.md", 1.0)])
+    with pytest.raises(SchemaError, match="named twice"):
+        evaluate(run, QRELS, ["mrr", "mrr"])
+    with pytest.raises(ValueError, match="missing must be"):
+        evaluate(run, QRELS, ["mrr"], missing="skip")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        coverage(run, QRELS, k=0)
+
+
+def test_relevance_level_raises_the_bar() -> None:
+    run = frame([("q1", "a.md", 2.0), ("q1", "b.md", 1.0)])  # a.md graded 1, b.md 3
+    assert evaluate(run, QRELS, ["mrr"]).mean["mrr"] == 1.0
+    assert evaluate(run, QRELS, ["mrr"], relevance_level=2).mean["mrr"] == 0.5
+
+
+def test_evaluation_prints_its_means_and_notes() -> None:
+    run = frame([("q1", "b.md", 2.0), ("q1", "b.md", 1.0), ("q9", "a.md", 1.0)])
+    ev = evaluate(run, QRELS, ["precision@1"], missing="zero")
+    assert str(ev) == "Evaluation(2 queries, level=note: precision@1=0.5000)"
+    html = ev._repr_html_()
+    assert "1 judged queries not in the run (scored 0)" in html
+    assert "1 run queries without judgments (not scored)" in html
+    assert "1 duplicate chunks dropped (best kept)" in html
+
+
+def test_ranked_run_keeps_every_query_and_the_row_labels() -> None:
+    run = frame([("q9", "z.md", 1.0), ("q1", "a.md", 1.0), ("q1", "b.md", 1.0)])
+    run.index = pd.Index(["r0", "r1", "r2"])
+    ranked = ranked_run(run, QRELS)
+    assert list(ranked.index) == ["r2", "r1", "r0"]  # q1 (ties: id descending), then q9
+    assert ranked["query_id"].tolist() == ["q1", "q1", "q9"]
+    assert ranked["rank"].tolist() == [1, 2, 1]
+    assert ranked["grade"].tolist() == [3, 1, 0]
+    assert ranked["judged"].tolist() == [True, True, False]
 
 
 # --------------------------------------------------------------------------- real data

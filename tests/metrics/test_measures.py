@@ -1,4 +1,9 @@
-"""askkit.metrics.evaluate equals pytrec_eval (trec_eval's C code) on random runs, ties included."""
+"""askkit.metrics.measures: the values equal pytrec_eval's (trec_eval's C code) on random
+runs, ties included, whichever path prepared the run; and the engine's own functions.
+
+The reference tests run twice (the metric_paths fixture): with askkit.metrics.fast
+allowed, and with the exact path, the specification, doing all the work.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,16 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from askkit.errors import SchemaError
 from askkit.metrics import evaluate
+from askkit.metrics.measures import (
+    argsort_keys,
+    compute,
+    group_rank,
+    lookup_grades,
+    parse_measure,
+    rank_run,
+)
 
 #: Vault paths that VaultPath prints unchanged, with non-ASCII and folders, so the
 #: docid-descending tie break is tested on code-point (= UTF-8 byte) order.
@@ -108,6 +122,7 @@ def assert_equal_to_reference(run: pd.DataFrame, qrels: pd.DataFrame) -> None:
     assert ((values >= 0.0) & (values <= 1.0 + 1e-12)).all()
 
 
+@pytest.mark.usefixtures("metric_paths")
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(run_and_qrels())
 def test_equals_pytrec_eval_on_random_runs(data: tuple[pd.DataFrame, pd.DataFrame]) -> None:
@@ -115,6 +130,7 @@ def test_equals_pytrec_eval_on_random_runs(data: tuple[pd.DataFrame, pd.DataFram
     assert_equal_to_reference(run, qrels)
 
 
+@pytest.mark.usefixtures("metric_paths")
 @pytest.mark.parametrize("seed", range(8))
 def test_equals_pytrec_eval_on_larger_random_runs(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -138,6 +154,7 @@ def test_equals_pytrec_eval_on_larger_random_runs(seed: int) -> None:
     assert_equal_to_reference(run, qrels)
 
 
+@pytest.mark.usefixtures("metric_paths")
 def test_ties_follow_trec_eval_docid_descending() -> None:
     run = pd.DataFrame(
         {"turn_id": ["q"] * 4, "path": ["a.md", "b.md", "c.md", "d.md"], "score": [1.0] * 4}
@@ -149,3 +166,96 @@ def test_ties_follow_trec_eval_docid_descending() -> None:
     ref = trec_reference(run, qrels)["q"]
     assert ref["P_2"] == 0.5
     assert ref["recip_rank"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "k"),
+    [
+        ("ndcg@10", "ndcg", 10),
+        ("P@5", "precision", 5),
+        ("hit_rate@3", "hit", 3),
+        ("map", "map", None),
+    ],
+)
+def test_parse_measure(name: str, kind: str, k: int | None) -> None:
+    m = parse_measure(name)
+    assert (m.kind, m.k) == (kind, k)
+
+
+@pytest.mark.parametrize("bad", ["precision", "r-precision@5", "bleu@4", "ndcg@0", "ndcg@x"])
+def test_bad_measure_names(bad: str) -> None:
+    with pytest.raises(SchemaError):
+        parse_measure(bad)
+
+
+# --------------------------------------------------------------------------- the engine
+
+
+def test_argsort_keys_past_63_bits_sorts_key_by_key() -> None:
+    big = 2**40
+    first = np.array([1, 0, 1, 0], dtype=np.int64)
+    second = np.array([5, big - 1, 3, 0], dtype=np.int64)
+    third = np.array([2, 1, 0, 3], dtype=np.int64)
+    keys = [(first, 2), (second, big), (third, big)]  # 1 + 40 + 40 bits: no packing
+    assert argsort_keys(keys).tolist() == [3, 1, 2, 0]
+    assert argsort_keys(keys[:2]).tolist() == [3, 1, 2, 0]  # packed, same order
+
+
+def test_group_rank_writes_into_a_given_array() -> None:
+    out = np.full(4, -7, dtype=np.int64)
+    assert group_rank(np.array([3, 3, 0, 0]), out=out) is out
+    assert out.tolist() == [1, 2, 1, 2]
+    assert group_rank(np.empty(0, dtype=np.int64)).tolist() == []
+
+
+@pytest.mark.parametrize("ties", ["trec", "input"])
+def test_rank_run_sorts_an_ungrouped_run_and_drops_repeats(ties: str) -> None:
+    query = np.array([1, 0, 1, 0, 1], dtype=np.int64)
+    doc = np.array([4, 2, 4, 3, 5], dtype=np.int64)
+    score = np.array([1.0, 2.0, 3.0, 2.0, np.nan])
+    order = np.array([1, 2, 2, 1, 3], dtype=np.int64)
+    r = rank_run(query, doc, score, order, ties=ties)  # type: ignore[arg-type]
+    assert r.query.tolist() == [0, 0, 1, 1]
+    if ties == "trec":  # score descending, then document code descending; NaN last
+        assert r.doc.tolist() == [3, 2, 4, 5]
+        assert r.rows.tolist() == [3, 1, 2, 4]  # doc 4's best chunk is row 2
+    else:  # the given order
+        assert r.doc.tolist() == [3, 2, 4, 5]
+        assert r.rows.tolist() == [3, 1, 0, 4]  # doc 4's first chunk in that order is row 0
+    assert r.rank.tolist() == [1, 2, 1, 2]
+    assert r.duplicates == 1
+
+
+def test_lookup_grades_only_for_judged_pairs() -> None:
+    grade, judged = lookup_grades(
+        4,
+        np.array([0, 0, 1, 1]),
+        np.array([1, 2, 1, 3]),
+        qrels_query=np.array([0, 1]),
+        qrels_doc=np.array([1, 3]),
+        qrels_grade=np.array([2, -1]),
+    )
+    assert grade.tolist() == [2, 0, 0, -1]  # doc 1 is judged for query 0 only
+    assert judged.tolist() == [True, False, False, True]
+
+
+def test_compute_by_hand() -> None:
+    """One query, ranks 1-3 graded 0, 2, 1; three relevant judged (one not retrieved)."""
+    scores = np.array([3.0, 2.0, 1.0])
+    r = rank_run(np.zeros(3, np.int64), np.arange(3), scores, np.arange(3), ties="trec")
+    measures = [parse_measure(m) for m in ("P@2", "recall@3", "mrr", "map", "r-precision")]
+    out = compute(
+        [*measures, parse_measure("ndcg@2")],
+        1,
+        r,
+        np.array([0, 2, 1]),
+        qrels_query=np.zeros(3, np.int64),
+        qrels_grade=np.array([2, 1, 3]),
+    )
+    assert out["P@2"].tolist() == [0.5]
+    assert out["recall@3"].tolist() == [pytest.approx(2 / 3)]
+    assert out["mrr"].tolist() == [0.5]
+    assert out["map"].tolist() == [pytest.approx((1 / 2 + 2 / 3) / 3)]
+    assert out["r-precision"].tolist() == [pytest.approx(2 / 3)]
+    ideal = 3 + 2 / np.log2(3)
+    assert out["ndcg@2"].tolist() == [pytest.approx((2 / np.log2(3)) / ideal)]

@@ -1,0 +1,444 @@
+"""askkit.metrics.fast: the faster path equals the exact one (askkit.metrics.prepare.exact).
+
+The exact path is the specification. A property test holds the fast path to it
+on random runs and qrels (tied and NaN scores, repeated documents, unjudged
+documents, run-only and unanswered queries, rows in any order); the fast
+path may decline (None) but never differ. The hash, the sorts and the one
+switch are tested on their own below.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from askkit.metrics import evaluate, fast
+from askkit.metrics.fast import (
+    _hash_strings,
+    _pair_keys,
+    _radix_argsort,
+    _rank_order,
+    _sort_blocks,
+    graded,
+)
+from askkit.metrics.measures import Graded, compute, parse_measure
+from askkit.metrics.prepare import Coded, code, exact
+
+MEASURES = [parse_measure(m) for m in ("ndcg@5", "ndcg", "map", "mrr", "recall@3", "P@2")]
+
+#: Document ids with shared prefixes, a folder, a space, non-ASCII and digits (whose
+#: byte order differs from their numeric order), long and short (under 8 bytes).
+DOCS = ["notes/a.md", "notes/ab.md", "notes/b.md", "b/a.md", "é/z.md", "c d.md", "9.md", "10.md"]
+QUERIES = ["q0", "q1", "q2", "q10"]
+
+
+def assert_same(got: Graded, want: Graded) -> None:
+    """Two preparations agree: same rows, ranks, documents, scores, grades and measures."""
+    g, w = got.ranked, want.ranked
+    np.testing.assert_array_equal(g.rows, w.rows)
+    np.testing.assert_array_equal(g.query, w.query)
+    np.testing.assert_array_equal(g.rank, w.rank)
+    assert g.duplicates == w.duplicates
+    # document codes differ between the paths; the documents they name do not
+    assert got.docs.take(pa.array(g.doc)).to_pylist() == want.docs.take(pa.array(w.doc)).to_pylist()
+    np.testing.assert_array_equal(got.score, want.score)  # NaN equals NaN here
+    np.testing.assert_array_equal(got.grade, want.grade)
+    np.testing.assert_array_equal(got.judged, want.judged)
+    # one judgment per (query, document), in either path's order
+    got_qrels = sorted(zip(got.qrels_query.tolist(), got.qrels_grade.tolist(), strict=True))
+    want_qrels = sorted(zip(want.qrels_query.tolist(), want.qrels_grade.tolist(), strict=True))
+    assert got_qrels == want_qrels
+
+
+def assert_same_measures(got: Graded, want: Graded, n_queries: int) -> None:
+    def values(p: Graded) -> dict[str, Any]:
+        return compute(
+            MEASURES,
+            n_queries,
+            p.ranked,
+            p.grade,
+            qrels_query=p.qrels_query,
+            qrels_grade=p.qrels_grade,
+        )
+
+    a, b = values(got), values(want)
+    for m in MEASURES:
+        np.testing.assert_array_equal(a[m.name], b[m.name], err_msg=m.name)
+
+
+def _in_rank_order(run: pd.DataFrame, ties: str) -> pd.DataFrame:
+    """The rows grouped by query and in rank order, as kimun sends a run."""
+    if ties == "input":
+        return run.sort_values(["turn_id", "rank"], kind="stable")
+    by_doc = run.sort_values("path", ascending=False, kind="stable")  # tie break: id descending
+    score = by_doc["score"] + 0.0  # -0.0 ties with 0.0
+    key = pd.DataFrame({"t": by_doc["turn_id"], "nan": score.isna(), "s": -score.fillna(0.0)})
+    return by_doc.iloc[np.lexsort((key["s"], key["nan"], key["t"]))]
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame, str, str, bool]:
+    """A run and qrels; the ties mode; the rows' order; whether run-only queries are kept."""
+    scores = st.sampled_from([0.5, 1.0, 1.0, 2.0, -0.0, 0.0, float("nan")])  # many ties
+    rows = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from([*QUERIES, "q_run_only"]),
+                st.sampled_from(DOCS),
+                scores,
+                st.integers(1, 5),  # the rank column, repeats included
+            ),
+            max_size=40,
+        )
+    )
+    judgments = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from([*QUERIES, "q_unanswered"]),
+                st.sampled_from(DOCS),
+                st.integers(-1, 3),
+            ),
+            max_size=30,
+        )
+    )
+    run = pd.DataFrame(rows, columns=["turn_id", "path", "score", "rank"]).astype(
+        {"turn_id": str, "path": str, "score": float, "rank": np.int64}
+    )
+    qrels = pd.DataFrame(judgments, columns=["query_id", "path", "grade"]).astype(
+        {"query_id": str, "path": str, "grade": np.int64}
+    )
+    ties = draw(st.sampled_from(["trec", "input"]))
+    shape = draw(st.sampled_from(["as drawn", "rank order", "shuffled"]))
+    if shape == "rank order":
+        run = _in_rank_order(run, ties)
+    elif shape == "shuffled":
+        run = run.sample(frac=1.0, random_state=draw(st.integers(0, 2**32 - 1)))
+    if draw(st.booleans()):
+        run = run.drop(columns="rank")
+    return run.reset_index(drop=True), qrels, ties, shape, draw(st.booleans())
+
+
+def _hashable(values: pa.Array) -> bool:
+    """Whether _hash_strings takes these strings (their bytes fill one 8-byte word)."""
+    return len(values) == 0 or sum(len(s.encode()) for s in values.to_pylist()) >= 8
+
+
+@settings(max_examples=400)
+@given(runs())
+def test_the_fast_path_equals_the_exact_path(
+    data: tuple[pd.DataFrame, pd.DataFrame, str, str, bool],
+) -> None:
+    run, qrels, ties, shape, run_queries = data
+    coded = code(run, qrels, "note", ties, run_queries=run_queries)  # type: ignore[arg-type]
+    want = exact(coded)
+    got = graded(coded)
+    event(f"{shape}, {ties}: fast path {'declined' if got is None else 'taken'}")
+    if got is None:  # declined: only when in doubt, never for a run in rank order
+        assert not (
+            shape == "rank order"
+            and len(coded.query) >= 2
+            and _hashable(coded.docs)
+            and _hashable(coded.qrels_docs)
+        )
+        return
+    assert_same(got, want)
+    assert_same_measures(got, want, len(coded.qids))
+
+
+def test_the_fast_path_takes_kimuns_runs_and_shuffled_ones() -> None:
+    """The runs the fast path is for take it to the end: a grouped run in trec_eval's
+    order, tied scores included, and the same rows shuffled, ranked by their rank."""
+    rng = np.random.default_rng(0)
+    queries, width = 50, 10
+    run = pd.DataFrame(
+        {
+            "turn_id": np.repeat([f"q{i:02d}" for i in range(queries)], width),
+            "path": [f"notes/d{i}.md" for i in rng.integers(0, 30, queries * width)],
+            "score": rng.integers(0, 4, queries * width).astype(float),
+        }
+    )
+    run = _in_rank_order(run, "trec").reset_index(drop=True)
+    run["rank"] = np.tile(np.arange(1, width + 1), queries)
+    qrels = pd.DataFrame(
+        {
+            "query_id": [f"q{i:02d}" for i in rng.integers(0, queries + 5, 300)],
+            "path": [f"notes/d{i}.md" for i in rng.integers(0, 30, 300)],
+            "grade": rng.integers(0, 4, 300),
+        }
+    )
+    shuffled = run.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    for frame, ties in ((run, "trec"), (run, "input"), (shuffled, "input")):
+        coded = code(frame, qrels, "note", ties)  # type: ignore[arg-type]
+        got = graded(coded)
+        assert got is not None, ties
+        want = exact(coded)
+        assert got.ranked.duplicates > 0
+        assert got.judged.any()
+        assert_same(got, want)
+        assert_same_measures(got, want, len(coded.qids))
+    # shuffled, tied scores of different documents are left in row order: declined
+    assert graded(code(shuffled, qrels, "note", "trec")) is None
+
+
+@pytest.mark.parametrize("width", [1, 2, 8])
+def test_fixed_top_k_runs_with_duplicates_agree_with_the_exact_path(
+    width: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Equal-length queries take the row-by-row duplicate sort, and so does a
+    shuffled copy once put in rank order; both must agree with the exact
+    dictionary path, duplicates included."""
+    rng = np.random.default_rng(width)
+    queries = 30
+    run = pd.DataFrame(
+        {
+            "turn_id": np.repeat([f"q{i:02d}" for i in range(queries)], width),
+            "path": [f"d{i}.md" for i in rng.integers(0, 6, queries * width)],
+            "score": np.tile(np.arange(width, 0, -1), queries).astype(float),
+        }
+    )
+    qrels = pd.DataFrame(
+        {
+            "query_id": [f"q{i:02d}" for i in rng.integers(0, queries, 80)],
+            "path": [f"d{i}.md" for i in rng.integers(0, 6, 80)],
+            "grade": rng.integers(0, 4, 80),
+        }
+    )
+    measures = ["ndcg@5", "map", "mrr", "recall@3"]
+    grouped = evaluate(run, qrels, measures)
+    shuffled = evaluate(run.sample(frac=1.0, random_state=1), qrels, measures)
+    pd.testing.assert_frame_equal(grouped.per_query, shuffled.per_query)
+    assert grouped.duplicates == shuffled.duplicates
+    monkeypatch.setattr(fast, "ENABLED", False)
+    exact_ev = evaluate(run, qrels, measures)
+    pd.testing.assert_frame_equal(grouped.per_query, exact_ev.per_query)
+    assert grouped.duplicates == exact_ev.duplicates
+    judged = run[run["turn_id"].isin(qrels["query_id"])]  # run-only queries are dropped
+    assert grouped.duplicates == len(judged) - len(judged.drop_duplicates(["turn_id", "path"]))
+
+
+def _messy_run(seed: int, *, ranks: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A run of ragged queries with duplicate documents, tied and NaN scores, in any order."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 12, 40)
+    turn = np.repeat([f"q{i:02d}" for i in range(len(sizes))], sizes)
+    run = pd.DataFrame(
+        {
+            "turn_id": turn,
+            "path": [f"d{i}.md" for i in rng.integers(0, 9, len(turn))],
+            "score": rng.choice([0.1, 0.5, 0.5, 0.9, -0.0, 0.0, np.nan], len(turn)),
+        }
+    )
+    if ranks:
+        run["rank"] = rng.integers(1, 6, len(turn))
+    qrels = pd.DataFrame(
+        {
+            "query_id": [f"q{i:02d}" for i in rng.integers(0, 45, 120)],  # some not in the run
+            "path": [f"d{i}.md" for i in rng.integers(0, 9, 120)],
+            "grade": rng.integers(0, 4, 120),
+        }
+    )
+    return run.sample(frac=1.0, random_state=seed), qrels
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[bool]:
+    """Wrap ``module.name``; the list records, per call, whether it returned a value."""
+    real = getattr(module, name)
+    calls: list[bool] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(module, name, spy)
+    return calls
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("ties", ["trec", "input"])
+def test_unordered_runs_ranked_by_the_matrix_sort_agree_with_the_exact_path(
+    seed: int, ties: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ungrouped run is put in rank order and takes the fast path; the exact
+    dictionary path (the fast path switched off) is the reference."""
+    run, qrels = _messy_run(seed, ranks=seed % 2 == 0)
+    if ties == "trec":  # tied scores of distinct documents send trec ties to the exact path
+        distinct = np.random.default_rng(seed).permutation(len(run)) / len(run)
+        distinct[0] = np.nan  # one NaN: it ranks last, tied with nothing
+        run = run.assign(score=distinct)
+    measures = ["ndcg@5", "map", "mrr", "recall@3", "precision@2"]
+    used = _spy(monkeypatch, fast, "_rank_order")
+    fast_ran = _spy(monkeypatch, fast, "_graded")
+    fast_ev = evaluate(run, qrels, measures, ties=ties)  # type: ignore[arg-type]
+    assert used == [True]
+    assert fast_ran == [True]  # the ranked rows took the fast path to the end
+    monkeypatch.setattr(fast, "ENABLED", False)
+    exact_ev = evaluate(run, qrels, measures, ties=ties)  # type: ignore[arg-type]
+    pd.testing.assert_frame_equal(fast_ev.per_query, exact_ev.per_query)
+    assert fast_ev.duplicates == exact_ev.duplicates > 0
+
+
+def _coded(ties: str = "trec") -> Coded:
+    run = pd.DataFrame(
+        {
+            "turn_id": ["q1", "q1", "q1", "q2", "q2"],
+            "path": ["notes/b.md", "notes/a.md", "notes/b.md", "notes/c.md", "notes/a.md"],
+            "score": [3.0, 2.0, 1.0, 2.0, 1.0],
+        }
+    )
+    qrels = pd.DataFrame(
+        {"query_id": ["q1", "q2", "q2"], "path": ["notes/a.md"] * 3, "grade": [2, 1, 3]}
+    )
+    return code(run, qrels, "note", ties)  # type: ignore[arg-type]
+
+
+def test_switched_off_it_leaves_every_run_to_the_exact_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    coded = _coded()
+    got = graded(coded)
+    assert got is not None
+    assert_same(got, exact(coded))
+    assert got.grade.tolist() == [0, 2, 0, 3]  # q2's a.md: its highest grade
+    monkeypatch.setattr(fast, "ENABLED", False)
+    assert graded(coded) is None
+
+
+def test_colliding_hashes_are_caught_on_the_strings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every document hashing alike: the strings tell the documents apart, so the
+    fast path declines instead of merging them; results never depend on the hash."""
+    coded = _coded()
+
+    def collide(arr: pa.Array) -> np.ndarray[Any, np.dtype[np.uint64]]:
+        return np.full(len(arr), 12345, dtype=np.uint64)
+
+    monkeypatch.setattr(fast, "_hash_strings", collide)
+    assert graded(coded) is None
+
+
+def test_a_judgment_whose_hash_matches_another_document_is_not_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run document whose hash equals a judged document's is confirmed on the
+    strings, so it stays unjudged."""
+    run = pd.DataFrame({"turn_id": ["q", "q"], "path": ["notes/x.md", "notes/y.md"]})
+    run["score"] = [2.0, 1.0]
+    qrels = pd.DataFrame({"query_id": ["q"], "path": ["notes/z.md"], "grade": [3]})
+    coded = code(run, qrels, "note", "trec")
+
+    def by_last_letter_but_z_is_x(arr: pa.Array) -> np.ndarray[Any, np.dtype[np.uint64]]:
+        last = [s[-4].replace("z", "x") for s in arr.to_pylist()]
+        return np.array([ord(c) << 40 for c in last], dtype=np.uint64)
+
+    monkeypatch.setattr(fast, "_hash_strings", by_last_letter_but_z_is_x)
+    got = graded(coded)
+    assert got is not None
+    assert got.judged.tolist() == [False, False]
+    assert_same(got, exact(coded))
+
+
+@pytest.mark.parametrize(
+    ("rows", "declines"),
+    [
+        ([("q", "notes/b.md", 1.0), ("q", "notes/a.md", 1.0)], False),  # trec order: b, a
+        ([("q", "notes/a.md", 1.0), ("q", "notes/b.md", 1.0)], True),  # tied, out of that order
+        ([("q", "notes/a.md", 1.0)], True),  # one row: nothing to gain
+        ([("q", "a", 2.0), ("q", "b", 1.0)], True),  # under 8 bytes of ids: no hash
+    ],
+)
+def test_when_it_declines(rows: list[tuple[str, str, float]], declines: bool) -> None:
+    run = pd.DataFrame(rows, columns=["turn_id", "path", "score"])
+    qrels = pd.DataFrame({"query_id": ["q"], "path": ["notes/a.md"], "grade": [1]})
+    coded = code(run, qrels, "note", "trec")
+    got = graded(coded)
+    assert (got is None) == declines
+    if got is not None:
+        assert_same(got, exact(coded))
+
+
+# --------------------------------------------------------------------------- the hash
+
+
+@given(st.lists(st.text(max_size=20), min_size=1, max_size=30), st.integers(0, 5))
+def test_equal_strings_hash_alike_wherever_they_sit(values: list[str], cut: int) -> None:
+    """Each string's hash depends on its bytes only: not on its neighbours, its
+    position or the array's offset (a slice)."""
+    cut = min(cut, len(values) - 1)
+    arr = pa.array(["padding", *values, "more padding"], pa.large_string()).slice(1 + cut)
+    arr = arr.slice(0, len(values) - cut)
+    shuffled = pa.array(list(reversed(arr.to_pylist())), pa.large_string())
+    h, r = _hash_strings(arr), _hash_strings(shuffled)
+    if h is None or r is None:  # under 8 bytes in all
+        assert sum(len(s.encode()) for s in arr.to_pylist()) < 8
+        return
+    assert h.tolist() == r.tolist()[::-1]
+    strings = arr.to_pylist()
+    for i, j in zip(*np.nonzero(h[:, None] == h[None, :]), strict=True):
+        assert strings[i] == strings[j]  # no collision among these few
+
+
+def test_short_strings_hash_their_own_bytes_only() -> None:
+    arr = pa.array(["ab", "abc", "ab", "", "abcdefgh", "abcdefghi", ""], pa.large_string())
+    h = _hash_strings(arr)
+    assert h is not None
+    assert h[0] == h[2] != h[1]
+    assert h[3] == h[6]
+    assert len(set(h.tolist())) == 5
+
+
+@pytest.mark.parametrize(
+    "arr",
+    [
+        pa.array(["ab", "cd"], pa.large_string()),  # 4 bytes
+        pa.array(["abcdefgh", None], pa.large_string()),
+        pa.array(["abcdefgh"], pa.string()),  # 32-bit offsets
+        pa.array([], pa.large_string()),
+    ],
+)
+def test_strings_it_does_not_hash(arr: pa.Array) -> None:
+    assert _hash_strings(arr) is None
+
+
+def test_pair_keys_put_the_query_in_the_high_bits() -> None:
+    h = np.array([2**64 - 1, 0, 2**63], dtype=np.uint64)
+    keys = _pair_keys(np.array([2, 0, 1], dtype=np.int64), h, 3)
+    assert (keys >= 0).all()
+    assert (keys >> 61).tolist() == [2, 0, 1]
+
+
+# --------------------------------------------------------------------------- the sorts
+
+
+def test_rank_order_groups_then_ranks() -> None:
+    codes = np.array([70_000, 3, 70_000, 0, 3, 5], dtype=np.int64)  # two radix passes
+    assert _radix_argsort(codes).tolist() == [3, 1, 4, 5, 0, 2]
+    query = np.array([1, 0, 1, 0, 1])
+    score = np.array([0.2, 0.5, np.nan, 0.9, 0.7])
+    order = np.array([3, 2, 1, 1, 2])
+    assert _rank_order(query, score, order, "trec").tolist() == [3, 1, 4, 0, 2]
+    assert _rank_order(query, score, order, "input").tolist() == [3, 1, 2, 4, 0]
+    lopsided = np.concatenate([np.zeros(5000, np.int64), np.arange(1, 2001)])
+    n = len(lopsided)  # a matrix that would be mostly padding is not built
+    assert _rank_order(lopsided, np.zeros(n), np.zeros(n, np.int64), "trec") is None
+
+
+@given(st.lists(st.integers(0, 2**40), max_size=60))
+def test_radix_argsort_is_a_stable_argsort(codes: list[int]) -> None:
+    arr = np.array(codes, dtype=np.int64)
+    assert _radix_argsort(arr).tolist() == np.argsort(arr, kind="stable").tolist()
+
+
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=20), st.integers(0, 2**32))
+def test_sort_blocks_sorts_within_each_block(sizes: list[int], seed: int) -> None:
+    """Equal blocks (one matrix row each) and ragged ones (one sort) alike."""
+    block = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    values = np.random.default_rng(seed).integers(0, 1000, len(block))
+    packed = (block << 40) | values
+    _sort_blocks(packed, block)
+    assert packed.tolist() == sorted(((block << 40) | values).tolist())
