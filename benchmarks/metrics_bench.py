@@ -9,6 +9,11 @@ sources (default 100) = 10,000,000 rows, with 10 judged documents per query
   per-query frame out. No JIT, so cold = first call. The generated run arrives
   grouped by query and ranked, as kimun sends it; the same rows shuffled are
   timed too (askkit then sorts).
+* **askkit, exact path only**: the same calls, warm and cold, with
+  :mod:`askkit.metrics.fast` switched off (``fast.ENABLED = False``), so the
+  exact path, the specification, does all the work. The fast path stays only
+  while it is clearly faster end to end (the target: 1.5x, warm, on the
+  grouped run) and gives the same values.
 * **pytrec_eval**: ``RelevanceEvaluator(qrels, measures)`` + ``evaluate(run)``
   on ``{qid: {doc: score}}`` dicts built beforehand (not timed).
 * **cold** (the target): each tool's first call in a fresh process of its own
@@ -24,9 +29,10 @@ sources (default 100) = 10,000,000 rows, with 10 judged documents per query
   ``__pycache__`` beside ranx's sources); *warm*: a second ``evaluate`` in that process;
   with ``--ranx-disk-cache`` also a fresh subprocess reusing numba's on-disk cache.
 
-Prints the times, askkit's ratio to each, and each tool's largest absolute
-difference from pytrec_eval over every query and measure. Scores are distinct
-within a query (ties would make ranx differ by design, see the README).
+Prints the times, askkit's ratio to each, the fast path's speed-up over the
+exact path, and each tool's largest absolute difference from pytrec_eval over
+every query and measure (and the fast path's from the exact one). Scores are
+distinct within a query (ties would make ranx differ by design, see the README).
 
     python benchmarks/metrics_bench.py                 # full size (~15 min, ~12 GB RAM)
     python benchmarks/metrics_bench.py --queries 2000  # a quick run
@@ -54,6 +60,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 ASKKIT_MEASURES = ["ndcg@10", "mrr", "recall@100", "map"]
+#: The fast path stays only while it is at least this much faster end to end.
+FAST_PATH_TARGET = 1.5
 TREC_MEASURES = ["ndcg_cut_10", "recip_rank", "recall_100", "map"]
 RANX_MEASURES = ["ndcg@10", "mrr", "recall@100", "map"]
 _POOL = 1_000_003  # documents (prime: the stride below never repeats within a query)
@@ -153,8 +161,9 @@ def cold_worker(args: argparse.Namespace) -> None:
         evaluator = pytrec_eval.RelevanceEvaluator(qrels_dict, set(TREC_MEASURES))
         evaluator.evaluate(run_dict)
     else:
-        from askkit.metrics import evaluate
+        from askkit.metrics import evaluate, fast
 
+        fast.ENABLED = args.worker == "askkit-cold"
         t0 = time.perf_counter()
         evaluate(run, qrels, ASKKIT_MEASURES)
     print(json.dumps({"cold": time.perf_counter() - t0}))
@@ -198,10 +207,13 @@ def main() -> None:
         "--cold-repeat",
         type=int,
         default=3,
-        help="cold runs of askkit and pytrec_eval, each in a fresh process (alternating)",
+        help="cold runs of askkit, its exact path and pytrec_eval, each in a fresh process "
+        "(alternating)",
     )
     parser.add_argument(
-        "--worker", choices=["ranx", "askkit-cold", "trec-cold"], help=argparse.SUPPRESS
+        "--worker",
+        choices=["ranx", "askkit-cold", "askkit-exact-cold", "trec-cold"],
+        help=argparse.SUPPRESS,
     )
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -214,7 +226,7 @@ def main() -> None:
 
     import pytrec_eval
 
-    from askkit.metrics import evaluate
+    from askkit.metrics import evaluate, fast
 
     print(
         f"{args.queries:,} queries x {args.sources} sources = {args.queries * args.sources:,} rows"
@@ -236,6 +248,8 @@ def main() -> None:
     ours_times: list[float] = []
     shuffled_times: list[float] = []
     trec_times: list[float] = []
+    exact_times: list[float] = []
+    exact_shuffled_times: list[float] = []
     for _ in range(args.repeat):
         t0 = time.perf_counter()
         ev = evaluate(run, qrels, ASKKIT_MEASURES)
@@ -247,35 +261,59 @@ def main() -> None:
         t0 = time.perf_counter()
         evaluate(shuffled, qrels, ASKKIT_MEASURES)
         shuffled_times.append(time.perf_counter() - t0)
+        fast.ENABLED = False  # the exact path alone
+        try:
+            t0 = time.perf_counter()
+            exact = evaluate(run, qrels, ASKKIT_MEASURES)
+            exact_times.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            evaluate(shuffled, qrels, ASKKIT_MEASURES)
+            exact_shuffled_times.append(time.perf_counter() - t0)
+        finally:
+            fast.ENABLED = True
     times: dict[str, float] = {
         "askkit evaluate, first call (frame in, per-query frame out)": ours_times[0],
         "askkit evaluate, best": min(ours_times),
         "askkit evaluate, rows shuffled, best": min(shuffled_times),
+        "askkit evaluate, exact path only, best": min(exact_times),
+        "askkit evaluate, exact path only, rows shuffled, best": min(exact_shuffled_times),
         "pytrec_eval RelevanceEvaluator + evaluate, first call": trec_times[0],
         "pytrec_eval RelevanceEvaluator + evaluate, best": min(trec_times),
     }
-    ours = ev.per_query
+    ours, ours_exact = ev.per_query, exact.per_query
     del run, shuffled, run_dict, qrels_dict, evaluator
 
     # cold, each call the first of a fresh process; the two tools alternate
-    cold: dict[str, list[float]] = {"askkit": [], "trec": []}
+    cold: dict[str, list[float]] = {"askkit": [], "askkit-exact": [], "trec": []}
     for i in range(args.cold_repeat):
-        for tool in ("askkit", "trec") if i % 2 == 0 else ("trec", "askkit"):
+        tools = ("askkit", "askkit-exact", "trec")
+        for tool in tools if i % 2 == 0 else tools[::-1]:
             cold[tool].append(_cold(args, tool))
-    for tool, label in (("askkit", "askkit evaluate"), ("trec", "pytrec_eval")):
+    labels = (
+        ("askkit", "askkit evaluate"),
+        ("askkit-exact", "askkit evaluate, exact path only"),
+        ("trec", "pytrec_eval"),
+    )
+    for tool, label in labels:
         runs = " ".join(f"{t:.2f}" for t in cold[tool])
         print(f"cold, fresh process: {label}: {runs} s")
     times["askkit evaluate, cold (fresh process), best"] = min(cold["askkit"])
     times["askkit evaluate, cold (fresh process), median"] = float(np.median(cold["askkit"]))
+    times["askkit exact path only, cold (fresh process), best"] = min(cold["askkit-exact"])
+    times["askkit exact path only, cold (fresh process), median"] = float(
+        np.median(cold["askkit-exact"])
+    )
     times["pytrec_eval, cold (fresh process), best"] = min(cold["trec"])
     times["pytrec_eval, cold (fresh process), median"] = float(np.median(cold["trec"]))
 
     qids = sorted(reference)
     ref = {m: np.array([reference[q][m] for q in qids]) for m in TREC_MEASURES}
-    diffs = {"askkit": 0.0}
-    mine = ours.loc[qids]
-    for a, t in zip(ASKKIT_MEASURES, TREC_MEASURES, strict=True):
-        diffs["askkit"] = max(diffs["askkit"], float(np.abs(mine[a].to_numpy() - ref[t]).max()))
+    diffs = {"askkit": 0.0, "askkit, exact path only": 0.0}
+    for name, frame in (("askkit", ours), ("askkit, exact path only", ours_exact)):
+        got = frame.loc[qids]
+        for a, t in zip(ASKKIT_MEASURES, TREC_MEASURES, strict=True):
+            diffs[name] = max(diffs[name], float(np.abs(got[a].to_numpy() - ref[t]).max()))
+    fast_vs_exact = float(np.abs(ours.to_numpy() - ours_exact.to_numpy()).max())
 
     if not args.no_ranx:
         with tempfile.TemporaryDirectory() as tmp:
@@ -312,6 +350,21 @@ def main() -> None:
     print("\nlargest absolute difference from pytrec_eval (every query, every measure):")
     for name, d in diffs.items():
         print(f"  {name}: {d:.3g}")
+    print(f"largest absolute difference, fast path from exact path: {fast_vs_exact:.3g}")
+    grouped_x = times["askkit evaluate, exact path only, best"] / times["askkit evaluate, best"]
+    shuffled_x = (
+        times["askkit evaluate, exact path only, rows shuffled, best"]
+        / times["askkit evaluate, rows shuffled, best"]
+    )
+    cold_x = (
+        times["askkit exact path only, cold (fresh process), best"]
+        / times["askkit evaluate, cold (fresh process), best"]
+    )
+    print(
+        f"\nfast path against the exact path: {cold_x:.2f}x faster cold (best of "
+        f"{args.cold_repeat}); warm, best of {args.repeat}: {grouped_x:.2f}x faster grouped "
+        f"and ranked, {shuffled_x:.2f}x faster rows shuffled"
+    )
     checks = [
         (
             "cold, fresh process, best",
@@ -334,6 +387,19 @@ def main() -> None:
         mine, theirs = times[ours_key], times[theirs_key]
         verdict = "met" if mine <= theirs else "MISSED"
         print(f"target askkit <= pytrec_eval ({kind}): {mine:.2f}s vs {theirs:.2f}s: {verdict}")
+    mine = times["askkit exact path only, cold (fresh process), best"]
+    theirs = times["pytrec_eval, cold (fresh process), best"]
+    verdict = "would be met" if mine <= theirs else "would be missed"
+    print(
+        "without the fast path: askkit <= pytrec_eval (cold, fresh process, best): "
+        f"{mine:.2f}s vs {theirs:.2f}s: {verdict}"
+    )
+    verdict = "met" if grouped_x >= FAST_PATH_TARGET and fast_vs_exact == 0 else "MISSED"
+    print(
+        f"target fast path >= {FAST_PATH_TARGET}x faster than the exact path and equal to it "
+        f"(grouped and ranked, warm, best): {grouped_x:.2f}x, difference "
+        f"{fast_vs_exact:.3g}: {verdict}"
+    )
 
 
 if __name__ == "__main__":
