@@ -20,8 +20,9 @@ Examples
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "SourceList",
     "Turn",
     "VaultPath",
+    "distinct_paths",
     "heading_from_title",
     "sanitize_component",
 ]
@@ -236,6 +238,27 @@ def heading_from_title(title: str, date: str | None) -> str:
     """
     body = _title_body(title, date)
     return HEADING_JOINER.join(s for s in body.split(BREADCRUMB_SEP) if s)
+
+
+_PATH_KEY = operator.attrgetter("_absolute", "_components")
+
+
+def distinct_paths(paths: Sequence[VaultPath]) -> tuple[list[VaultPath], list[int]]:
+    """The distinct paths in first-seen order, and each path's index among them.
+
+    Equal paths share an index, as ``==`` says. The keys are hashed in C, so
+    this costs far less than a dict keyed by the paths themselves, whose
+    ``__hash__`` and ``__eq__`` run in Python for every element.
+
+    >>> uniq, codes = distinct_paths([VaultPath("a.md"), VaultPath("b.md"), VaultPath("A.md")])
+    >>> [str(p) for p in uniq], codes
+    (['a.md', 'b.md'], [0, 1, 0])
+    """
+    first: dict[tuple[bool, tuple[str, ...]], int] = {}
+    # each path's first position: one dict pass, the key hashed once per path
+    at = list(map(first.setdefault, map(_PATH_KEY, paths), range(len(paths))))
+    order = {pos: i for i, pos in enumerate(first.values())}
+    return [paths[pos] for pos in order], list(map(order.__getitem__, at))
 
 
 @dataclass(frozen=True, slots=True)

@@ -404,3 +404,15 @@ def test_vault_path_is_idempotent_and_clean(raw: str) -> None:
     for part in p.components:
         assert "/" not in part
         assert not any(ch in part for ch in ':*?"<>|[]^#\\\x00\x1f\x7f') or part.startswith("__")
+
+
+@given(st.lists(st.sampled_from(["a.md", "A.md", "b/c.md", "/abs.md", "b//c.md", "x:y.md", ""])))
+def test_distinct_paths_groups_exactly_as_equality_does(raw: list[str]) -> None:
+    from askkit.sources import distinct_paths
+
+    paths = [VaultPath(r) for r in raw]
+    uniq, codes = distinct_paths(paths)
+    assert [uniq[c] for c in codes] == paths
+    assert len(set(uniq)) == len(uniq)
+    firsts = [p for i, p in enumerate(paths) if p not in paths[:i]]
+    assert uniq == firsts

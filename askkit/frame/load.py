@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -29,7 +30,7 @@ from askkit.frame.jsonl import (
 )
 from askkit.frame.schema import ERROR_COLUMNS, empty_errors, empty_frame
 from askkit.payloads import turn_from_payload
-from askkit.sources import AskSource, SourceList, Turn, VaultPath
+from askkit.sources import AskSource, SourceList, Turn, VaultPath, distinct_paths
 from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse
 
 __all__ = [
@@ -124,6 +125,8 @@ def _is_path(x: object) -> bool:
 
 
 def _check_int64(sources: SourceList) -> SourceList:
+    if not sources or max(map(attrgetter("ordinal"), sources)) <= INT64_MAX:
+        return sources
     for i, s in enumerate(sources):
         if s.ordinal > INT64_MAX:
             raise SchemaError(
@@ -136,6 +139,8 @@ def _check_int64(sources: SourceList) -> SourceList:
 
 def _sources_of(items: Sequence[Any]) -> SourceList:
     """A list of sources, chunks or wire dicts, each at its position."""
+    if set(map(type, items)) == {AskSource}:
+        return _check_int64(SourceList(items))
     out: list[AskSource] = []
     for i, item in enumerate(items):
         if isinstance(item, AskSource):
@@ -206,11 +211,14 @@ def _from_records(records: Sequence[TurnRecord]) -> pd.DataFrame:
     def strings(values: Iterable[str | None]) -> pa.Array:
         return pa.array(list(values), pa.string())
 
-    parts: dict[VaultPath, tuple[str, str, str]] = {}
-    for s in sources:  # once per distinct path: printing drops what stem/folder need
-        if s.path not in parts:
-            parts[s.path] = (str(s.path), s.path.stem, s.path.folder)
-    path_cols = list(zip(*(parts[s.path] for s in sources), strict=True))
+    uniq, codes = distinct_paths(list(map(attrgetter("path"), sources)))  # once per path
+    take = pa.array(np.array(codes, dtype=np.int64))
+
+    def per_path(values: Iterable[str]) -> pa.Array:
+        return strings(values).take(take)
+
+    def field(name: str) -> pa.Array:
+        return strings(map(attrgetter(name), sources))
 
     base = {
         "turn_key": key,
@@ -218,16 +226,16 @@ def _from_records(records: Sequence[TurnRecord]) -> pd.DataFrame:
         "question": [r.question for r in records],
         "line": np.array([r.line for r in records], dtype=np.int64)[key],
         "rank": rank,
-        "ordinal": np.array([s.ordinal for s in sources], dtype=np.int64),
-        "path": strings(path_cols[0]),
-        "note": strings(path_cols[1]),
-        "folder": strings(path_cols[2]),
-        "title": strings(s.title for s in sources),
-        "heading": strings(s.heading for s in sources),
-        "wire_date": strings(s.date for s in sources),
-        "score": np.array([s.score for s in sources], dtype=np.float64),
-        "text": strings(s.text for s in sources),
-        "hash": strings(s.hash for s in sources),
+        "ordinal": np.fromiter(map(attrgetter("ordinal"), sources), np.int64, len(sources)),
+        "path": per_path(map(str, uniq)),
+        "note": per_path(p.stem for p in uniq),
+        "folder": per_path(p.folder for p in uniq),
+        "title": field("title"),
+        "heading": field("heading"),
+        "wire_date": field("date"),
+        "score": np.fromiter(map(attrgetter("score"), sources), np.float64, len(sources)),
+        "text": field("text"),
+        "hash": field("hash"),
     }
     return finish(base, [r.answer for r in records])
 
