@@ -541,17 +541,20 @@ def turn_view(turn: Turn) -> str:
     return fragment(turn_html(turn, anchor=f"askkit-turn-{id(turn):x}"))
 
 
-def _cell(value: Any, digits: int) -> str:
+def _cell(value: Any, digits: int, kind: str = "f") -> str:
     if isinstance(value, float):
-        shown = "NaN" if math.isnan(value) else f"{value:.{digits}f}"
+        shown = "NaN" if math.isnan(value) else f"{value:.{digits}{kind}}"
         return f'<td class="num">{shown}</td>'
     if isinstance(value, int) and not isinstance(value, bool):
         return f'<td class="num">{value}</td>'
     return f"<td>{esc(value)}</td>"
 
 
-def data_table(data: Any, *, digits: int = 4) -> str:
+def data_table(data: Any, *, digits: int = 4, significant: bool = False, index: bool = True) -> str:
     """A small frame (or series) as a table: index and columns escaped, floats to ``digits``.
+
+    ``digits`` counts decimals, or significant digits when ``significant``
+    (p-values); ``index=False`` leaves the index out.
 
     >>> import pandas as pd
     >>> out = data_table(pd.Series([0.5], index=["<i>"], name="mean"), digits=2)
@@ -561,10 +564,15 @@ def data_table(data: Any, *, digits: int = 4) -> str:
     import pandas as pd
 
     frame = data.to_frame() if isinstance(data, pd.Series) else data
-    head = "".join(f"<th>{esc(c)}</th>" for c in [frame.index.name or "", *frame.columns])
+    kind = "g" if significant else "f"
+    names = [frame.index.name or "", *frame.columns] if index else list(frame.columns)
+    head = "".join(f"<th>{esc(c)}</th>" for c in names)
     columns = [frame.iloc[:, j].tolist() for j in range(frame.shape[1])]  # Python scalars
     rows = [
-        f"<tr><td>{esc(label)}</td>{''.join(_cell(col[i], digits) for col in columns)}</tr>"
+        "<tr>"
+        + (f"<td>{esc(label)}</td>" if index else "")
+        + "".join(_cell(col[i], digits, kind) for col in columns)
+        + "</tr>"
         for i, label in enumerate(frame.index.tolist())
     ]
     return (

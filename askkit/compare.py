@@ -23,7 +23,6 @@ Examples
 
 from __future__ import annotations
 
-import html
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -177,11 +176,13 @@ class Comparison:
         return self.summary.round(4).to_string()
 
     def _repr_html_(self) -> str:
-        body = self.summary.to_html(escape=True, float_format=lambda x: f"{x:.4g}", border=0)
+        from askkit import _html
+
         n = len(self.per_query)
-        return (
-            f'<div class="askkit"><b>Comparison against {html.escape(self.baseline)}</b> '
-            f"({n} queries; p-values Holm-corrected across measures){body}</div>"
+        return _html.fragment(
+            f"<b>Comparison against {_html.esc(self.baseline)}</b> "
+            f"({n} queries; p-values Holm-corrected across measures)"
+            + _html.data_table(self.summary, digits=4, significant=True)
         )
 
 
@@ -304,14 +305,17 @@ class CitationAnalysis:
     low_rank: int = 5
 
     def _repr_html_(self) -> str:
+        from askkit import _html
+
         s = self.summary
-        return (
-            f'<div class="askkit"><b>Citations</b>: {int(s["cited"])} of {int(s["sources"])} '
+        return _html.fragment(
+            f"<b>Citations</b>: {int(s['cited'])} of {int(s['sources'])} "
             f"sources cited in {int(s['turns_citing'])} of {int(s['turns'])} turns; "
             f"mean rank cited {s['mean_rank_cited']:.2f} vs uncited "
             f"{s['mean_rank_uncited']:.2f}; {int(s['cited_low_ranked'])} cited below rank "
-            f"{self.low_rank}.{self.by_rank.to_html(escape=True, border=0)}"
-            f"{self.low_ranked.to_html(escape=True, border=0, index=False)}</div>"
+            f"{self.low_rank}."
+            + _html.data_table(self.by_rank)
+            + _html.data_table(self.low_ranked, index=False)
         )
 
 

@@ -112,3 +112,14 @@ def test_citation_analysis_on_sample_turn() -> None:
     assert len(result.low_ranked) == (cited_ranks > 1).sum()
     assert result.by_rank["sources"].sum() == len(frame)
     assert "Citations" in result._repr_html_()
+
+
+def test_the_comparison_renders_through_the_one_html_renderer_escaped() -> None:
+    a, b, qrels = make_runs()
+    cmp = compare({"<b>base</b>": a, "new": b}, qrels, ["mrr"], n_resamples=50)
+    out = cmp._repr_html_()
+    assert "&lt;b&gt;base&lt;/b&gt;" in out
+    assert "<b>base</b>" not in out
+    assert 'class="askkit-data"' in out  # askkit._html.data_table, not DataFrame.to_html
+    p = float(cmp.summary["p_t"].iloc[-1])
+    assert f'<td class="num">{p:.4g}</td>' in out  # p-values to 4 significant digits

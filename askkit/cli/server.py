@@ -13,9 +13,8 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.text import Text
 
-from askkit._console import print_turn, sources_table
+from askkit._console import print_sources, print_turn
 from askkit.errors import SchemaError, UsageError
 from askkit.retrieve.client import CONTEXT_SIZES, TOKEN_ENV, KimunClient
 from askkit.retrieve.settings import ClientSettings
@@ -120,9 +119,9 @@ def search_command(args: argparse.Namespace, console: Console) -> int:
         f"{len(sources)} chunks for {args.query!r} from {client.base_url} "
         f"in {result.query_time_ms:g} ms"
     )
-    console.print(sources_table(sources, title=title))
-    if not sources:
-        console.print(Text("the server retrieved nothing for this query", style="yellow"))
+    print_sources(
+        console, sources, title=title, empty="the server retrieved nothing for this query"
+    )
     return 0
 
 
