@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,8 +39,8 @@ __all__ = [
     "SourceList",
     "Turn",
     "VaultPath",
-    "distinct_paths",
     "heading_from_title",
+    "printed_paths",
     "sanitize_component",
 ]
 
@@ -98,24 +98,31 @@ class VaultPath:
     True
     """
 
-    __slots__ = ("_absolute", "_components")
+    __slots__ = ("_absolute", "_components", "_printed")
 
     def __init__(self, path: str | VaultPath = "") -> None:
         if isinstance(path, VaultPath):
             self._absolute: bool = path._absolute
             self._components: tuple[str, ...] = path._components
+            self._printed: str = path._printed
             return
         if not isinstance(path, str):
             raise TypeError(f"VaultPath takes a str, got {type(path).__name__}: {path!r}")
         self._absolute = path.startswith("/")
         self._components = tuple(sanitize_component(p) for p in path.split("/") if p)
+        self._printed = self._print()
 
     @classmethod
     def _make(cls, absolute: bool, components: tuple[str, ...]) -> VaultPath:
         new = cls.__new__(cls)
         new._absolute = absolute
         new._components = components
+        new._printed = new._print()
         return new
+
+    def _print(self) -> str:
+        body = "/".join(self._components)
+        return "/" + body if self._absolute else body
 
     @property
     def components(self) -> tuple[str, ...]:
@@ -150,6 +157,8 @@ class VaultPath:
 
     def flatten(self) -> VaultPath:
         """Resolve ``.`` and ``..``; a ``..`` above the root is dropped, as in kimun."""
+        if "." not in self._components and ".." not in self._components:
+            return self  # already flat (paths are immutable)
         out: list[str] = []
         for part in self._components:
             if part == "..":
@@ -198,8 +207,7 @@ class VaultPath:
         return "/".join(self.flatten()._components)
 
     def __str__(self) -> str:
-        body = "/".join(self._components)
-        return "/" + body if self._absolute else body
+        return self._printed
 
     def __repr__(self) -> str:
         return f"VaultPath({str(self)!r})"
@@ -240,25 +248,19 @@ def heading_from_title(title: str, date: str | None) -> str:
     return HEADING_JOINER.join(s for s in body.split(BREADCRUMB_SEP) if s)
 
 
-_PATH_KEY = operator.attrgetter("_absolute", "_components")
+_PRINTED = operator.attrgetter("_printed")
 
 
-def distinct_paths(paths: Sequence[VaultPath]) -> tuple[list[VaultPath], list[int]]:
-    """The distinct paths in first-seen order, and each path's index among them.
+def printed_paths(paths: Iterable[VaultPath]) -> list[str]:
+    """``[str(p) for p in paths]``, read from each path's stored printed form.
 
-    Equal paths share an index, as ``==`` says. The keys are hashed in C, so
-    this costs far less than a dict keyed by the paths themselves, whose
-    ``__hash__`` and ``__eq__`` run in Python for every element.
+    A path prints once, when it is made; this reads the results in one C-level
+    pass, where ``str(p)`` would call into Python for every path.
 
-    >>> uniq, codes = distinct_paths([VaultPath("a.md"), VaultPath("b.md"), VaultPath("A.md")])
-    >>> [str(p) for p in uniq], codes
-    (['a.md', 'b.md'], [0, 1, 0])
+    >>> printed_paths([VaultPath("a/b.md"), VaultPath("/c.md")])
+    ['a/b.md', '/c.md']
     """
-    first: dict[tuple[bool, tuple[str, ...]], int] = {}
-    # each path's first position: one dict pass, the key hashed once per path
-    at = list(map(first.setdefault, map(_PATH_KEY, paths), range(len(paths))))
-    order = {pos: i for i, pos in enumerate(first.values())}
-    return [paths[pos] for pos in order], list(map(order.__getitem__, at))
+    return list(map(_PRINTED, paths))
 
 
 @dataclass(frozen=True, slots=True)

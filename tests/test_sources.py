@@ -406,13 +406,12 @@ def test_vault_path_is_idempotent_and_clean(raw: str) -> None:
         assert not any(ch in part for ch in ':*?"<>|[]^#\\\x00\x1f\x7f') or part.startswith("__")
 
 
-@given(st.lists(st.sampled_from(["a.md", "A.md", "b/c.md", "/abs.md", "b//c.md", "x:y.md", ""])))
-def test_distinct_paths_groups_exactly_as_equality_does(raw: list[str]) -> None:
-    from askkit.sources import distinct_paths
+@given(st.text(alphabet="ab/ .:\\x00-", max_size=12))
+def test_a_printed_path_fixes_its_stem_and_folder(raw: str) -> None:
+    """The frame computes note and folder once per printed path: it must be enough."""
+    from askkit.sources import printed_paths
 
-    paths = [VaultPath(r) for r in raw]
-    uniq, codes = distinct_paths(paths)
-    assert [uniq[c] for c in codes] == paths
-    assert len(set(uniq)) == len(uniq)
-    firsts = [p for i, p in enumerate(paths) if p not in paths[:i]]
-    assert uniq == firsts
+    path = VaultPath(raw)
+    again = VaultPath.from_printed(str(path))
+    assert printed_paths([path]) == [str(path)]
+    assert (again.stem, again.folder) == (path.stem, path.folder)

@@ -17,7 +17,9 @@ from typing import Any, Literal, overload
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from askkit._gc import paused_gc
 from askkit.errors import SchemaError
 from askkit.frame.columns import finish
 from askkit.frame.jsonl import (
@@ -30,7 +32,7 @@ from askkit.frame.jsonl import (
 )
 from askkit.frame.schema import ERROR_COLUMNS, empty_errors, empty_frame
 from askkit.payloads import turn_from_payload
-from askkit.sources import AskSource, SourceList, Turn, VaultPath, distinct_paths
+from askkit.sources import AskSource, SourceList, Turn, VaultPath, printed_paths
 from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse
 
 __all__ = [
@@ -101,17 +103,18 @@ def sources_frame(data: Any, *, strict: bool = True) -> pd.DataFrame | Loaded:
         return _from_files([Path(data)], strict=strict)
     if isinstance(data, Sequence) and data and all(_is_path(x) for x in data):
         return _from_files([Path(x) for x in data], strict=strict)
-    items = _records_in_memory(data)
-    records: list[TurnRecord] = []
-    errors: list[SchemaError] = []
-    for number, item in enumerate(items, start=1):
-        try:
-            records.append(item() if callable(item) else item)
-        except SchemaError as exc:
-            if strict:
-                raise exc.located(line=number) if len(items) > 1 else exc from None
-            errors.append(exc.located(line=number))
-    frame = _from_records(records)
+    with paused_gc():  # many new objects beside the caller's many sources
+        items = _records_in_memory(data)
+        records: list[TurnRecord] = []
+        errors: list[SchemaError] = []
+        for number, item in enumerate(items, start=1):
+            try:
+                records.append(item() if callable(item) else item)
+            except SchemaError as exc:
+                if strict:
+                    raise exc.located(line=number) if len(items) > 1 else exc from None
+                errors.append(exc.located(line=number))
+        frame = _from_records(records)
     if strict:
         return frame
     return Loaded(frame, _errors_frame(errors), len(items))
@@ -211,11 +214,15 @@ def _from_records(records: Sequence[TurnRecord]) -> pd.DataFrame:
     def strings(values: Iterable[str | None]) -> pa.Array:
         return pa.array(list(values), pa.string())
 
-    uniq, codes = distinct_paths(list(map(attrgetter("path"), sources)))  # once per path
-    take = pa.array(np.array(codes, dtype=np.int64))
+    # printed paths as stored; note and folder once per distinct printed path
+    # (equal printed forms have equal stems and folders, even in the one case
+    # where two paths print alike)
+    printed = strings(printed_paths(map(attrgetter("path"), sources)))
+    encoded = pc.dictionary_encode(printed)
+    distinct = [VaultPath.from_printed(p) for p in encoded.dictionary.to_pylist()]
 
     def per_path(values: Iterable[str]) -> pa.Array:
-        return strings(values).take(take)
+        return strings(values).take(encoded.indices)
 
     def field(name: str) -> pa.Array:
         return strings(map(attrgetter(name), sources))
@@ -227,9 +234,9 @@ def _from_records(records: Sequence[TurnRecord]) -> pd.DataFrame:
         "line": np.array([r.line for r in records], dtype=np.int64)[key],
         "rank": rank,
         "ordinal": np.fromiter(map(attrgetter("ordinal"), sources), np.int64, len(sources)),
-        "path": per_path(map(str, uniq)),
-        "note": per_path(p.stem for p in uniq),
-        "folder": per_path(p.folder for p in uniq),
+        "path": printed,
+        "note": per_path(p.stem for p in distinct),
+        "folder": per_path(p.folder for p in distinct),
         "title": field("title"),
         "heading": field("heading"),
         "wire_date": field("date"),

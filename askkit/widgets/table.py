@@ -19,6 +19,7 @@ import pandas as pd
 import traitlets
 
 from askkit import _html
+from askkit._gc import paused_gc
 from askkit.sources import AskSource
 from askkit.widgets._table_model import (
     TABLE_COLUMNS,
@@ -53,14 +54,19 @@ def _cell_layout(column: str) -> w.Layout:
 
 
 class _Row:
-    """One row of the pool: a select button and one HTML widget per cell."""
+    """One row of the pool: a select button and one HTML widget per cell.
 
-    def __init__(self, on_click: Callable[[int], None]) -> None:
+    ``layouts`` holds one layout per column, shared by every row of a view
+    (a column is shown or hidden as a whole): a layout is a widget of its own,
+    and building one per cell was most of the cost of a new view.
+    """
+
+    def __init__(self, on_click: Callable[[int], None], layouts: dict[str, w.Layout]) -> None:
         self.position: int | None = None
-        self.button = w.Button(description="", layout=_cell_layout("ordinal"), tooltip="select")
+        self.button = w.Button(description="", layout=layouts["ordinal"], tooltip="select")
         self.button.add_class("askkit-select")
-        self.cells = {c: w.HTML(layout=_cell_layout(c)) for c in TABLE_COLUMNS if c != "ordinal"}
-        self.box = w.HBox(
+        self.cells = {c: w.HTML(layout=layouts[c]) for c in TABLE_COLUMNS if c != "ordinal"}
+        self.box = w.HBox(  # its own layout: an empty row of a page is hidden alone
             [self.button, *self.cells.values()],
             layout=w.Layout(align_items="center", border_bottom="1px solid #eee"),
         )
@@ -103,20 +109,22 @@ class SourcesView(w.VBox):  # type: ignore[misc]
     def __init__(
         self, data: Any = None, *, page_size: int = 20, show_cited: bool | None = None
     ) -> None:
-        self._frame = as_sources_frame(data)
-        self._show_cited_option = show_cited
-        self._positions: Positions = np.arange(len(self._frame), dtype=np.int64)
-        self._top = top_score(self._frame)
-        self._callbacks: list[Callable[[AskSource | None], None]] = []
-        self._rows: list[_Row] = []
-        self._busy = False
-        self._build_controls(page_size)
-        super().__init__()
-        self.add_class("askkit-sources-view")
-        self.page_size = page_size
-        self._resize_pool(page_size)
-        self._refresh()
-        self.children = [self._filters, self._header, self._body, self._pager]
+        with paused_gc():  # the rows' widgets, next to the caller's many sources
+            self._frame = as_sources_frame(data)
+            self._show_cited_option = show_cited
+            self._positions: Positions = np.arange(len(self._frame), dtype=np.int64)
+            self._top = top_score(self._frame)
+            self._callbacks: list[Callable[[AskSource | None], None]] = []
+            self._rows: list[_Row] = []
+            self._row_layouts = {c: _cell_layout(c) for c in TABLE_COLUMNS}
+            self._busy = False
+            self._build_controls(page_size)
+            super().__init__()
+            self.add_class("askkit-sources-view")
+            self.page_size = page_size
+            self._resize_pool(page_size)
+            self._refresh()
+            self.children = [self._filters, self._header, self._body, self._pager]
 
     # -- construction
 
@@ -332,7 +340,7 @@ class SourcesView(w.VBox):  # type: ignore[misc]
 
     def _resize_pool(self, size: int) -> None:
         while len(self._rows) < size:
-            self._rows.append(_Row(self._clicked))
+            self._rows.append(_Row(self._clicked, self._row_layouts))
         self._body.children = [r.box for r in self._rows[:size]]
 
     def _on_page_size_box(self, change: dict[str, Any]) -> None:

@@ -322,3 +322,31 @@ def test_hundred_thousand_rows_page_quickly(capsys: pytest.CaptureFixture[str]) 
             f"\n100,000 rows: build + first page {built * 1000:.0f} ms, "
             f"sort + filter + page {filtered * 1000:.0f} ms"
         )
+
+
+def test_rows_share_one_layout_per_column_within_a_view_only() -> None:
+    from askkit import AskSource, VaultPath
+
+    sources = [AskSource(VaultPath(f"n{i}.md"), "H", None, 0.5, "t", i + 1) for i in range(3)]
+    one, two = SourcesView(sources, page_size=10), SourcesView(sources, page_size=10)
+    rows = one._rows
+    assert len(rows) == 10
+    assert all(r.cells["path"].layout is rows[0].cells["path"].layout for r in rows)
+    assert rows[0].cells["path"].layout is not rows[0].cells["score"].layout
+    assert two._rows[0].cells["path"].layout is not rows[0].cells["path"].layout
+
+
+def test_building_a_view_leaves_the_collector_as_it_found_it() -> None:
+    import gc
+
+    from askkit import AskSource, VaultPath
+
+    sources = [AskSource(VaultPath("a.md"), "H", None, 0.5, "t", 1)]
+    SourcesView(sources)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        SourcesView(sources)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
