@@ -1,5 +1,5 @@
-"""The frame benchmark runs end to end on a small log (its figures are not checked:
-speed is measured in benchmarks/, never asserted in tests)."""
+"""Each benchmark runs end to end at a small size and prints its rows and targets
+(the figures are not checked: speed is measured in benchmarks/, never asserted in tests)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCH = ROOT / "benchmarks" / "frame_bench.py"
+BENCHMARKS = ROOT / "benchmarks"
 
 pytestmark = pytest.mark.slow
 
 
-def _run(*args: str) -> str:
+def _run(*args: str, script: str = "frame_bench.py") -> str:
     out = subprocess.run(
-        [sys.executable, str(BENCH), *args], capture_output=True, text=True, check=False
+        [sys.executable, str(BENCHMARKS / script), *args],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     return out.stdout
@@ -43,3 +46,33 @@ def test_frame_bench_phases_time_each_rule_both_ways(tmp_path: Path) -> None:
     for rule in ("headings and match headings", "paths, notes, folders", "citations"):
         assert rule in out
     assert "compiled kernels built: True" in out
+
+
+def test_metrics_bench_times_the_fast_and_the_exact_path() -> None:
+    out = _run(
+        "--queries", "300", "--no-ranx", "--repeat", "1", "--cold-repeat", "1",
+        script="metrics_bench.py",
+    )  # fmt: skip
+    assert "fast path against the exact path" in out
+    assert "largest absolute difference, fast path from exact path: 0" in out
+    assert out.count("target ") >= 3
+
+
+def test_cut_bench_times_both_paths_and_they_agree() -> None:
+    out = _run(
+        "--queries", "200", "--loop-queries", "50", "--repeat", "1", script="cut_bench.py"
+    )  # fmt: skip
+    for label in ("columnar `sweep_cuts`", "per-query loop `sweep_cuts_reference`"):
+        assert label in out
+    assert "EXTRAPOLATED" in out
+    assert "over the 13 numeric columns: 0" in out
+
+
+def test_widgets_bench_times_the_list_case_against_the_frame_case() -> None:
+    out = _run("--rows", "2000", "--repeat", "1", script="widgets_bench.py")
+    for label in (
+        "first page as static HTML (baseline)",
+        "frame -> SourcesView + first page (baseline)",
+        "AskSource list -> SourcesView + first page",
+    ):
+        assert label in out
