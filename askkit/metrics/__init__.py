@@ -3,7 +3,10 @@
 :mod:`~askkit.metrics.evaluate` scores a run against judgments and reports
 coverage; :mod:`~askkit.metrics.io` reads and writes qrels and runs;
 :mod:`~askkit.metrics.measures` is the columnar, trec_eval-exact computation;
-:mod:`~askkit.metrics.prepare` turns frames into the integer arrays it needs.
+:mod:`~askkit.metrics.prepare` turns frames into the integer arrays it needs
+(the exact path, the specification), and :mod:`~askkit.metrics.fast` does the
+same faster where it can vouch for the result, falling back to the exact path
+otherwise; both give identical values.
 """
 
 from __future__ import annotations
