@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -249,18 +249,20 @@ def heading_from_title(title: str, date: str | None) -> str:
 
 
 _PRINTED = operator.attrgetter("_printed")
+_ABSOLUTE = operator.attrgetter("_absolute")
 
 
-def printed_paths(paths: Iterable[VaultPath]) -> list[str]:
-    """``[str(p) for p in paths]``, read from each path's stored printed form.
+def printed_paths(paths: Sequence[VaultPath]) -> tuple[list[str], list[bool]]:
+    """``str(p)`` and ``p.is_absolute`` of every path, read in C-level passes.
 
-    A path prints once, when it is made; this reads the results in one C-level
-    pass, where ``str(p)`` would call into Python for every path.
+    A path prints once, when it is made; ``str(p)`` would call into Python for
+    every path. Both are needed to tell paths apart by their printed form: a
+    relative path whose first component is blank prints like an absolute one.
 
     >>> printed_paths([VaultPath("a/b.md"), VaultPath("/c.md")])
-    ['a/b.md', '/c.md']
+    (['a/b.md', '/c.md'], [False, True])
     """
-    return list(map(_PRINTED, paths))
+    return list(map(_PRINTED, paths)), list(map(_ABSOLUTE, paths))
 
 
 @dataclass(frozen=True, slots=True)

@@ -413,5 +413,40 @@ def test_a_printed_path_fixes_its_stem_and_folder(raw: str) -> None:
 
     path = VaultPath(raw)
     again = VaultPath.from_printed(str(path))
-    assert printed_paths([path]) == [str(path)]
+    assert printed_paths([path]) == ([str(path)], [path.is_absolute])
     assert (again.stem, again.folder) == (path.stem, path.folder)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.booleans(), st.lists(st.sampled_from(["", "a", "b.md", ".", ".."]), max_size=4)
+        ),
+        max_size=8,
+    )
+)
+def test_printed_form_and_absoluteness_fix_a_paths_stem_and_folder(
+    specs: list[tuple[bool, list[str]]],
+) -> None:
+    """The frame groups paths on (printed, absolute): equal keys, equal stems and folders."""
+    from askkit.frame import sources_frame
+    from askkit.sources import printed_paths
+
+    paths = [VaultPath._make(absolute, tuple(parts)) for absolute, parts in specs]
+    texts, absolute = printed_paths(paths)
+    seen: dict[tuple[str, bool], tuple[str, str]] = {}
+    for key, path in zip(zip(texts, absolute, strict=True), paths, strict=True):
+        assert seen.setdefault(key, (path.stem, path.folder)) == (path.stem, path.folder)
+    frame = sources_frame([AskSource(p, "H", None, 0.5, "t", i + 1) for i, p in enumerate(paths)])
+    assert frame["note"].tolist() == [p.stem for p in paths]
+    assert frame["folder"].tolist() == [p.folder for p in paths]
+    assert frame["path"].tolist() == [str(p) for p in paths]
+
+
+def test_a_relative_path_with_a_blank_first_component_keeps_its_own_folder() -> None:
+    from askkit.frame import sources_frame
+
+    paths = [VaultPath(" /journal/journal"), VaultPath("/journal/journal")]
+    assert str(paths[0]) == str(paths[1])
+    frame = sources_frame([AskSource(p, "H", None, 0.5, "t", i + 1) for i, p in enumerate(paths)])
+    assert frame["folder"].tolist() == [paths[0].folder, paths[1].folder] == ["/journal", "journal"]

@@ -214,15 +214,20 @@ def _from_records(records: Sequence[TurnRecord]) -> pd.DataFrame:
     def strings(values: Iterable[str | None]) -> pa.Array:
         return pa.array(list(values), pa.string())
 
-    # printed paths as stored; note and folder once per distinct printed path
-    # (equal printed forms have equal stems and folders, even in the one case
-    # where two paths print alike)
-    printed = strings(printed_paths(map(attrgetter("path"), sources)))
-    encoded = pc.dictionary_encode(printed)
-    distinct = [VaultPath.from_printed(p) for p in encoded.dictionary.to_pylist()]
+    # printed paths as stored; note and folder once per distinct (printed, absolute)
+    # pair: a relative path whose first component is blank prints like an
+    # absolute one, and the two have different folders
+    paths = list(map(attrgetter("path"), sources))
+    texts, absolute = printed_paths(paths)
+    printed = strings(texts)
+    codes = pc.dictionary_encode(printed).indices.to_numpy().astype(np.int64)
+    path_key = codes * 2 + np.array(absolute, dtype=np.int64)
+    _, first, inverse = np.unique(path_key, return_index=True, return_inverse=True)
+    take = pa.array(inverse.astype(np.int64))
+    distinct = [paths[i] for i in first.tolist()]
 
     def per_path(values: Iterable[str]) -> pa.Array:
-        return strings(values).take(encoded.indices)
+        return strings(values).take(take)
 
     def field(name: str) -> pa.Array:
         return strings(map(attrgetter(name), sources))
