@@ -5,7 +5,6 @@ from __future__ import annotations
 import html as stdlib_html
 import math
 import re
-from html.parser import HTMLParser
 
 import pandas as pd
 import pytest
@@ -15,6 +14,7 @@ from hypothesis import strategies as st
 from askkit import AskSource, ChunkResult, SourceList, Turn, VaultPath
 from askkit import _html as h
 from askkit.citations import scan
+from tests import html_audit
 from tests.conftest import load
 
 EVIL = [
@@ -22,7 +22,6 @@ EVIL = [
     '<img src=x onerror="alert(1)">',
     '<a href="javascript:alert(1)">x</a>',
 ]
-_BANNED_TAGS = {"script", "img", "iframe", "object", "embed", "svg", "form", "input", "style"}
 
 
 def src(title: str = "T", text: str = "body", path: str = "a.md", ordinal: int = 1) -> AskSource:
@@ -35,30 +34,8 @@ def plain(
     return AskSource(VaultPath(path), heading, date, score, f"text {n}", n, hash=f"h{n}")
 
 
-class _Audit(HTMLParser):
-    """What markup would do in a browser: banned tags, handlers, links leaving the page."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.problems: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _BANNED_TAGS:
-            self.problems.append(f"<{tag}>")
-        for name, value in attrs:
-            if name.startswith("on"):
-                self.problems.append(f"{tag}[{name}]")
-            if name in {"src", "action", "formaction", "srcdoc"}:
-                self.problems.append(f"{tag}[{name}]")
-            if name == "href" and not (value or "").startswith("#"):
-                self.problems.append(f"{tag}[href={value}]")
-
-
 def audit(markup: str) -> list[str]:
-    parser = _Audit()
-    parser.feed(markup.replace(f"<style>{h.CSS}</style>", ""))
-    parser.close()
-    return parser.problems
+    return html_audit.audit(markup, stylesheet=h.CSS)
 
 
 def text_of(markup: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 
 from askkit import AskSource, Turn, VaultPath
 from askkit.widgets import Explorer, Labeler, SourceReader, SourcesView, TurnView
+from tests import html_audit
 
 SCRIPT = "<script>alert('x')</script>"
 IMG = '<img src=x onerror="alert(1)">'
@@ -22,25 +22,6 @@ NOTE = (
     f"# {SCRIPT}\n\n{IMG} and {LINK} and {MD_LINK}\n\n"
     f"## Second {IMG}\n<div onclick=x>raw html</div>\n"
 )
-
-_BANNED_TAGS = {"script", "img", "a", "iframe", "object", "embed", "svg", "form", "input"}
-
-
-class _Audit(HTMLParser):
-    """Collects what the HTML would *do* in a browser: tags, event handlers, URLs."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.problems: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _BANNED_TAGS:
-            self.problems.append(f"<{tag}>")
-        for name, value in attrs:
-            if name.startswith("on"):
-                self.problems.append(f"{tag}[{name}]")
-            if name in {"href", "src", "action", "formaction", "srcdoc"}:
-                self.problems.append(f"{tag}[{name}={value}]")
 
 
 def _html_values(widget: Any) -> list[str]:
@@ -61,10 +42,8 @@ def _html_values(widget: Any) -> list[str]:
 def _assert_safe(html: str | Any) -> None:
     values = [html] if isinstance(html, str) else _html_values(html)
     for value in values:
-        audit = _Audit()
-        audit.feed(value)
-        audit.close()
-        assert not audit.problems, (audit.problems, value[:300])
+        problems = html_audit.audit(value, anchors=False)
+        assert not problems, (problems, value[:300])
 
 
 @pytest.fixture
