@@ -11,7 +11,11 @@ rank, ``similarity_score`` = the BM25 score.
 Like the server's ``/api/embeddings``, :meth:`LocalIndex.search` keeps one
 chunk per note (the best) out of a candidate pool of 80 by default; pass
 ``per_note=False`` to see every chunk. Chunks scoring 0 (no query term) are
-never returned.
+never returned. :meth:`LocalIndex.pool` is the candidate pool itself, chunk
+level and de-duplicated as kimun's server holds it before its context cut;
+:meth:`LocalIndex.pools` gives many queries' pools as the long frame
+:func:`askkit.ranking.sweep_cuts` sweeps, and :meth:`LocalIndex.search_cut`
+shows where a cut lands on one query's pool.
 
 The index persists in a cache folder and re-indexes incrementally: a note
 whose size and modification time are unchanged is not read again; a changed
@@ -28,8 +32,8 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +44,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from askkit.errors import VaultError
+from askkit.errors import SchemaError, VaultError
+from askkit.frame.schema import STRING
+from askkit.ranking.pool import deduplicate_chunks
+from askkit.ranking.settings import CutSettings
+from askkit.ranking.surfaces import CutPreview, cut_preview
 from askkit.retrieve.split import CHUNK_MAX, CHUNK_TARGET, split_for_rag
 from askkit.sources import BREADCRUMB_SEP, VaultPath
 from askkit.vault import Vault, content_hash
@@ -48,7 +56,14 @@ from askkit.vault.chunking import chunk_note
 from askkit.vault.diacritics import fold
 from askkit.wire import ChunkResult
 
-__all__ = ["CANDIDATE_POOL", "IndexReport", "LocalIndex", "tokenize"]
+__all__ = [
+    "CANDIDATE_POOL",
+    "POOL_COLUMNS",
+    "IndexReport",
+    "LocalIndex",
+    "read_queries",
+    "tokenize",
+]
 
 #: How many chunks kimun's server ranks before keeping one per note.
 CANDIDATE_POOL = 80
@@ -56,6 +71,18 @@ _FORMAT = 1
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 _STOPWORDS = frozenset(bm25s.stopwords.STOPWORDS_EN)
 _COLUMNS = ("path", "title", "date", "text", "hash", "section", "piece", "start", "end")
+#: The long pool frame of :meth:`LocalIndex.pools` (what ``sweep_cuts`` reads): column -> dtype.
+POOL_COLUMNS: dict[str, Any] = {
+    "query_id": STRING,
+    "rank": np.dtype("int64"),
+    "path": STRING,
+    "score": np.dtype("float64"),
+    "title": STRING,
+    "text": STRING,
+}
+#: Column names :func:`read_queries` accepts for the query text, in preference order.
+_TEXT_COLUMNS = ("text", "question", "query")
+Queries = Mapping[str, str] | pd.DataFrame | str | os.PathLike[str]
 
 
 def tokenize(text: str) -> list[str]:
@@ -91,6 +118,46 @@ class IndexReport:
             f"{self.unchanged} unchanged; {self.chunks} chunks in {self.seconds:.2f}s"
             + (f"; {len(self.skipped)} skipped" if self.skipped else "")
         )
+
+
+def read_queries(queries: Queries) -> dict[str, str]:
+    """``{query_id: text}`` from a mapping, a frame or a TSV file with a header.
+
+    A frame (or the file, read as one) needs a ``query_id`` column and the
+    text in ``text``, ``question`` (``data/queries.tsv``) or ``query``.
+
+    >>> read_queries(pd.DataFrame({"query_id": ["q1"], "question": ["starter?"]}))
+    {'q1': 'starter?'}
+    """
+    if isinstance(queries, Mapping):
+        return {str(k): v for k, v in queries.items()}
+    source: object = "queries"
+    if not isinstance(queries, pd.DataFrame):
+        source = os.fspath(queries)
+        try:
+            queries = pd.read_csv(
+                source, sep="\t", dtype=str, keep_default_na=False, quoting=3, encoding="utf-8"
+            )
+        except FileNotFoundError:
+            raise SchemaError(
+                "no such queries file: give a TSV with a header query_id<TAB>question",
+                value=source,
+            ) from None
+        except (OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+            raise SchemaError(f"cannot read the queries: {exc}", value=source) from None
+    text = next((c for c in _TEXT_COLUMNS if c in queries.columns), None)
+    if "query_id" not in queries.columns or text is None:
+        raise SchemaError(
+            "queries need a query_id column and a text (or question) column",
+            field="columns",
+            value=[str(c) for c in queries.columns],
+        )
+    ids = queries["query_id"].astype(str).tolist()
+    duplicated = pd.Series(ids).duplicated()
+    if duplicated.any():
+        at = int(np.argmax(duplicated.to_numpy()))
+        raise SchemaError("duplicate query id", field=f"query_id[{at}]", value=ids[at])
+    return dict(zip(ids, queries[text].fillna("").astype(str).tolist(), strict=True))
 
 
 def _default_cache(root: Path) -> Path:
@@ -131,7 +198,8 @@ class LocalIndex:
         ``~/.cache/askkit``, in a folder named after the vault's path.
         ``False``: keep it in memory only.
     pool:
-        Candidate pool before keeping one chunk per note (kimun: 80).
+        Candidate pool before keeping one chunk per note (kimun: 80), kept as
+        :attr:`pool_size`; also the default size of :meth:`pool`.
     index_headings:
         Also index each chunk's breadcrumb headings (default ``True``).
     progress:
@@ -170,7 +238,7 @@ class LocalIndex:
             self.cache_dir = Path(cache_dir)
         if pool < 1:
             raise ValueError(f"pool must be >= 1, got {pool}")
-        self.pool = pool
+        self.pool_size = pool
         self.index_headings = index_headings
         self.progress = progress
         self.k1 = k1
@@ -358,14 +426,14 @@ class LocalIndex:
         """The top ``k`` chunks for ``query``, best first, shaped as a kimun server shapes them.
 
         With ``per_note`` (default, as kimun's ``/api/embeddings``), only each
-        note's best chunk is kept, out of the top :attr:`pool` chunks.
+        note's best chunk is kept, out of the top :attr:`pool_size` chunks.
         """
         if not isinstance(query, str) or not query.strip():
             raise ValueError("the query is empty: give the text to search for")
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         tokens = tokenize(query)
-        docs, scores = self._scores(tokens, max(self.pool, k) if per_note else k)
+        docs, scores = self._scores(tokens, max(self.pool_size, k) if per_note else k)
         if per_note and len(docs):
             _, first = np.unique(self._path_arr[docs], return_index=True)
             order = np.sort(first)
@@ -384,6 +452,77 @@ class LocalIndex:
             )
             for rank, (i, s) in enumerate(zip(docs.tolist(), scores.tolist(), strict=True), 1)
         ]
+
+    def pool(self, query: str, size: int | None = None) -> list[ChunkResult]:
+        """The candidate pool kimun's server ranks for ``query``, before its context cut.
+
+        The best ``size`` chunks (default: the index's ``pool``, kimun's 80;
+        chunk level: a note may appear more than once), identical chunks de-duplicated as kimun does
+        (:func:`askkit.ranking.deduplicate_chunks`), best first, ordinals
+        ``1..n``. Feed it to :mod:`askkit.ranking` (``cut_len``,
+        ``answer_context``, ``explain_cut``...).
+
+        >>> import tempfile, pathlib
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (root / "bread.md").write_text("# Bread\\n## Starter\\nStarter.\\n## Loaf\\nA starter loaf.\\n")
+        >>> index = LocalIndex(root, cache_dir=False, progress=False)
+        >>> [(c.ordinal, c.path, c.title.split("\\x1f")[-1]) for c in index.pool("starter")]
+        [(1, 'bread.md', 'Starter'), (2, 'bread.md', 'Loaf')]
+        """  # noqa: E501 - a doctest's input is one line
+        size = self.pool_size if size is None else size
+        if size < 1:
+            raise ValueError(f"size must be >= 1, got {size}")
+        ranked = deduplicate_chunks(self.search(query, size, per_note=False))
+        return [replace(chunk, ordinal=i) for i, chunk in enumerate(ranked, start=1)]
+
+    def pools(
+        self, queries: Queries, size: int | None = None, *, progress: bool | None = None
+    ) -> pd.DataFrame:
+        """Many queries' pools as one long frame: what :func:`askkit.ranking.sweep_cuts` sweeps.
+
+        Parameters
+        ----------
+        queries:
+            ``{query_id: text}``, a frame with ``query_id`` and ``text`` (or
+            ``question``) columns, or such a TSV file (``data/queries.tsv``).
+        size:
+            Chunks per pool (default: the index's ``pool``, kimun's 80).
+        progress:
+            Show a tqdm bar over the queries (default: the index's ``progress``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per pool chunk, queries in the given order, each pool best
+            first: :data:`POOL_COLUMNS` (``query_id``, ``rank`` 1..n, ``path``,
+            ``score``, ``title``, ``text``). A query matching nothing has no rows.
+        """
+        texts = read_queries(queries)
+        show = self.progress if progress is None else progress
+        cols: dict[str, list[Any]] = {c: [] for c in POOL_COLUMNS}
+        bar = tqdm(texts.items(), desc="pools", unit="query", disable=not show or len(texts) < 2)
+        for query_id, text in bar:
+            if not text.strip():
+                raise SchemaError("the query text is empty", field=f"queries[{query_id!r}]")
+            pool = self.pool(text, size)
+            cols["query_id"].extend([query_id] * len(pool))
+            cols["rank"].extend(c.ordinal for c in pool)
+            cols["path"].extend(c.path for c in pool)
+            cols["score"].extend(c.similarity_score for c in pool)
+            cols["title"].extend(c.title for c in pool)
+            cols["text"].extend(c.content for c in pool)
+        return pd.DataFrame({c: pd.Series(v, dtype=POOL_COLUMNS[c]) for c, v in cols.items()})
+
+    def search_cut(
+        self, query: str, settings: CutSettings | None = None, *, size: int | None = None
+    ) -> CutPreview:
+        """Where kimun's context cut lands on ``query``'s pool (:func:`askkit.ranking.cut_preview`).
+
+        ``settings`` default to kimun's (``score-range``, cutoff 0.4). The
+        preview's ``context`` is the chunks an answer would see, best first;
+        ``boundary`` the last kept and first dropped scores.
+        """
+        return cut_preview(self.pool(query, size), settings)
 
     def __call__(self, query: str, k: int = 10) -> list[ChunkResult]:
         """The :class:`~askkit.retrieve.Retriever` protocol: :meth:`search`."""

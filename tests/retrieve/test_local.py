@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 
 from askkit import AskSource, ChunkResult
+from askkit.errors import SchemaError
+from askkit.ranking import CutSettings, cut_len, recommend, sweep_cuts
 from askkit.retrieve import Retriever, as_retriever
-from askkit.retrieve.local import LocalIndex, tokenize
+from askkit.retrieve.local import LocalIndex, read_queries, tokenize
 from askkit.vault import Vault, content_hash
 
 LONG = " ".join(f"Sentence {i} about sourdough hydration and crumb." for i in range(80))
@@ -194,3 +198,139 @@ def test_empty_vault(tmp_path: Path) -> None:
     index = LocalIndex(Vault(tmp_path / "empty"), cache_dir=False, progress=False)
     assert len(index) == 0
     assert index.search("anything") == []
+
+
+# -- the candidate pool ------------------------------------------------------------------
+
+
+@pytest.fixture
+def twins(root: Path) -> Path:
+    """A note with two identical sections: kimun's pool de-duplicates them."""
+    (root / "twins.md").write_text(
+        "# Twins\n\n## Same\n\nKayak paddle strokes.\n\n## Same\n\nKayak paddle strokes.\n"
+    )
+    return root
+
+
+def test_pool_is_best_first_chunk_level_with_ordinals(index: LocalIndex) -> None:
+    pool = index.pool("sourdough starter crumb hydration")
+    scores = [c.similarity_score for c in pool]
+    assert scores == sorted(scores, reverse=True)
+    assert [c.ordinal for c in pool] == list(range(1, len(pool) + 1))
+    paths = [c.path for c in pool]
+    assert len(set(paths)) < len(paths)  # a note appears more than once
+
+
+def test_pool_equals_the_chunk_level_search(index: LocalIndex) -> None:
+    query = "sourdough starter crumb hydration rye"
+    assert index.pool(query) == index.search(query, k=80, per_note=False)
+    assert index.pool(query, size=3) == index.search(query, k=3, per_note=False)
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 80])
+def test_pool_holds_at_most_size_chunks(index: LocalIndex, size: int) -> None:
+    pool = index.pool("sourdough starter crumb hydration", size)
+    assert 1 <= len(pool) <= size
+
+
+def test_pool_size_defaults_to_the_index_pool(root: Path) -> None:
+    index = LocalIndex(root, cache_dir=False, progress=False, pool=2)
+    assert index.pool_size == 2
+    assert len(index.pool("sourdough starter crumb hydration")) == 2
+
+
+def test_pool_deduplicates_identical_chunks(twins: Path) -> None:
+    index = LocalIndex(twins, cache_dir=False, progress=False)
+    raw = index.search("kayak paddle", k=80, per_note=False)
+    assert [c.path for c in raw] == ["twins.md", "twins.md"]
+    (only,) = index.pool("kayak paddle")
+    assert (only.path, only.ordinal, only.similarity_score) == (
+        "twins.md",
+        1,
+        raw[0].similarity_score,
+    )
+
+
+def test_pool_validates_its_input(index: LocalIndex) -> None:
+    with pytest.raises(ValueError, match="size must be >= 1"):
+        index.pool("starter", 0)
+    with pytest.raises(ValueError, match="the query is empty"):
+        index.pool("  ")
+    assert index.pool("zzzqqq") == []
+
+
+def test_pools_frame_from_a_mapping(index: LocalIndex) -> None:
+    frame = index.pools({"b": "starter rye", "a": "garden tomatoes", "z": "zzzqqq"}, size=3)
+    assert list(frame.columns) == ["query_id", "rank", "path", "score", "title", "text"]
+    assert list(dict.fromkeys(frame["query_id"])) == ["b", "a"]  # given order; no match, no rows
+    first = frame[frame["query_id"] == "b"]
+    pool = index.pool("starter rye", 3)
+    assert first["rank"].tolist() == [c.ordinal for c in pool]
+    assert first["path"].tolist() == [c.path for c in pool]
+    assert first["score"].tolist() == [c.similarity_score for c in pool]
+    assert first["text"].tolist() == [c.content for c in pool]
+    assert frame.dtypes["rank"] == "int64"
+    assert frame.dtypes["score"] == "float64"
+
+
+def test_pools_from_a_frame_or_a_tsv(index: LocalIndex, tmp_path: Path) -> None:
+    queries = pd.DataFrame({"query_id": ["q1", "q2"], "question": ["starter", "garden"]})
+    tsv = tmp_path / "queries.tsv"
+    queries.to_csv(tsv, sep="\t", index=False)
+    by_frame = index.pools(queries)
+    pd.testing.assert_frame_equal(by_frame, index.pools(tsv))
+    pd.testing.assert_frame_equal(by_frame, index.pools({"q1": "starter", "q2": "garden"}))
+    renamed = queries.rename(columns={"question": "text"})
+    pd.testing.assert_frame_equal(by_frame, index.pools(renamed))
+
+
+def test_pools_of_no_queries_is_empty_with_the_schema(index: LocalIndex) -> None:
+    frame = index.pools({})
+    assert frame.empty
+    assert list(frame.columns) == ["query_id", "rank", "path", "score", "title", "text"]
+
+
+@pytest.mark.parametrize(
+    ("queries", "message"),
+    [
+        (pd.DataFrame({"id": ["q1"], "text": ["x"]}), "query_id column"),
+        (pd.DataFrame({"query_id": ["q1", "q1"], "text": ["x", "y"]}), "duplicate query id"),
+        ({"q1": "   "}, "the query text is empty"),
+    ],
+)
+def test_pools_refuses_bad_queries(index: LocalIndex, queries: Any, message: str) -> None:
+    with pytest.raises(SchemaError, match=message):
+        index.pools(queries)
+
+
+def test_pools_refuses_a_missing_queries_file(index: LocalIndex, tmp_path: Path) -> None:
+    with pytest.raises(SchemaError, match="no such queries file"):
+        index.pools(tmp_path / "nope.tsv")
+
+
+def test_read_queries_reads_the_bundled_file(data_dir: Path) -> None:
+    queries = read_queries(data_dir / "queries.tsv")
+    assert len(queries) == 37
+    assert queries["q01"].startswith("What ratio do I feed")
+
+
+def test_bundled_pools_feed_sweep_cuts(data_dir: Path) -> None:
+    index = LocalIndex(data_dir / "vault", cache_dir=False, progress=False)
+    pools = index.pools(data_dir / "queries.tsv")
+    assert pools.groupby("query_id").size().max() <= 80
+    sweep = sweep_cuts(pools, data_dir / "qrels.tsv")
+    assert sweep["judged_queries"].iloc[0] > 0
+    whole = sweep[(sweep["strategy"] == "score-range") & (sweep["score_range_cutoff"] == 0.0)]
+    assert whole["recall"].iloc[0] == 1.0
+    assert recommend(sweep).strategy in ("fixed", "score-range", "largest-drop")
+
+
+def test_search_cut_previews_the_cut_on_the_pool(index: LocalIndex) -> None:
+    query = "sourdough starter crumb hydration rye"
+    pool = index.pool(query)
+    preview = index.search_cut(query)
+    assert preview.pool_chunks == len(pool)
+    assert list(preview.context) == pool[: cut_len(pool)]
+    fixed = index.search_cut(query, CutSettings(strategy="fixed", top_k=2))
+    assert list(fixed.context) == pool[:2]
+    assert fixed.boundary == (pool[1].similarity_score, pool[2].similarity_score)
