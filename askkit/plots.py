@@ -21,7 +21,10 @@ from askkit.metrics import Level, PathOrFrame, evaluate, ranked_run
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from askkit.ranking.settings import CutSettings
+
 __all__ = [
+    "cut_sweep",
     "delta_bars",
     "metric_curve",
     "relevance_histogram",
@@ -209,4 +212,51 @@ def delta_bars(
     ax.set_xlabel("query")
     ax.set_ylabel(f"Δ {measure}")
     ax.set_title(f"{run} − {comparison.baseline}: {measure} per query")
+    return ax
+
+
+def cut_sweep(
+    sweep: pd.DataFrame,
+    *,
+    recommended: CutSettings | None = None,
+    min_recall: float | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Recall against context size, one curve per strategy, from :func:`askkit.ranking.sweep_cuts`.
+
+    Each point is a setting: its mean answer context (chunks) and the recall
+    it keeps of the pools' relevant notes. ``recommended`` is starred;
+    ``min_recall`` is drawn as a dashed line.
+    """
+    ax = _axes(ax)
+    missing = [c for c in ("strategy", "setting", "mean_chunks", "recall") if c not in sweep]
+    if missing:
+        raise ValueError(f"not a sweep_cuts table: missing columns {', '.join(missing)}")
+    for strategy in sweep["strategy"].drop_duplicates():
+        rows = sweep[sweep["strategy"] == strategy].sort_values("mean_chunks", kind="stable")
+        ax.plot(
+            rows["mean_chunks"].to_numpy(dtype=np.float64),
+            rows["recall"].to_numpy(dtype=np.float64, na_value=np.nan),
+            marker="o",
+            markersize=3,
+            label=str(strategy),
+        )
+    if recommended is not None:
+        row = sweep[sweep["setting"] == recommended.label].head(1)
+        if len(row):
+            ax.plot(
+                row["mean_chunks"].to_numpy(dtype=np.float64),
+                row["recall"].to_numpy(dtype=np.float64),
+                marker="*",
+                markersize=14,
+                linestyle="none",
+                color="black",
+                label=f"recommended: {recommended.label}",
+            )
+    if min_recall is not None:
+        ax.axhline(min_recall, color="#7f7f7f", linestyle="--", linewidth=0.8)
+    ax.set_xlabel("mean context size (chunks)")
+    ax.set_ylabel("recall of the pool's relevant notes")
+    ax.set_title("Context cut: recall vs context size")
+    ax.legend(fontsize=8)
     return ax

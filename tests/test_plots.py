@@ -7,6 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.collections import PathCollection
@@ -77,3 +78,33 @@ def test_delta_bars_one_bar_per_query() -> None:
     expected = sorted(cmp.deltas[("b", "mrr")].tolist())
     assert heights == pytest.approx(expected)
     assert "b − a" in ax.get_title()
+
+
+def test_cut_sweep_one_curve_per_strategy_and_the_recommended_star() -> None:
+    from askkit.ranking import CutSettings, sweep_cuts
+
+    pools = pd.DataFrame(
+        {
+            "query_id": ["q1"] * 5,
+            "path": ["a.md", "a.md", "a.md", "b.md", "c.md"],
+            "score": [0.99, 0.98, 0.97, 0.80, 0.70],
+        }
+    )
+    qrels = pd.DataFrame({"query_id": ["q1", "q1"], "path": ["a.md", "b.md"], "grade": [2, 1]})
+    sweep = sweep_cuts(pools, qrels)
+    best = CutSettings(strategy="fixed", top_k=4)
+    _, ax = plt.subplots()
+    out = plots.cut_sweep(sweep, recommended=best, min_recall=0.9, ax=ax)
+    assert out is ax
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels[:3] == ["fixed", "score-range", "largest-drop"]
+    assert labels[3] == "recommended: fixed top_k=4"
+    star = ax.get_lines()[3]
+    assert np.asarray(star.get_xydata()).tolist() == [[4.0, 1.0]]
+    assert ax.get_xlabel() == "mean context size (chunks)"
+
+
+def test_cut_sweep_refuses_other_tables() -> None:
+    _, ax = plt.subplots()
+    with pytest.raises(ValueError, match="not a sweep_cuts table"):
+        plots.cut_sweep(pd.DataFrame({"recall": [1.0]}), ax=ax)
