@@ -6,6 +6,13 @@ or a plain ``f(query) -> chunks`` function. A retriever that raises is
 reported in the widget (escaped), never lost. Queries typed, clicked or
 picked from the history run on a background thread, so a slow server never
 blocks the kernel.
+
+Its *context cut* panel (closed at first) shows a :class:`CutView` of the
+current query's candidate pool: ``LocalIndex.pool(query)`` when the retriever
+has a ``pool`` method, else the retriever's first
+:data:`~askkit.ranking.settings.CANDIDATE_POOL` results (a kimun server's
+search rows, which its own cut has already shortened). The pool is fetched
+only while the panel is open, on the same background thread as the query.
 """
 
 from __future__ import annotations
@@ -14,16 +21,20 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as w
 
 from askkit import _html
+from askkit.ranking import CutSettings
+from askkit.ranking.settings import CANDIDATE_POOL
 from askkit.retrieve import Retriever, as_retriever
 from askkit.sources import AskSource, SourceList
 from askkit.vault import Vault
 from askkit.widgets._histogram import score_histogram_png
+from askkit.widgets.cut import CutView
 from askkit.widgets.reader import SourceReader
 from askkit.widgets.table import SourcesView
 
@@ -49,9 +60,25 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _pool_source(obj: object, retriever: Retriever) -> tuple[Callable[[str], Any], str]:
+    """How the cut panel gets a query's pool, and how it says so."""
+    pool = getattr(obj, "pool", None)
+    if callable(pool):
+
+        def fetch(query: str) -> Any:
+            return pool(query, CANDIDATE_POOL)
+
+        return fetch, f"{type(obj).__name__}.pool"
+
+    def first(query: str) -> Any:
+        return retriever(query, k=CANDIDATE_POOL)
+
+    return first, f"the retriever's first {CANDIDATE_POOL} results (it has no pool method)"
+
+
 class Explorer(w.VBox):  # type: ignore[misc]
     """A query box, the results in a :class:`SourcesView`, a :class:`SourceReader`,
-    a score histogram and the session's query history.
+    a score histogram, the session's query history and a context-cut panel.
 
     Parameters
     ----------
@@ -62,6 +89,11 @@ class Explorer(w.VBox):  # type: ignore[misc]
         Passed to the reader (the note around each source).
     k:
         How many sources to ask for.
+    page_size:
+        Rows per page of the results (and of the cut panel's kept chunks).
+    cut:
+        The cut panel's starting :class:`~askkit.ranking.CutSettings`
+        (kimun's defaults).
 
     Type a query and press Enter (or click *search*); click a row's ``[n]`` to
     read it; click a past query to run it again. These run on a background
@@ -70,7 +102,9 @@ class Explorer(w.VBox):  # type: ignore[misc]
     that arrives after a newer query was submitted goes to the history but is
     not shown. :meth:`submit` does the same from Python and :meth:`wait` waits
     for it; :meth:`search` runs a query in the calling thread and returns its
-    sources.
+    sources. Open the *context cut* panel (or call :meth:`show_cut`) to see the
+    query's candidate pool in a :class:`CutView`; while it is open, each query
+    fetches its pool too.
 
     Attributes
     ----------
@@ -80,6 +114,10 @@ class Explorer(w.VBox):  # type: ignore[misc]
         The session's queries, oldest first (:class:`HistoryEntry`).
     error:
         The last query's error message, ``None`` when it succeeded.
+    cut_view:
+        The context-cut panel's :class:`CutView` (open it with :meth:`show_cut`).
+    pool_query:
+        The query whose pool the cut panel shows (``None`` before the first).
     """
 
     def __init__(
@@ -89,8 +127,11 @@ class Explorer(w.VBox):  # type: ignore[misc]
         *,
         k: int = 10,
         page_size: int = 10,
+        cut: CutSettings | None = None,
     ) -> None:
         self.retriever: Retriever = as_retriever(retriever)
+        self._fetch_pool, self._pool_from = _pool_source(retriever, self.retriever)
+        self.pool_query: str | None = None
         self.sources = SourceList()
         self.history: list[HistoryEntry] = []
         self.error: str | None = None
@@ -115,6 +156,14 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self.histogram.add_class("askkit-histogram")
         self.history_box = w.VBox()
         self.history_box.add_class("askkit-history")
+        self.cut_view = CutView(None, cut, page_size=page_size)
+        self.cut_status = w.HTML(_html.message("run a query to see its pool", tone="muted"))
+        self.cut_panel = w.Accordion([w.VBox([self.cut_status, self.cut_view])])
+        self.cut_panel.set_title(0, "context cut")
+        self.cut_panel.selected_index = None
+        self.cut_panel.add_class("askkit-cut-panel")
+        self._shown_query: str | None = None
+        self._cut_worker: threading.Thread | None = None
         self._last_submitted = ""
         self._lock = threading.Lock()  # one retrieval at a time, and its display
         self._generation = 0  # bumped by every query; a result shows only if still current
@@ -122,6 +171,8 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self.query_box.observe(self._on_submit, names="value")
         self.search_button.on_click(lambda _b: self.submit(self.query_box.value))
         self.view.on_select(lambda src: self.reader.show(src, query=self._current_query()))
+        self.cut_view.sources_view.on_select(self._read_kept)
+        self.cut_panel.observe(self._on_cut_panel, names="selected_index")
         side = w.HBox(
             [
                 w.VBox([w.HTML(_html.heading_label("scores")), self.histogram]),
@@ -141,6 +192,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
                 side,
                 self.view,
                 self.reader,
+                self.cut_panel,
             ]
         )
         self.add_class("askkit-explorer")
@@ -184,13 +236,68 @@ class Explorer(w.VBox):  # type: ignore[misc]
         worker.start()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the last submitted query is shown (or superseded); False if
-        ``timeout`` seconds pass first."""
-        worker = self._worker
-        if worker is not None:
-            worker.join(timeout)
-            return not worker.is_alive()
+        """Block until the last submitted query is shown (or superseded), and the cut
+        panel's pool with it; False if ``timeout`` seconds pass first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for worker in (self._worker, self._cut_worker):
+            if worker is not None:
+                worker.join(None if deadline is None else max(deadline - time.monotonic(), 0))
+                if worker.is_alive():
+                    return False
         return True
+
+    @property
+    def cut_open(self) -> bool:
+        """Whether the context-cut panel is open (its pool follows each query)."""
+        return bool(self.cut_panel.selected_index == 0)
+
+    def show_cut(self, show: bool = True) -> None:
+        """Open (or close) the context-cut panel; opening fetches the shown query's pool."""
+        self.cut_panel.selected_index = 0 if show else None
+
+    def _read_kept(self, source: AskSource | None) -> None:
+        if source is not None:  # a kept chunk clicked in the cut panel opens in the reader
+            self.reader.show(source, query=self._current_query())
+
+    def _on_cut_panel(self, change: dict[str, Any]) -> None:
+        query = self._shown_query
+        if change["new"] != 0 or query is None or query == self.pool_query:
+            return
+        generation = self._generation
+        worker = threading.Thread(
+            target=self._background_pool,
+            args=(query, generation),
+            name="askkit-explorer-pool",
+            daemon=True,
+        )
+        self._cut_worker = worker
+        worker.start()
+
+    def _background_pool(self, query: str, generation: int) -> None:
+        try:
+            with self._lock:
+                if generation == self._generation:  # else a newer query will show its own
+                    self._show_pool(query)
+        except Exception as exc:  # showing failed: say so rather than lose it in a thread
+            self.cut_status.value = _html.message(_describe(exc), tone="error", lead="the cut")
+
+    def _show_pool(self, query: str) -> None:
+        """Fetch ``query``'s pool and show it in the cut panel (an error is shown there)."""
+        self.cut_status.value = _html.message(f"fetching the pool for {query}…", tone="muted")
+        try:
+            pool: Sequence[Any] = self._fetch_pool(query)
+            self.cut_view.set_pool(pool)
+        except Exception as exc:  # any retriever failure is shown to the user
+            self.cut_view.set_pool(None)
+            self.cut_status.value = _html.message(
+                _describe(exc), tone="error", lead="fetching the pool failed"
+            )
+        else:
+            self.cut_status.value = _html.message(
+                f"pool for {query}: {len(self.cut_view.pool)} chunks from {self._pool_from}",
+                tone="muted",
+            )
+        self.pool_query = query
 
     def search(self, query: str) -> SourceList:
         """Run ``query`` now, in this thread, show its sources and return them
@@ -229,8 +336,11 @@ class Explorer(w.VBox):  # type: ignore[misc]
             self.error = None
             self.error_html.value = ""
         self.sources = sources
+        self._shown_query = query
         self.view.set_data(sources)
         self.reader.show(None, query=query)
+        if self.cut_open:
+            self._show_pool(query)
         self.status_html.value = _html.search_status(query, len(sources), seconds)
         self._show_histogram()
         self._show_history()

@@ -1,4 +1,4 @@
-"""Explorer: LocalIndex, KimunClient against KimunTestServer, a plain callable, errors."""
+"""Explorer: LocalIndex, KimunClient against KimunTestServer, a plain callable, errors, the cut."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from askkit.ranking import CutSettings, answer_context, cut_len
 from askkit.retrieve.local import LocalIndex
 from askkit.testing import FAST_SETTINGS, KimunTestServer
 from askkit.widgets import Explorer
@@ -211,3 +212,96 @@ def test_a_failure_while_showing_is_reported(monkeypatch: pytest.MonkeyPatch) ->
     assert ex.error == "RuntimeError: <boom>"
     assert "showing the result failed" in ex.error_html.value
     assert "&lt;boom&gt;" in ex.error_html.value
+
+
+# --------------------------------------------------------------------------- the cut panel
+
+
+def test_the_cut_panel_shows_the_local_pool_and_follows_queries(index: LocalIndex) -> None:
+    ex = Explorer(index, VAULT, k=5)
+    assert not ex.cut_open
+    assert ex.cut_panel in ex.children
+    ex.show_cut()  # no query yet: nothing to fetch
+    assert ex.wait(30)
+    assert ex.pool_query is None
+    assert ex.cut_view.pool == ()
+    first = "how often should I feed the sourdough starter"
+    ex.search(first)  # the panel is open: the query's pool comes with it
+    pool = index.pool(first)
+    assert ex.pool_query == first
+    assert ex.cut_view.pool == tuple(pool)
+    assert list(ex.cut_view.kept) == answer_context(pool, ex.cut_view.settings)
+    assert f"{len(pool)} chunks from LocalIndex.pool" in ex.cut_status.value
+    ex.search("wireguard")
+    assert ex.pool_query == "wireguard"
+    assert ex.cut_view.pool == tuple(index.pool("wireguard"))
+    ex.cut_view.strategy_box.value = "fixed"
+    ex.cut_view.top_k_slider.value = 2
+    assert len(ex.cut_view.sources_view.frame) == 2
+    ex.cut_view.sources_view._rows[1].button.click()  # a kept chunk opens in the reader
+    assert ex.reader.source is not None
+    assert ex.reader.source.path == ex.cut_view.kept_sources[1].path
+    ex.search("tomatoes")
+    assert ex.cut_view.settings == CutSettings(strategy="fixed", top_k=2)  # settings stay
+
+
+def test_opening_the_cut_panel_fetches_the_shown_query_in_the_background(
+    index: LocalIndex,
+) -> None:
+    ex = Explorer(index, VAULT, cut=CutSettings(strategy="largest-drop"))
+    ex.search("rye bread")
+    assert ex.pool_query is None  # closed: no pool fetched
+    ex.cut_panel.selected_index = 0  # what clicking its title does
+    assert ex.wait(30)
+    assert ex.pool_query == "rye bread"
+    assert ex.cut_view.pool == tuple(index.pool("rye bread"))
+    assert ex.cut_view.settings.strategy == "largest-drop"
+    ex.show_cut(False)
+    ex.search("tomatoes")
+    assert ex.pool_query == "rye bread"  # closed again: the pool stays as it was
+
+
+def test_without_a_pool_method_the_cut_panel_asks_for_80() -> None:
+    calls: list[tuple[str, int]] = []
+
+    def retrieve(query: str, k: int = 10) -> list[dict[str, Any]]:
+        calls.append((query, k))
+        return [{**chunk_dict(f"{query}{i}"), "similarity_score": 1 - i / 100} for i in range(k)]
+
+    ex = Explorer(retrieve, k=4)
+    ex.search("a")
+    assert calls == [("a", 4)]
+    ex.show_cut()
+    assert ex.wait(30)
+    assert calls == [("a", 4), ("a", 80)]
+    assert len(ex.cut_view.pool) == 80
+    assert "first 80 results" in ex.cut_status.value
+    assert ex.cut_view.boundaries["score-range"] == cut_len(ex.cut_view.pool)
+
+
+def test_the_cut_panel_with_a_kimun_client(index: LocalIndex) -> None:
+    with KimunTestServer(retriever=index) as server, server.client() as client:
+        ex = Explorer(client, VAULT, k=3)
+        ex.show_cut()
+        ex.search("feed the starter")
+        assert ex.error is None
+        assert ex.cut_view.pool == tuple(client("feed the starter", k=80))
+        assert "first 80 results" in ex.cut_status.value
+
+
+def test_a_failing_pool_is_shown_in_the_panel_escaped() -> None:
+    class Index:
+        def __call__(self, query: str, k: int = 10) -> list[dict[str, Any]]:
+            return [chunk_dict(query)]
+
+        def pool(self, query: str, size: int) -> list[Any]:
+            raise RuntimeError(f"<img src=x onerror=alert('{query}')>")
+
+    ex = Explorer(Index())
+    ex.show_cut()
+    ex.search("q")
+    assert ex.error is None  # the query itself worked
+    assert "fetching the pool failed" in ex.cut_status.value
+    assert "&lt;img" in ex.cut_status.value
+    assert "<img" not in ex.cut_status.value
+    assert ex.cut_view.pool == ()
