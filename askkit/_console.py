@@ -6,7 +6,9 @@ holding ``[bold]`` or ``[/]`` is shown as written, never read as rich markup.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -14,7 +16,7 @@ from rich.text import Text
 
 from askkit.sources import AskSource, Turn
 
-__all__ = ["print_sources", "print_turn", "sources_table"]
+__all__ = ["frame_table", "print_sources", "print_turn", "sources_table"]
 
 
 def sources_table(
@@ -67,3 +69,29 @@ def print_turn(console: Console, turn: Turn) -> None:
             console.print(Text(f"cited with no source: {nums}", style="bold red"))
     cited = set(turn.cited_ordinals()) if turn.answer else None
     console.print(sources_table(turn.sources, cited=cited))
+
+
+def _cell(value: Any, digits: int) -> Text:
+    if isinstance(value, bool):
+        return Text("✓" if value else "")
+    if isinstance(value, float):
+        return Text("NaN" if math.isnan(value) else f"{value:.{digits}f}")
+    return Text(str(value))
+
+
+def frame_table(
+    frame: Any, *, title: str = "", digits: int = 3, highlight: int | None = None
+) -> Table:
+    """A rich table of a small frame's columns (no index): floats to ``digits``, bools as ✓.
+
+    ``highlight`` is a row position shown in bold. Numbers are right-aligned.
+    """
+    table = Table(title=title or None, title_justify="left", expand=False)
+    columns = [frame.iloc[:, j].tolist() for j in range(frame.shape[1])]  # Python scalars
+    for name, values in zip(frame.columns, columns, strict=True):
+        numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+        table.add_column(Text(str(name)), justify="right" if numeric and values else "left")
+    for i in range(frame.shape[0]):
+        style = "bold" if i == highlight else None
+        table.add_row(*(_cell(col[i], digits) for col in columns), style=style)
+    return table

@@ -8,6 +8,12 @@ sources (grade, citation, score) and, with a vault, each source's section as
 located in its note. The answers, sources tables and metrics tables are
 :mod:`askkit._html`'s, as in a notebook; every piece of user text is escaped;
 the page has no script and opens in any browser.
+
+With judgments the report also has a **Context cut** section
+(:func:`sweep_context_cut`): kimun's three context cuts replayed on each
+turn's sources as its ranked pool, recall against context size, the best
+setting per strategy and the recommended ``[reranker]`` block for kimun's
+``server.toml``. ``askkit cut`` prints the same summary in a terminal.
 """
 
 from __future__ import annotations
@@ -25,16 +31,38 @@ import pandas as pd
 
 from askkit import __version__, _html
 from askkit._atomic import atomic_write_text
-from askkit.errors import AskkitError, VaultError
+from askkit.errors import AskkitError, SchemaError, VaultError
 from askkit.sources import AskSource, Turn
 
 if TYPE_CHECKING:
     from askkit.metrics.io import Level
+    from askkit.ranking.settings import CutSettings
 
-__all__ = ["DEFAULT_MEASURES", "Report", "build_report"]
+__all__ = [
+    "DEFAULT_MEASURES",
+    "OBJECTIVES",
+    "CutSweep",
+    "Report",
+    "build_report",
+    "sweep_context_cut",
+]
 
 #: The measures a report shows when none are named.
 DEFAULT_MEASURES = ("ndcg@10", "precision@10", "recall@10", "hit@10", "mrr", "map", "r-precision")
+
+#: What :func:`sweep_context_cut` can optimise (:func:`askkit.ranking.recommend`'s objectives).
+OBJECTIVES = ("smallest-context", "ndcg", "precision")
+#: The sweep columns the summaries show.
+_SWEEP_SHOWN = [
+    "setting",
+    "mean_chunks",
+    "mean_notes",
+    "mean_search_rows",
+    "recall",
+    "precision",
+    "ndcg",
+    "queries_without_relevant",
+]
 
 #: The page around the parts (tables and answers carry :data:`askkit._html.CSS`).
 _CSS = """
@@ -67,6 +95,181 @@ class Report:
             f"<p>askkit report: {self.turns} turns, {self.sources} sources, "
             f"{self.shown} shown in the drilldown</p>"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class CutSweep:
+    """A context-cut sweep and what it recommends: ``askkit cut`` and the report's section.
+
+    Attributes
+    ----------
+    sweep:
+        :func:`askkit.ranking.sweep_cuts`' table, one row per setting.
+    best:
+        Per strategy, the setting ``objective`` picks among those keeping
+        ``recall >= min_recall`` (else its best-recall setting);
+        ``meets_min_recall`` says which.
+    recommended:
+        The setting over all strategies, or ``None`` when none reaches
+        ``min_recall`` (``problem`` then says so).
+    pools, truncated:
+        The pools swept, and how many of them a server's cut had already
+        shortened (:func:`askkit.frame.pool_truncated`).
+    """
+
+    sweep: pd.DataFrame
+    best: pd.DataFrame
+    recommended: CutSettings | None
+    objective: str
+    min_recall: float
+    pools: int
+    truncated: int
+    problem: str = ""
+
+    @property
+    def truncation_note(self) -> str:
+        """What truncated pools mean for the sweep, or ``""`` when none was truncated."""
+        if not self.truncated:
+            return ""
+        return (
+            f"The server's cut already truncated {self.truncated} of {self.pools} pools "
+            "(fewer than 80 chunks): the sweep can only cut further."
+        )
+
+    @property
+    def summary(self) -> str:
+        """One line: pools, judged queries, objective and minimum recall."""
+        judged = int(self.sweep["judged_queries"].iloc[0]) if len(self.sweep) else 0
+        return (
+            f"{self.pools} pools, {judged} with a relevant note; objective {self.objective}, "
+            f"recall >= {self.min_recall:g} of the relevant notes each pool holds"
+        )
+
+    def html(self, figure: str = "") -> str:
+        """The report's section body (``figure``: a ready ``<img>``), every value escaped."""
+        parts = [f"<p>{_html.esc(self.summary)}.</p>"]
+        if self.truncation_note:
+            parts.append(_html.message(self.truncation_note, tone="warn"))
+        if figure:
+            parts.append(f'<div class="figs">{figure}</div>')
+        parts.append("<h3>Best setting per strategy</h3>")
+        parts.append(_html.data_table(self.best.set_index("strategy"), digits=3))
+        parts.append("<h3>Recommended</h3>")
+        if self.recommended is None:
+            parts.append(_html.message(self.problem, tone="warn"))
+        else:
+            parts.append(
+                f"<p>{_html.esc(self.recommended.label)}: merge into the [reranker] table of "
+                "kimun's server.toml</p><pre>" + _html.esc(self.recommended.to_toml()) + "</pre>"
+            )
+        parts.append(
+            f"<details><summary>Every setting ({len(self.sweep)})</summary>"
+            + _html.data_table(self.sweep[_SWEEP_SHOWN], digits=3, index=False)
+            + "</details>"
+        )
+        return "".join(parts)
+
+    def _repr_html_(self) -> str:
+        return _html.fragment(self.html())
+
+
+def _best_per_strategy(sweep: pd.DataFrame, objective: Any, min_recall: float) -> pd.DataFrame:
+    from askkit.ranking import recommend
+
+    rows = []
+    for strategy in sweep["strategy"].drop_duplicates():
+        part = sweep[sweep["strategy"] == strategy]
+        try:
+            label = recommend(part, objective, min_recall=min_recall).label
+            row = part[part["setting"] == label].head(1)
+        except SchemaError:  # no setting of this strategy keeps enough recall
+            row = part.sort_values(
+                ["recall", "mean_chunks"], ascending=[False, True], kind="stable"
+            ).head(1)
+        rows.append(row)
+    best: pd.DataFrame = pd.concat(rows, ignore_index=True)[["strategy", *_SWEEP_SHOWN]]
+    return best.assign(meets_min_recall=best["recall"].to_numpy(dtype=float) >= min_recall)
+
+
+def sweep_context_cut(
+    pools: pd.DataFrame,
+    qrels: Any,
+    *,
+    objective: str = "smallest-context",
+    min_recall: float = 0.9,
+    strategies: Sequence[str] | None = None,
+    grid: Any = None,
+) -> CutSweep:
+    """Sweep kimun's context cuts over many pools and pick a setting.
+
+    Parameters
+    ----------
+    pools:
+        A sources frame (``turn_id`` = the query id; each turn's sources read
+        as its ranked pool, :func:`askkit.frame.pool_frame`), or a pools
+        frame as :meth:`askkit.retrieve.LocalIndex.pools` returns it.
+    qrels:
+        Judgments (a file or a frame, :func:`askkit.metrics.read_qrels`).
+    objective, min_recall:
+        How to pick (:func:`askkit.ranking.recommend`): one of
+        :data:`OBJECTIVES`, among settings keeping at least ``min_recall``
+        (0..1) of the relevant notes each pool holds.
+    strategies, grid:
+        What to sweep (:func:`askkit.ranking.settings_grid`; default all three).
+
+    Raises
+    ------
+    SchemaError
+        ``min_recall`` is not a number in 0..1, an unknown objective or
+        strategy, a bad pool, or no pool holds a relevant note of the qrels
+        (the query ids or paths do not match).
+    """
+    from askkit.frame import pool_frame, pool_truncated
+    from askkit.ranking import STRATEGIES, recommend, sweep_cuts
+
+    if objective not in OBJECTIVES:
+        raise SchemaError(
+            "unknown objective; one of " + ", ".join(OBJECTIVES), field="objective", value=objective
+        )
+    if (
+        isinstance(min_recall, bool)
+        or not isinstance(min_recall, int | float)
+        or not 0.0 <= min_recall <= 1.0
+    ):
+        raise SchemaError("expected a number in 0..1", field="min_recall", value=min_recall)
+    chosen = list(STRATEGIES if strategies is None else strategies)
+    unknown = [s for s in chosen if s not in STRATEGIES]
+    if unknown or not chosen:
+        raise SchemaError(
+            "unknown strategy; kimun's are " + ", ".join(STRATEGIES),
+            field="strategies",
+            value=unknown or chosen,
+        )
+    truncated = 0
+    if "query_id" not in pools.columns and "turn_id" in pools.columns:
+        truncated = int(pool_truncated(pools).sum())
+        pools = pool_frame(pools)
+    sweep = sweep_cuts(pools, qrels, cast("Any", chosen), grid)
+    count = int(pools["query_id"].nunique()) if "query_id" in pools.columns else 0
+    if not len(sweep) or int(sweep["judged_queries"].iloc[0]) == 0:
+        ids = pools["query_id"].drop_duplicates().head(3).astype(str).tolist() if count else []
+        raise SchemaError(
+            f"no pool holds a relevant note of the qrels ({count} pools"
+            + (f", ids like {', '.join(ids)}" if ids else "")
+            + "): the pools' query ids (a log's turn ids) and note paths must be the qrels'",
+            field="qrels",
+            value=qrels if not isinstance(qrels, pd.DataFrame) else "a frame",
+        )
+    best = _best_per_strategy(sweep, objective, min_recall)
+    recommended: CutSettings | None = None
+    problem = ""
+    try:
+        recommended = recommend(sweep, cast("Any", objective), min_recall=min_recall)
+    except SchemaError as exc:
+        problem = exc.message
+    return CutSweep(
+        sweep, best, recommended, objective, float(min_recall), count, truncated, problem
+    )
 
 
 def _png(draw: Callable[[Any], Any], *, size: tuple[float, float] = (5.2, 3.4)) -> str:
@@ -198,6 +401,26 @@ def _turn_html(
     )
 
 
+def _cut_section(frame: pd.DataFrame, qrels: Any, objective: str, min_recall: float) -> str:
+    """The Context cut section: the sweep on each turn's sources, or why there is none."""
+    from askkit import plots
+
+    head = (
+        "<h2>Context cut</h2><p>kimun's three context cuts replayed on each turn's sources "
+        "as its ranked pool (turn ids as query ids, note level).</p>"
+    )
+    try:
+        cut = sweep_context_cut(frame, qrels, objective=objective, min_recall=min_recall)
+    except AskkitError as exc:
+        return head + _html.message(str(exc), tone="warn", lead="no sweep")
+    image = _png(
+        lambda ax: plots.cut_sweep(
+            cut.sweep, recommended=cut.recommended, min_recall=cut.min_recall, ax=ax
+        )
+    )
+    return head + cut.html(f'<img alt="context cut sweep" src="data:image/png;base64,{image}">')
+
+
 def build_report(
     run: Any,
     qrels: Any = None,
@@ -208,6 +431,8 @@ def build_report(
     max_queries: int = 200,
     strict: bool = True,
     title: str | None = None,
+    objective: str = "smallest-context",
+    min_recall: float = 0.9,
 ) -> Report:
     """Build the report for a run.
 
@@ -227,6 +452,9 @@ def build_report(
         there were.
     strict:
         With ``False``, bad log records are skipped and listed in the report.
+    objective, min_recall:
+        How the Context cut section (with ``qrels``) picks its recommended
+        setting (:func:`sweep_context_cut`).
     """
     from askkit import plots
 
@@ -252,6 +480,7 @@ def build_report(
             judged.order,
         )
         figures += judged.figures
+        sections.append(_cut_section(frame, qrels, objective, min_recall))
     else:
         figures.append(_png(lambda ax: plots.score_vs_rank(frame, ax=ax)))
     images = "".join(f'<img alt="plot" src="data:image/png;base64,{b}">' for b in figures)

@@ -8,14 +8,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
-from askkit.errors import AskkitError
+from askkit._html import esc
+from askkit.errors import AskkitError, SchemaError
 from askkit.frame import sources_frame
 from askkit.metrics import evaluate
-from askkit.report import build_report
+from askkit.ranking import recommend, sweep_cuts
+from askkit.report import CutSweep, build_report, sweep_context_cut
 from askkit.retrieve.local import LocalIndex
 from tests.conftest import DATA
 
@@ -41,8 +44,9 @@ def test_full_report(run_log: Path) -> None:
     page = report.html
     assert page.startswith("<!doctype html>")
     assert "<script" not in page
-    assert page.count('src="data:image/png;base64,') == 4
+    assert page.count('src="data:image/png;base64,') == 5
     assert "<h2>Metrics</h2>" in page
+    assert "<h2>Context cut</h2>" in page
     assert "<h2>Coverage</h2>" in page
     assert report.turns == 37
     assert report.shown == 37
@@ -113,3 +117,102 @@ def test_bad_options() -> None:
         build_report(DATA / "turns.jsonl", level="chunk")
     with pytest.raises(ValueError, match="max_queries"):
         build_report(DATA / "turns.jsonl", max_queries=-1)
+
+
+# -- the Context cut section ---------------------------------------------------------------
+
+
+def cut_section(page: str) -> str:
+    return page.split("<h2>Context cut</h2>", 1)[1].split("<h2>", 1)[0]
+
+
+def test_context_cut_section_shows_the_sweep(run_log: Path) -> None:
+    page = build_report(run_log, DATA / "qrels.tsv").html
+    section = cut_section(page)
+    cut = sweep_context_cut(sources_frame(run_log), DATA / "qrels.tsv")
+    assert cut.recommended is not None
+    assert esc(cut.recommended.to_toml()) in section
+    assert 'alt="context cut sweep" src="data:image/png;base64,' in section
+    assert "<h3>Best setting per strategy</h3>" in section
+    assert "already truncated 37 of 37 pools" in section
+    assert "the sweep can only cut further" in section
+    assert f"Every setting ({len(cut.sweep)})" in section
+
+
+def test_context_cut_section_follows_the_objective(run_log: Path) -> None:
+    page = build_report(run_log, DATA / "qrels.tsv", objective="ndcg", min_recall=0.5).html
+    cut = sweep_context_cut(
+        sources_frame(run_log), DATA / "qrels.tsv", objective="ndcg", min_recall=0.5
+    )
+    assert cut.recommended is not None
+    assert esc(cut.recommended.to_toml()) in cut_section(page)
+
+
+def test_context_cut_section_when_no_qrels_match() -> None:
+    page = build_report(DATA / "turns.jsonl", DATA / "qrels.tsv").html  # turn ids are not q01..
+    section = cut_section(page)
+    assert "no sweep" in section
+    assert "no pool holds a relevant note of the qrels" in section
+    assert "[reranker]" not in section
+
+
+def test_context_cut_section_escapes_ids(tmp_path: Path) -> None:
+    evil = "<script>alert(1)</script>"
+    log = tmp_path / "evil.jsonl"
+    chunk = {"path": "a<b>.md", "title": evil, "content": evil, "hash": "h", "ordinal": 1}
+    log.write_text(
+        json.dumps({"id": evil, "question": evil, "chunks": [{**chunk, "similarity_score": 1.0}]})
+        + "\n"
+    )
+    qrels = pd.DataFrame({"query_id": ["other"], "path": ["a<b>.md"], "grade": [2]})
+    page = build_report(log, qrels).html
+    assert "<script>alert" not in page
+    assert esc(evil) in cut_section(page)  # named in the "no pool holds" message
+
+
+def test_sweep_context_cut_on_local_pools() -> None:
+    index = LocalIndex(DATA / "vault", cache_dir=False, progress=False)
+    pools = index.pools(DATA / "queries.tsv")
+    cut = sweep_context_cut(pools, DATA / "qrels.tsv", strategies=["fixed", "largest-drop"])
+    sweep = sweep_cuts(pools, DATA / "qrels.tsv", ["fixed", "largest-drop"])
+    pd.testing.assert_frame_equal(cut.sweep, sweep)
+    assert cut.recommended == recommend(sweep)
+    assert (cut.pools, cut.truncated, cut.truncation_note) == (37, 0, "")
+    assert cut.best["strategy"].tolist() == ["fixed", "largest-drop"]
+    assert cut.best["meets_min_recall"].all()
+    assert cut.recommended.label in cut.best["setting"].tolist()
+    assert isinstance(cut, CutSweep)
+    assert "<pre>[reranker]" in cut._repr_html_()
+
+
+def test_best_per_strategy_falls_back_to_the_best_recall() -> None:
+    index = LocalIndex(DATA / "vault", cache_dir=False, progress=False)
+    pools = index.pools(DATA / "queries.tsv")
+    cut = sweep_context_cut(pools, DATA / "qrels.tsv", min_recall=1.0)
+    fixed = cut.best[cut.best["strategy"] == "fixed"].iloc[0]
+    assert not fixed["meets_min_recall"]  # top_k=40 loses a few relevant notes
+    assert fixed["setting"] == "fixed top_k=40"
+    assert cut.recommended is not None  # score-range keeps the whole pool at cutoff 0
+    only_fixed = sweep_context_cut(pools, DATA / "qrels.tsv", min_recall=1.0, strategies=["fixed"])
+    assert only_fixed.recommended is None
+    assert "no setting keeps recall >= 1.0" in only_fixed.problem
+    assert esc(only_fixed.problem) in only_fixed.html()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"objective": "recall"}, "objective"),
+        ({"min_recall": float("nan")}, "min_recall"),
+        ({"min_recall": 1.5}, "min_recall"),
+        ({"min_recall": -0.1}, "min_recall"),
+        ({"min_recall": True}, "min_recall"),
+        ({"strategies": ["rerank"]}, "strategies"),
+        ({"strategies": []}, "strategies"),
+    ],
+)
+def test_sweep_context_cut_refuses_bad_options(kwargs: dict[str, Any], field: str) -> None:
+    frame = sources_frame(DATA / "turns.jsonl")
+    with pytest.raises(SchemaError) as info:
+        sweep_context_cut(frame, DATA / "qrels.tsv", **kwargs)
+    assert info.value.field == field

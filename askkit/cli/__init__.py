@@ -7,6 +7,8 @@
 ``askkit ask QUESTION --server URL --vault-id ID``  answer with a kimun server.
 ``askkit lab [--vault PATH]``  index a vault and open the notebooks in JupyterLab.
 ``askkit report LOG [--qrels Q] [--vault V]``  a static HTML report, no Jupyter needed.
+``askkit cut LOG --qrels Q`` (or ``--vault DIR --queries TSV``)  sweep kimun's context
+cuts and print the ``[reranker]`` setting to use.
 
 ``askkit --version``     the version, and whether the compiled kernels are built.
 
@@ -78,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="a JSON answer job, answer result, turn or embeddings response")
     p.set_defaults(func=_cmd_prompt)
 
+    from askkit.cli import cut as _cli_cut
     from askkit.cli import lab as _cli_lab
     from askkit.cli import report as _cli_report
     from askkit.cli import server as _cli_server
@@ -98,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_server.register(sub)
     _cli_lab.register(sub)
     _cli_report.register(sub)
+    _cli_cut.register(sub)
     return parser
 
 

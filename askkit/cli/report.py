@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
+
+from askkit.errors import UsageError
 
 __all__ = ["register", "report_command"]
 
@@ -30,6 +33,19 @@ def register(sub: Any) -> None:
     p.add_argument("--max-queries", type=int, default=200, help="queries in the drilldown")
     p.add_argument("--lenient", action="store_true", help="skip bad log records and list them")
     p.add_argument("--title", help="the report's title")
+    p.add_argument(
+        "--objective",
+        choices=["smallest-context", "ndcg", "precision"],
+        default="smallest-context",
+        help="with --qrels: what the Context cut section's recommended setting optimises",
+    )
+    p.add_argument(
+        "--min-recall",
+        type=float,
+        default=0.9,
+        help="with --qrels: the recall (0..1) of each pool's relevant notes a recommended "
+        "context cut must keep (default 0.9)",
+    )
     p.set_defaults(func=report_command)
 
 
@@ -37,6 +53,8 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit report``."""
     from askkit.report import DEFAULT_MEASURES, build_report
 
+    if not math.isfinite(args.min_recall) or not 0.0 <= args.min_recall <= 1.0:
+        raise UsageError(f"--min-recall must be a number in 0..1, got {args.min_recall}")
     measures = (
         [m.strip() for m in args.measures.split(",") if m.strip()]
         if args.measures
@@ -51,6 +69,8 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
         max_queries=args.max_queries,
         strict=not args.lenient,
         title=args.title,
+        objective=args.objective,
+        min_recall=args.min_recall,
     )
     out = report.write(Path(args.output))
     console.print(

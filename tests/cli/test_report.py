@@ -55,3 +55,32 @@ def test_cli_missing_log_is_one_line(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "nope.jsonl" in proc.stderr
+
+
+def test_cli_passes_the_context_cut_options(run_log: Path, tmp_path: Path) -> None:
+    from askkit.cli import main
+    from askkit.frame import sources_frame
+    from askkit.report import sweep_context_cut
+
+    out = tmp_path / "r.html"
+    argv = ["report", str(run_log), "--qrels", str(DATA / "qrels.tsv"), "-o", str(out)]
+    assert main([*argv, "--objective", "precision", "--min-recall", "0.6"]) == 0
+    cut = sweep_context_cut(
+        sources_frame(run_log), DATA / "qrels.tsv", objective="precision", min_recall=0.6
+    )
+    assert cut.recommended is not None
+    page = out.read_text(encoding="utf-8")
+    assert cut.recommended.to_toml().replace('"', "&quot;") in page
+
+
+@pytest.mark.parametrize("value", ["nan", "2", "-1"])
+def test_cli_refuses_a_bad_min_recall(
+    run_log: Path, value: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from askkit.cli import main
+
+    monkeypatch.setenv("COLUMNS", "1000")
+    assert main(["report", str(run_log), "--min-recall", value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("askkit: error: --min-recall must be a number in 0..1")
+    assert err.count("\n") == 1

@@ -1,0 +1,140 @@
+"""``askkit cut``: sweep kimun's context cuts over many pools and print the setting to use.
+
+The pools come from a turn log (each turn's sources read as its ranked pool,
+its ``id`` as the query id) or from a local vault (``--vault`` and
+``--queries``: :meth:`askkit.retrieve.LocalIndex.pools`). The command prints
+the sweep table, the best setting per strategy and the recommended
+``[reranker]`` block for kimun's ``server.toml``
+(:func:`askkit.report.sweep_context_cut`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from askkit._console import frame_table
+from askkit.errors import UsageError
+
+__all__ = ["cut_command", "register"]
+
+_OBJECTIVES = ("smallest-context", "ndcg", "precision")
+_STRATEGIES = ("fixed", "score-range", "largest-drop")
+
+
+def register(sub: Any) -> None:
+    """Add ``askkit cut`` to the command line."""
+    p = sub.add_parser(
+        "cut",
+        help="sweep kimun's context cuts over many queries and recommend a [reranker] setting",
+        description="Replay kimun's three context cuts (fixed, score-range, largest-drop) on "
+        "many ranked pools, score each setting against graded judgments, and print the "
+        "[reranker] block to paste into kimun's server.toml.",
+    )
+    p.add_argument(
+        "log",
+        nargs="?",
+        help="a JSONL turn log or JSON payload whose sources are the pools "
+        "(turn ids must be the qrels' query ids); or use --vault and --queries",
+    )
+    p.add_argument(
+        "--qrels", required=True, help="graded judgments (TSV: query_id, path, heading, grade)"
+    )
+    p.add_argument("--vault", metavar="DIR", help="build the pools with the local BM25 index")
+    p.add_argument(
+        "--queries", metavar="TSV", help="with --vault: the queries (TSV: query_id, question)"
+    )
+    p.add_argument(
+        "--pool-size", type=int, default=80, help="with --vault: chunks per pool (kimun: 80)"
+    )
+    p.add_argument("--objective", choices=_OBJECTIVES, default="smallest-context")
+    p.add_argument(
+        "--min-recall",
+        type=float,
+        default=0.9,
+        help="consider settings keeping at least this recall of each pool's relevant notes "
+        "(0..1, default 0.9)",
+    )
+    p.add_argument(
+        "--strategies",
+        default=",".join(_STRATEGIES),
+        help="comma-separated strategies to sweep (default: fixed,score-range,largest-drop)",
+    )
+    p.add_argument("--brief", action="store_true", help="print only the best setting per strategy")
+    p.set_defaults(func=cut_command)
+
+
+def _strategies(text: str) -> list[str]:
+    chosen = [s.strip() for s in text.split(",") if s.strip()]
+    unknown = [s for s in chosen if s not in _STRATEGIES]
+    if unknown or not chosen:
+        raise UsageError(
+            f"--strategies: unknown strategy {(unknown or [text])[0]!r}; "
+            f"kimun's are {', '.join(_STRATEGIES)}"
+        )
+    return list(dict.fromkeys(chosen))
+
+
+def _pools(args: argparse.Namespace) -> Any:
+    if (args.log is None) == (args.vault is None):
+        raise UsageError("give either a turn LOG or --vault DIR --queries TSV (not both)")
+    if args.vault is None:
+        if args.queries is not None:
+            raise UsageError("--queries goes with --vault; a LOG holds its own queries")
+        from askkit.frame import sources_frame
+
+        return sources_frame(args.log)
+    if args.queries is None:
+        raise UsageError("--vault needs --queries TSV (query_id, question): what to retrieve")
+    if args.pool_size < 1:
+        raise UsageError(f"--pool-size must be at least 1, got {args.pool_size}")
+    if not Path(args.vault).is_dir():
+        raise UsageError(f"--vault: no such folder: {args.vault}")
+    from askkit.retrieve.local import LocalIndex, read_queries
+
+    queries = read_queries(args.queries)  # a bad file fails before indexing
+    return LocalIndex(args.vault).pools(queries, args.pool_size)
+
+
+def cut_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``askkit cut``."""
+    from askkit.report import sweep_context_cut
+
+    if not math.isfinite(args.min_recall) or not 0.0 <= args.min_recall <= 1.0:
+        raise UsageError(f"--min-recall must be a number in 0..1, got {args.min_recall}")
+    strategies = _strategies(args.strategies)
+    if not Path(args.qrels).is_file():
+        raise UsageError(f"--qrels: no such file: {args.qrels}")
+    pools = _pools(args)
+    cut = sweep_context_cut(
+        pools,
+        args.qrels,
+        objective=args.objective,
+        min_recall=args.min_recall,
+        strategies=strategies,
+    )
+    console.print(Text(cut.summary + "."), soft_wrap=True)
+    if cut.truncation_note:
+        console.print(Text(cut.truncation_note, style="yellow"), soft_wrap=True)
+    columns = ["setting", "mean_chunks", "mean_notes", "recall", "precision", "ndcg"]
+    columns.append("queries_without_relevant")
+    table = (cut.best if args.brief else cut.sweep)[columns].rename(
+        columns={"queries_without_relevant": "lost_all"}
+    )
+    label = "" if cut.recommended is None else cut.recommended.label
+    picked = (table["setting"] == label).to_numpy()
+    table.insert(0, "", ["★" if p else "" for p in picked])
+    hits = picked.nonzero()[0]
+    title = "best setting per strategy" if args.brief else "context cut sweep"
+    console.print(frame_table(table, title=title, highlight=int(hits[0]) if len(hits) else None))
+    if cut.recommended is None:
+        raise UsageError(f"--min-recall: {cut.problem}")
+    console.print(Text(f"recommended: {cut.recommended.label}", style="bold"))
+    console.print(Text("# merge into the [reranker] table of kimun's server.toml", style="dim"))
+    console.print(Text(cut.recommended.to_toml()), soft_wrap=True)
+    return 0

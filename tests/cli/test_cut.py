@@ -1,0 +1,192 @@
+"""``askkit cut``: the context-cut sweep and the recommended [reranker] block, in a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from askkit.cli import main
+from askkit.ranking import CutSettings, recommend, sweep_cuts
+from askkit.retrieve.local import LocalIndex
+from tests.conftest import DATA, ROOT
+from tests.test_report import write_run_log
+
+QRELS = str(DATA / "qrels.tsv")
+QUERIES = str(DATA / "queries.tsv")
+VAULT = str(DATA / "vault")
+
+
+@pytest.fixture(autouse=True)
+def _wide_and_cached(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # one error line, never wrapped
+    monkeypatch.setenv("ASKKIT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def run_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled queries' search results (10 notes each), ids as the qrels' ids."""
+    return write_run_log(tmp_path_factory.mktemp("cli-cut") / "run.jsonl")
+
+
+def toml_block(out: str) -> CutSettings:
+    return CutSettings.from_toml(out[out.index("\n[reranker]\n") :])
+
+
+def test_vault_pools_print_the_sweep_and_the_recommended_block(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["cut", "--vault", VAULT, "--queries", QUERIES, "--qrels", QRELS]) == 0
+    out = capsys.readouterr().out
+    index = LocalIndex(VAULT, cache_dir=False, progress=False)
+    expected = recommend(sweep_cuts(index.pools(QUERIES), QRELS))
+    assert toml_block(out) == expected
+    assert f"recommended: {expected.label}" in out
+    assert "37 pools, 34 with a relevant note" in out
+    assert "fixed top_k=40" in out  # every setting of the sweep is listed
+    assert "largest-drop window=3..80" in out
+    assert "already truncated" not in out  # local pools are whole
+
+
+def test_objective_strategies_and_brief(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["cut", "--vault", VAULT, "--queries", QUERIES, "--qrels", QRELS]
+    argv += ["--objective", "ndcg", "--strategies", "fixed", "--min-recall", "0.5", "--brief"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    index = LocalIndex(VAULT, cache_dir=False, progress=False)
+    sweep = sweep_cuts(index.pools(QUERIES), QRELS, ["fixed"])
+    assert toml_block(out) == recommend(sweep, "ndcg", min_recall=0.5)
+    assert "best setting per strategy" in out
+    assert "score-range" not in out.split("[reranker]")[0]
+
+
+def test_a_log_of_cut_answers_is_said_to_be_truncated(
+    run_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["cut", str(run_log), "--qrels", QRELS]) == 0
+    out = capsys.readouterr().out
+    assert "The server's cut already truncated 37 of 37 pools" in out
+    assert "the sweep can only cut further" in out
+    assert toml_block(out).strategy in ("fixed", "score-range", "largest-drop")
+
+
+def test_a_log_of_whole_pools(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = LocalIndex(VAULT, cache_dir=False, progress=False)
+    log = tmp_path / "pools.jsonl"
+    with log.open("w", encoding="utf-8") as fh:
+        for qid, question in [("q01", "sourdough starter feeding ratio"), ("q05", "tomatoes")]:
+            chunks = [c.to_dict() for c in index.pool(question)]
+            fh.write(json.dumps({"id": qid, "question": question, "chunks": chunks}) + "\n")
+    assert main(["cut", str(log), "--qrels", QRELS, "--min-recall", "0"]) == 0
+    out = capsys.readouterr().out
+    full = sum(len(index.pool(q)) == 80 for q in ("sourdough starter feeding ratio", "tomatoes"))
+    assert ("already truncated" in out) == (full < 2)
+    assert "[reranker]" in out
+
+
+def error_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("askkit: error: ")
+    assert err.count("\n") == 1, err  # one line
+    return err
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["cut", "nope.jsonl", "--qrels", QRELS], "nope.jsonl"),
+        (["cut", str(DATA / "turns.jsonl"), "--qrels", "nope.tsv"], "--qrels: no such file"),
+        (["cut", str(DATA / "turns.jsonl"), "--qrels", QRELS], "no pool holds a relevant note"),
+        (["cut", "--qrels", QRELS], "give either a turn LOG or --vault"),
+        (["cut", "x.jsonl", "--vault", VAULT, "--queries", QUERIES, "--qrels", QRELS], "not both"),
+        (["cut", "--vault", VAULT, "--qrels", QRELS], "--vault needs --queries"),
+        (["cut", "--vault", "no-such-dir", "--queries", QUERIES, "--qrels", QRELS], "no such"),
+        (["cut", "--vault", VAULT, "--queries", "nope.tsv", "--qrels", QRELS], "nope.tsv"),
+        (["cut", str(DATA / "turns.jsonl"), "--queries", QUERIES, "--qrels", QRELS], "--queries"),
+    ],
+)
+def test_bad_inputs_are_one_line_and_status_2(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert says in error_of(argv, capsys)
+
+
+@pytest.mark.parametrize("value", ["1.5", "-0.1", "nan", "inf"])
+def test_min_recall_out_of_range(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["cut", str(DATA / "turns.jsonl"), "--qrels", QRELS, "--min-recall", value]
+    assert "--min-recall must be a number in 0..1" in error_of(argv, capsys)
+
+
+@pytest.mark.parametrize("value", ["rerank", "", "fixed,nope"])
+def test_unknown_strategies(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["cut", str(DATA / "turns.jsonl"), "--qrels", QRELS, "--strategies", value]
+    assert "--strategies: unknown strategy" in error_of(argv, capsys)
+
+
+def test_no_setting_reaches_the_minimum_recall(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["cut", "--vault", VAULT, "--queries", QUERIES, "--qrels", QRELS]
+    argv += ["--strategies", "fixed", "--min-recall", "1"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert "context cut sweep" in captured.out  # the table is printed before the error
+    assert "no setting keeps recall >= 1.0" in captured.err
+    assert "\n[reranker]\n" not in captured.out
+
+
+def test_a_nan_score_in_the_log_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chunk = {"path": "projects/sourdough.md", "title": "S", "content": "x", "hash": "h"}
+    log = tmp_path / "nan.jsonl"
+    log.write_text(
+        json.dumps({"id": "q01", "question": "q", "chunks": [{**chunk, "similarity_score": 0.5}]})
+        + "\n"
+        + '{"id": "q02", "question": "q", "chunks": [{"path": "a.md", "title": "S", '
+        '"content": "x", "hash": "h", "similarity_score": NaN}]}\n',
+        encoding="utf-8",
+    )
+    argv = ["cut", str(log), "--qrels", QRELS]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("askkit: error: ")
+
+
+def test_run_as_a_program(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "askkit.cli",
+            "cut",
+            "--vault",
+            VAULT,
+            "--queries",
+            QUERIES,
+            "--qrels",
+            QRELS,
+            "--brief",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "200", "ASKKIT_CACHE_DIR": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "best setting per strategy" in proc.stdout
+    assert 'context_cut = "' in proc.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "askkit.cli", "cut", "nope.jsonl", "--qrels", QRELS],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.count("\n") == 1
+    assert "nope.jsonl" in bad.stderr
