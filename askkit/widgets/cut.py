@@ -26,7 +26,8 @@ from askkit.wire import ChunkResult
 
 __all__ = ["CutView"]
 
-_PICK = ("(pick a note)", None)
+_PICK = ("(pick a note)", "")  # a note path is never empty
+_LABELS = {"description_width": "90px"}
 
 
 class CutView(w.VBox):  # type: ignore[misc]
@@ -93,18 +94,25 @@ class CutView(w.VBox):  # type: ignore[misc]
         self.top_k_slider = w.IntSlider(
             value=settings.top_k, min=1, max=top, description="top_k", continuous_update=False
         )
-        for control in (self.strategy_box, self.cutoff_slider, self.window_slider):
-            control.layout = w.Layout(width="360px")
-        self.top_k_slider.layout = w.Layout(width="360px")
-        self.plot = w.Image(format="png", layout=w.Layout(width="640px"))
+        self.plot = w.Image(format="png", layout=w.Layout(width="560px"))
         self.plot.add_class("askkit-cut-plot")
         self.summary_html = w.HTML()
         self.summary_html.add_class("askkit-cut-summary")
         self.table_html = w.HTML()
         self.toml_box = w.Textarea(
-            disabled=True, description="server.toml", layout=w.Layout(width="360px", height="9em")
+            disabled=True, description="server.toml", layout=w.Layout(height="9em")
         )
-        self.why_box = w.Dropdown(description="why (not)", layout=w.Layout(width="360px"))
+        self.why_box = w.Dropdown(description="why (not)")
+        for control in (
+            self.strategy_box,
+            self.cutoff_slider,
+            self.window_slider,
+            self.top_k_slider,
+            self.toml_box,
+            self.why_box,
+        ):
+            control.layout.width = "340px"
+            control.style = _LABELS
         self.why_html = w.HTML()
         self.sources_view = SourcesView(None, page_size=page_size, show_cited=False)
         super().__init__()
@@ -241,10 +249,10 @@ class CutView(w.VBox):  # type: ignore[misc]
         self._syncing = True
         try:
             self.why_box.options = [_PICK, *((note, note) for note in notes)]
-            self.why_box.value = None
+            self.why_box.value = ""
         finally:
             self._syncing = False
 
     def _show_why(self) -> None:
         note = self.why_box.value
-        self.why_html.value = "" if note is None else _html.message(self.why(note))
+        self.why_html.value = _html.message(self.why(note)) if note else ""

@@ -211,3 +211,38 @@ def test_the_explore_notebook_runs_clean_in_jupyterlab(lab: Lab, page: Any, tmp_
     assert explorer.locator(".askkit-row").count() == 10  # the query run from Python
     assert labeler.is_visible()
     save_screenshot(panel, "explore-notebook.png", tmp_path)
+
+
+def test_cut_view_renders_and_its_strategy_moves_the_cut(
+    lab: Lab, page: Any, tmp_path: Path
+) -> None:
+    lab.write_notebook(
+        "cut_test.ipynb",
+        [
+            "from askkit.ranking import CutSettings, pool_of\n"
+            "from askkit.widgets import CutView\n"
+            "scores = [0.95, 0.93, 0.92, 0.90, 0.88, 0.61, 0.60, 0.58, 0.41, 0.40, 0.22, 0.20]\n"
+            "paths = [f'notes/{i % 9}.md' for i in range(len(scores))]\n"
+            "view = CutView(pool_of(scores, paths), CutSettings(top_k=4))\n"
+            "view",
+        ],
+    )
+    cut = _open_and_run_all(page, lab, "cut_test.ipynb", ".askkit-cut")
+    assert cut.locator(".widget-slider").count() == 3  # cutoff, drop window, top_k
+    assert cut.locator(".widget-slider").first.is_visible()
+    plot = cut.locator(".askkit-cut-plot")
+    plot.wait_for(state="visible", timeout=30_000)
+    box = plot.bounding_box()
+    assert box is not None
+    assert box["width"] > 100
+    assert box["height"] > 50
+    summary = cut.locator(".askkit-cut-summary")
+    summary.locator("text=score-range keeps 8 of 12 chunks").wait_for(timeout=30_000)
+    kept = cut.locator(".askkit-row", has_text="notes/7.md")  # kept rows: the Sources view
+    kept.first.wait_for(state="visible", timeout=30_000)
+    cut.locator(".widget-dropdown select").first.select_option("fixed")
+    summary.locator("text=fixed keeps 4 of 12 chunks").wait_for(timeout=30_000)
+    kept.first.wait_for(state="hidden", timeout=30_000)  # the boundary moved above it
+    cut.locator(".askkit-row", has_text="notes/3.md").first.wait_for(timeout=30_000)
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    save_screenshot(cut, "cutview.png", tmp_path)

@@ -187,7 +187,7 @@ def test_small_and_flat_pools(name: str) -> None:
         assert bytes(view.plot.value).startswith(PNG)
     if not pool:
         assert view.summary == "largest-drop: the pool is empty, nothing to cut"
-        assert view.why_box.options == (("(pick a note)", None),)
+        assert view.why_box.options == (("(pick a note)", ""),)
     view.strategy_box.value = "score-range"
     if name == "all ties":
         assert "the score range is flat" in view.summary
@@ -210,7 +210,7 @@ def test_why_follows_the_note_and_the_settings() -> None:
     view = CutView(pool)
     assert view.why_html.value == ""
     assert [value for _label, value in view.why_box.options] == [
-        None,
+        "",
         *dict.fromkeys(c.path for c in pool),
     ]
     view.why_box.value = "/f.md"
