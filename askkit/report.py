@@ -253,12 +253,13 @@ def sweep_context_cut(
     count = int(pools["query_id"].nunique()) if "query_id" in pools.columns else 0
     if not len(sweep) or int(sweep["judged_queries"].iloc[0]) == 0:
         ids = pools["query_id"].drop_duplicates().head(3).astype(str).tolist() if count else []
+        named = "the qrels" if isinstance(qrels, pd.DataFrame) else str(qrels)
         raise SchemaError(
-            f"no pool holds a relevant note of the qrels ({count} pools"
+            f"no pool holds a relevant note of {named} ({count} pools"
             + (f", ids like {', '.join(ids)}" if ids else "")
-            + "): the pools' query ids (a log's turn ids) and note paths must be the qrels'",
+            + "): the pools' query ids (a log's turn ids) must be the qrels' ids",
             field="qrels",
-            value=qrels if not isinstance(qrels, pd.DataFrame) else "a frame",
+            has_value=False,
         )
     best = _best_per_strategy(sweep, objective, min_recall)
     recommended: CutSettings | None = None
