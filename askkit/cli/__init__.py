@@ -127,5 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args, console))
     except AskkitError as exc:
-        Console(stderr=True, highlight=False).print(Text(f"askkit: error: {exc}", style="red"))
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            Text(f"askkit: error: {exc}", style="red")
+        )
         return 2

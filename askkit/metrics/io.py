@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,11 +38,13 @@ from askkit.sources import BREADCRUMB_SEP, VaultPath
 __all__ = [
     "QRELS_COLUMNS",
     "Level",
+    "Queries",
     "decode_id",
     "doc_ids",
     "encode_id",
     "qrels_doc_ids",
     "read_qrels",
+    "read_queries",
     "read_trec_run",
     "write_qrels",
 ]
@@ -383,3 +386,48 @@ def read_trec_run(source: str | os.PathLike[str]) -> pd.DataFrame:
             "tag": raw["tag"].astype(STRING),
         }
     )
+
+
+#: Column names :func:`read_queries` accepts for the query text, in preference order.
+_TEXT_COLUMNS = ("text", "question", "query")
+Queries = Mapping[str, str] | pd.DataFrame | str | os.PathLike[str]
+
+
+def read_queries(queries: Queries) -> dict[str, str]:
+    """``{query_id: text}`` from a mapping, a frame or a TSV file with a header.
+
+    A frame (or the file, read as one) needs a ``query_id`` column and the
+    text in ``text``, ``question`` (``data/queries.tsv``) or ``query``.
+
+    >>> read_queries(pd.DataFrame({"query_id": ["q1"], "question": ["starter?"]}))
+    {'q1': 'starter?'}
+    """
+    if isinstance(queries, Mapping):
+        return {str(k): v for k, v in queries.items()}
+    source: object = "queries"
+    if not isinstance(queries, pd.DataFrame):
+        source = os.fspath(queries)
+        try:
+            queries = pd.read_csv(
+                source, sep="\t", dtype=str, keep_default_na=False, quoting=3, encoding="utf-8"
+            )
+        except FileNotFoundError:
+            raise SchemaError(
+                "no such queries file: give a TSV with a header query_id<TAB>question",
+                value=source,
+            ) from None
+        except (OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+            raise SchemaError(f"cannot read the queries: {exc}", value=source) from None
+    text = next((c for c in _TEXT_COLUMNS if c in queries.columns), None)
+    if "query_id" not in queries.columns or text is None:
+        raise SchemaError(
+            "queries need a query_id column and a text (or question) column",
+            field="columns",
+            value=[str(c) for c in queries.columns],
+        )
+    ids = queries["query_id"].astype(str).tolist()
+    duplicated = pd.Series(ids).duplicated()
+    if duplicated.any():
+        at = int(np.argmax(duplicated.to_numpy()))
+        raise SchemaError("duplicate query id", field=f"query_id[{at}]", value=ids[at])
+    return dict(zip(ids, queries[text].fillna("").astype(str).tolist(), strict=True))

@@ -32,7 +32,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from tqdm.auto import tqdm
 
 from askkit.errors import SchemaError, VaultError
 from askkit.frame.schema import STRING
+from askkit.metrics.io import Queries, read_queries
 from askkit.ranking.pool import deduplicate_chunks
 from askkit.ranking.settings import CutSettings
 from askkit.ranking.surfaces import CutPreview, cut_preview
@@ -80,9 +81,6 @@ POOL_COLUMNS: dict[str, Any] = {
     "title": STRING,
     "text": STRING,
 }
-#: Column names :func:`read_queries` accepts for the query text, in preference order.
-_TEXT_COLUMNS = ("text", "question", "query")
-Queries = Mapping[str, str] | pd.DataFrame | str | os.PathLike[str]
 
 
 def tokenize(text: str) -> list[str]:
@@ -118,46 +116,6 @@ class IndexReport:
             f"{self.unchanged} unchanged; {self.chunks} chunks in {self.seconds:.2f}s"
             + (f"; {len(self.skipped)} skipped" if self.skipped else "")
         )
-
-
-def read_queries(queries: Queries) -> dict[str, str]:
-    """``{query_id: text}`` from a mapping, a frame or a TSV file with a header.
-
-    A frame (or the file, read as one) needs a ``query_id`` column and the
-    text in ``text``, ``question`` (``data/queries.tsv``) or ``query``.
-
-    >>> read_queries(pd.DataFrame({"query_id": ["q1"], "question": ["starter?"]}))
-    {'q1': 'starter?'}
-    """
-    if isinstance(queries, Mapping):
-        return {str(k): v for k, v in queries.items()}
-    source: object = "queries"
-    if not isinstance(queries, pd.DataFrame):
-        source = os.fspath(queries)
-        try:
-            queries = pd.read_csv(
-                source, sep="\t", dtype=str, keep_default_na=False, quoting=3, encoding="utf-8"
-            )
-        except FileNotFoundError:
-            raise SchemaError(
-                "no such queries file: give a TSV with a header query_id<TAB>question",
-                value=source,
-            ) from None
-        except (OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-            raise SchemaError(f"cannot read the queries: {exc}", value=source) from None
-    text = next((c for c in _TEXT_COLUMNS if c in queries.columns), None)
-    if "query_id" not in queries.columns or text is None:
-        raise SchemaError(
-            "queries need a query_id column and a text (or question) column",
-            field="columns",
-            value=[str(c) for c in queries.columns],
-        )
-    ids = queries["query_id"].astype(str).tolist()
-    duplicated = pd.Series(ids).duplicated()
-    if duplicated.any():
-        at = int(np.argmax(duplicated.to_numpy()))
-        raise SchemaError("duplicate query id", field=f"query_id[{at}]", value=ids[at])
-    return dict(zip(ids, queries[text].fillna("").astype(str).tolist(), strict=True))
 
 
 def _default_cache(root: Path) -> Path:

@@ -10,7 +10,6 @@ shows up again.
 
 from __future__ import annotations
 
-import csv
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import ipywidgets as w
 
 from askkit import _html
+from askkit.metrics.io import read_queries
 from askkit.sources import AskSource
 from askkit.widgets._qrels import GRADES, Key, judgment_key, load_judgments, save_judgments
 from askkit.widgets.reader import SourceReader
@@ -29,13 +29,6 @@ __all__ = ["GRADE_LABELS", "Labeler", "read_queries"]
 GRADE_LABELS = {0: "not relevant", 1: "related", 2: "relevant", 3: "highly relevant"}
 _KEYS_NEXT = frozenset("nj")
 _KEYS_PREV = frozenset("pk")
-
-
-def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
-    """``{query_id: question}`` from a TSV with a header (``data/queries.tsv``)."""
-    with Path(path).open(encoding="utf-8", newline="") as fh:
-        rows = list(csv.reader(fh, delimiter="\t"))
-    return {row[0]: row[1] for row in rows[1:] if len(row) >= 2}
 
 
 def _reader_of(view: Any) -> SourceReader:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +83,17 @@ def test_job_that_failed(tmp_path: Path) -> None:
     out = run("sources", str(bad))
     assert out.returncode == 2
     assert "LLM down" in out.stderr
+
+
+def test_a_long_error_stays_one_line_on_stderr(tmp_path: Path) -> None:
+    missing = tmp_path / ("a-very-long-folder-name-" * 8) / "answer.json"
+    out = subprocess.run(
+        [sys.executable, "-m", "askkit.cli", "sources", str(missing)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "COLUMNS": "40"},
+    )
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "Traceback" not in out.stderr
