@@ -115,7 +115,8 @@ class Explorer(w.VBox):  # type: ignore[misc]
     error:
         The last query's error message, ``None`` when it succeeded.
     cut_view:
-        The context-cut panel's :class:`CutView` (open it with :meth:`show_cut`).
+        The context-cut panel's :class:`CutView` (open it with :meth:`show_cut`;
+        built on first use).
     pool_query:
         The query whose pool the cut panel shows (``None`` before the first).
     """
@@ -156,9 +157,12 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self.histogram.add_class("askkit-histogram")
         self.history_box = w.VBox()
         self.history_box.add_class("askkit-history")
-        self.cut_view = CutView(None, cut, page_size=page_size)
+        self._cut_settings = cut
+        self._page_size = page_size
+        self._cut_view: CutView | None = None  # built when the panel first opens
         self.cut_status = w.HTML(_html.message("run a query to see its pool", tone="muted"))
-        self.cut_panel = w.Accordion([w.VBox([self.cut_status, self.cut_view])])
+        self._cut_box = w.VBox([self.cut_status])
+        self.cut_panel = w.Accordion([self._cut_box])
         self.cut_panel.set_title(0, "context cut")
         self.cut_panel.selected_index = None
         self.cut_panel.add_class("askkit-cut-panel")
@@ -171,7 +175,6 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self.query_box.observe(self._on_submit, names="value")
         self.search_button.on_click(lambda _b: self.submit(self.query_box.value))
         self.view.on_select(lambda src: self.reader.show(src, query=self._current_query()))
-        self.cut_view.sources_view.on_select(self._read_kept)
         self.cut_panel.observe(self._on_cut_panel, names="selected_index")
         side = w.HBox(
             [
@@ -247,6 +250,16 @@ class Explorer(w.VBox):  # type: ignore[misc]
         return True
 
     @property
+    def cut_view(self) -> CutView:
+        """The context-cut panel's :class:`CutView`, built on first use."""
+        if self._cut_view is None:
+            view = CutView(None, self._cut_settings, page_size=self._page_size)
+            view.sources_view.on_select(self._read_kept)
+            self._cut_view = view
+            self._cut_box.children = [self.cut_status, view]
+        return self._cut_view
+
+    @property
     def cut_open(self) -> bool:
         """Whether the context-cut panel is open (its pool follows each query)."""
         return bool(self.cut_panel.selected_index == 0)
@@ -260,8 +273,11 @@ class Explorer(w.VBox):  # type: ignore[misc]
             self.reader.show(source, query=self._current_query())
 
     def _on_cut_panel(self, change: dict[str, Any]) -> None:
+        if change["new"] != 0:
+            return
+        _ = self.cut_view  # built here, in the kernel's thread
         query = self._shown_query
-        if change["new"] != 0 or query is None or query == self.pool_query:
+        if query is None or query == self.pool_query:
             return
         generation = self._generation
         worker = threading.Thread(

@@ -221,6 +221,7 @@ def test_the_cut_panel_shows_the_local_pool_and_follows_queries(index: LocalInde
     ex = Explorer(index, VAULT, k=5)
     assert not ex.cut_open
     assert ex.cut_panel in ex.children
+    assert ex._cut_view is None  # a closed panel builds no view (and no rows in the page)
     ex.show_cut()  # no query yet: nothing to fetch
     assert ex.wait(30)
     assert ex.pool_query is None
