@@ -9,7 +9,7 @@ blocks the kernel.
 
 Its *context cut* panel (closed at first) shows a :class:`CutView` of the
 current query's candidate pool: ``LocalIndex.pool(query)`` when the retriever
-has a ``pool`` method, else the retriever's first
+has a ``pool(query)`` method, else the retriever's first
 :data:`~askkit.ranking.settings.CANDIDATE_POOL` results (a kimun server's
 search rows, which its own cut has already shortened). The pool is fetched
 only while the panel is open, on the same background thread as the query.
@@ -66,7 +66,7 @@ def _pool_source(obj: object, retriever: Retriever) -> tuple[Callable[[str], Any
     if callable(pool):
 
         def fetch(query: str) -> Any:
-            return pool(query, CANDIDATE_POOL)
+            return pool(query)  # the index's own pool size (kimun's 80 by default)
 
         return fetch, f"{type(obj).__name__}.pool"
 

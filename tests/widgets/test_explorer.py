@@ -295,7 +295,7 @@ def test_a_failing_pool_is_shown_in_the_panel_escaped() -> None:
         def __call__(self, query: str, k: int = 10) -> list[dict[str, Any]]:
             return [chunk_dict(query)]
 
-        def pool(self, query: str, size: int) -> list[Any]:
+        def pool(self, query: str) -> list[Any]:
             raise RuntimeError(f"<img src=x onerror=alert('{query}')>")
 
     ex = Explorer(Index())
