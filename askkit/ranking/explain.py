@@ -297,7 +297,13 @@ def why_not(pool: Pool, note: str | ChunkResult, settings: CutSettings | None = 
         reason = _cut_reason(
             cut[0], chunks[cut[0]], settings=settings, kept=kept, ranged=ranged, dropped=dropped
         )
-        where = f"the context keeps ranks 1-{kept}" if kept else "the context is empty"
+        where = (
+            "the context is empty"
+            if not kept
+            else "the context keeps rank 1"
+            if kept == 1
+            else f"the context keeps ranks 1-{kept}"
+        )
         if in_context:
             lines.append(
                 f"{head}kept as [{'], ['.join(map(str, in_context))}]; rank "

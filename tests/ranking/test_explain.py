@@ -186,3 +186,12 @@ def test_why_not_a_chunk_missing_from_a_pool_that_holds_its_note() -> None:
 def test_why_not_takes_a_frame() -> None:
     frame = pd.DataFrame({"path": ["/a.md", "/b.md"], "score": [0.9, 0.1]})
     assert "not listed" in why_not(frame, "/b.md")
+
+
+def test_why_not_names_a_lone_kept_rank_in_the_singular() -> None:
+    from askkit.ranking import CutSettings, pool_of, why_not
+
+    pool = pool_of([0.9, 0.5, 0.4])
+    text = why_not(pool, str(pool[2].path), CutSettings(strategy="fixed", top_k=1))
+    assert "the context keeps rank 1." in text
+    assert "ranks 1-1" not in text
