@@ -541,20 +541,31 @@ def turn_view(turn: Turn) -> str:
     return fragment(turn_html(turn, anchor=f"askkit-turn-{id(turn):x}"))
 
 
-def _cell(value: Any, digits: int, kind: str = "f") -> str:
+def _cell(value: Any, digits: int, kind: str = "f", na: str = "NaN") -> str:
     if isinstance(value, float):
-        shown = "NaN" if math.isnan(value) else f"{value:.{digits}{kind}}"
-        return f'<td class="num">{shown}</td>'
+        if math.isnan(value):
+            if na == "NaN":
+                return '<td class="num">NaN</td>'
+            return f'<td class="num">{_muted(na, italic=True)}</td>'
+        return f'<td class="num">{value:.{digits}{kind}}</td>'
     if isinstance(value, int) and not isinstance(value, bool):
         return f'<td class="num">{value}</td>'
     return f"<td>{esc(value)}</td>"
 
 
-def data_table(data: Any, *, digits: int = 4, significant: bool = False, index: bool = True) -> str:
+def data_table(
+    data: Any,
+    *,
+    digits: int = 4,
+    significant: bool = False,
+    index: bool = True,
+    na: str = "NaN",
+) -> str:
     """A small frame (or series) as a table: index and columns escaped, floats to ``digits``.
 
     ``digits`` counts decimals, or significant digits when ``significant``
-    (p-values); ``index=False`` leaves the index out.
+    (p-values); ``index=False`` leaves the index out. A NaN cell shows ``na``
+    (say why the value cannot be computed, e.g. ``"no judged queries"``).
 
     >>> import pandas as pd
     >>> out = data_table(pd.Series([0.5], index=["<i>"], name="mean"), digits=2)
@@ -571,7 +582,7 @@ def data_table(data: Any, *, digits: int = 4, significant: bool = False, index: 
     rows = [
         "<tr>"
         + (f"<td>{esc(label)}</td>" if index else "")
-        + "".join(_cell(col[i], digits, kind) for col in columns)
+        + "".join(_cell(col[i], digits, kind, na) for col in columns)
         + "</tr>"
         for i, label in enumerate(frame.index.tolist())
     ]

@@ -46,6 +46,23 @@ def _axes(ax: Axes | None) -> Axes:
     return new
 
 
+def _no_data(ax: Axes, why: str) -> None:
+    """Say on ``ax`` why it has nothing to draw, instead of leaving empty axes."""
+    import textwrap
+
+    ax.text(
+        0.5,
+        0.5,
+        textwrap.fill(why, 48),
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        fontsize=8,
+    )
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
 def _named(
     runs: Mapping[str, pd.DataFrame] | Sequence[pd.DataFrame] | pd.DataFrame,
 ) -> dict[str, pd.DataFrame]:
@@ -112,6 +129,10 @@ def relevance_histogram(
         "non-relevant": score[judged & ~relevant],
         "unjudged": score[~judged],
     }
+    if not judged.any():
+        ax.set_title("Scores by judgment")
+        _no_data(ax, "No retrieved document is judged: nothing to split by judgment.")
+        return ax
     edges = _bins(list(groups.values()), bins)
     colors = {"relevant": "#2ca02c", "non-relevant": "#d62728", "unjudged": "#7f7f7f"}
     for label, v in groups.items():
@@ -181,12 +202,19 @@ def metric_curve(
     ax = _axes(ax)
     ks = [int(k) for k in ks]
     names = [f"{measure}@{k}" for k in ks]
+    why = []
     for name, frame in _named(runs).items():
-        mean = evaluate(frame, qrels, names, level=level).mean
-        ax.plot(ks, mean[names].to_numpy(), marker="o", label=str(name))
+        ev = evaluate(frame, qrels, names, level=level)
+        if ev.headline or not len(ev.per_query):
+            why.append(ev.headline or f"{name}: no judged queries.")
+            continue
+        ax.plot(ks, ev.mean[names].to_numpy(), marker="o", label=str(name))
+    ax.set_title(f"{measure}@k")
+    if len(why) == len(_named(runs)):
+        _no_data(ax, " ".join(why) or "No run to draw.")
+        return ax
     ax.set_xlabel("k")
     ax.set_ylabel(f"mean {measure}@k")
-    ax.set_title(f"{measure}@k")
     ax.legend()
     return ax
 

@@ -22,6 +22,7 @@ import base64
 import datetime as dt
 import io
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +84,8 @@ class Report:
     sources: int
     shown: int
     skipped: int
+    headline: str = ""
+    """Why nothing could be scored (no run query is judged), or ``""``; first on the page."""
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write the report atomically; return its path."""
@@ -285,6 +288,16 @@ def _png(draw: Callable[[Any], Any], *, size: tuple[float, float] = (5.2, 3.4)) 
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def _img(draw: Callable[[Any], Any]) -> str:
+    """A plot as an embedded ``<img>``."""
+    return f'<img alt="plot" src="data:image/png;base64,{_png(draw)}">'
+
+
+def _no_plot(title: str, why: str) -> str:
+    """What stands in for a plot with no data: its title and why."""
+    return _html.message(why, tone="warn", lead=f"{title}: no plot")
+
+
 def _section_text(vault: Any, src: AskSource, cache: dict[str, str | None]) -> str:
     from askkit.vault.locate import locate_source
 
@@ -312,6 +325,7 @@ class _Judged:
     per_query: pd.DataFrame
     grades: pd.Series
     order: pd.Index
+    headline: str
 
 
 def _load(run: Any, strict: bool) -> tuple[pd.DataFrame, pd.DataFrame, str]:
@@ -328,25 +342,47 @@ def _load(run: Any, strict: bool) -> tuple[pd.DataFrame, pd.DataFrame, str]:
 def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Level) -> _Judged:
     from askkit import plots
     from askkit.metrics import coverage, evaluate, ranked_run, read_qrels
+    from askkit.metrics.evaluate import NO_JUDGED
     from askkit.metrics.io import doc_ids
 
     judgments = read_qrels(qrels)
-    ev = evaluate(frame, judgments, measures, level=level)
+    with warnings.catch_warnings():  # the headline says it, first on the page
+        warnings.simplefilter("ignore", UserWarning)
+        ev = evaluate(frame, judgments, measures, level=level)
     cov = coverage(frame, judgments, level=level)
+    headline = ev.headline or cov.headline
     mean = ev.mean.to_frame("mean").T
     mean.index.name = "run"
     sections = [
-        "<h2>Metrics</h2>" + _html.data_table(mean),
+        "<h2>Metrics</h2>" + _html.data_table(mean, na=NO_JUDGED),
         f"<p>{len(ev.per_query)} judged queries; level <b>{_html.esc(level)}</b>; "
         "trec_eval's conventions (see the README).</p>",
         "<h2>Coverage</h2><pre>" + _html.esc(cov.explain()) + "</pre>",
     ]
-    figures = [
-        _png(lambda ax: plots.relevance_histogram(frame, judgments, level=level, ax=ax)),
-        _png(lambda ax: plots.score_vs_rank(frame, judgments, level=level, ax=ax)),
-        _png(lambda ax: plots.metric_curve({"run": frame}, judgments, "ndcg", level=level, ax=ax)),
-    ]
     ranked = ranked_run(frame, judgments, level=level)
+    if headline:
+        figures = [
+            _no_plot("Scores by judgment", headline),
+            _img(lambda ax: plots.score_vs_rank(frame, ax=ax)),
+            _no_plot("ndcg@k", headline),
+        ]
+    else:
+        figures = [
+            _img(lambda ax: plots.relevance_histogram(frame, judgments, level=level, ax=ax))
+            if bool(ranked["judged"].any())
+            else _no_plot("Scores by judgment", "No retrieved document is judged."),
+            _img(lambda ax: plots.score_vs_rank(frame, judgments, level=level, ax=ax)),
+        ]
+        if len(ev.per_query):
+            figures.append(
+                _img(
+                    lambda ax: plots.metric_curve(
+                        {"run": frame}, judgments, "ndcg", level=level, ax=ax
+                    )
+                )
+            )
+        else:
+            figures.append(_no_plot("ndcg@k", "No judged query is in the run."))
     keys = pd.DataFrame({"query_id": frame["turn_id"], "doc": doc_ids(frame, level)})
     grades = keys.merge(
         ranked[["query_id", "doc", "grade"]].drop_duplicates(["query_id", "doc"]),
@@ -357,7 +393,7 @@ def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Lev
     worst = ev.per_query[measures[0]].sort_values(kind="stable").index
     rest = frame["turn_id"].drop_duplicates()
     order = pd.Index([*worst, *rest[~rest.isin(worst)]])
-    return _Judged(sections, figures, ev.per_query, grades, order)
+    return _Judged(sections, figures, ev.per_query, grades, order, headline)
 
 
 def _turn_html(
@@ -467,8 +503,9 @@ def build_report(
     frame, skipped, source_name = _load(run, strict)
     if frame.empty:
         raise AskkitError(f"{source_name}: no sources to report on")
-    figures = [_png(lambda ax: plots.score_distributions({"run": frame}, ax=ax))]
+    figures = [_img(lambda ax: plots.score_distributions({"run": frame}, ax=ax))]
     sections: list[str] = []
+    headline = ""
     per_query: pd.DataFrame | None = None
     grades: pd.Series | None = None
     order = pd.Index(frame["turn_id"].drop_duplicates())
@@ -481,10 +518,11 @@ def build_report(
             judged.order,
         )
         figures += judged.figures
+        headline = judged.headline
         sections.append(_cut_section(frame, qrels, objective, min_recall))
     else:
-        figures.append(_png(lambda ax: plots.score_vs_rank(frame, ax=ax)))
-    images = "".join(f'<img alt="plot" src="data:image/png;base64,{b}">' for b in figures)
+        figures.append(_img(lambda ax: plots.score_vs_rank(frame, ax=ax)))
+    images = "".join(figures)
     store = None
     if vault is not None:
         from askkit.vault import Vault
@@ -527,7 +565,9 @@ def build_report(
     page = (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>{_html.esc(name)}</title><style>{_CSS}{_html.CSS}</style></head>"
-        f'<body class="askkit"><h1>{_html.esc(name)}</h1>'
+        '<body class="askkit">'
+        + (_html.message(headline, tone="error", lead="Nothing scored") if headline else "")
+        + f"<h1>{_html.esc(name)}</h1>"
         f'<p class="muted">{frame["turn_id"].nunique()} turns, {len(frame)} sources{judged_by}'
         f" · askkit {__version__} · {stamp}</p>"
         f'<h2>Plots</h2><div class="figs">{images}</div>'
@@ -536,4 +576,6 @@ def build_report(
         + skipped_html
         + "</body></html>"
     )
-    return Report(page, int(frame["turn_id"].nunique()), len(frame), len(shown), len(skipped))
+    return Report(
+        page, int(frame["turn_id"].nunique()), len(frame), len(shown), len(skipped), headline
+    )

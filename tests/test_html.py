@@ -352,3 +352,13 @@ def test_data_table_of_a_series_and_of_nothing() -> None:
     assert '<td>ndcg@10</td><td class="num">0.5000</td>' in out
     empty = h.data_table(pd.DataFrame({"a": []}))
     assert "<tbody></tbody>" in empty
+
+
+def test_data_table_says_why_a_value_is_missing() -> None:
+    series = pd.Series([0.5, math.nan], index=["mrr", "ndcg"], name="mean")
+    assert "NaN" in h.data_table(series)  # the default is unchanged
+    out = h.data_table(series, na="no <judged> queries")
+    assert "NaN" not in out
+    assert "nan" not in out.lower()
+    assert "<i>no &lt;judged&gt; queries</i>" in out
+    assert '<td class="num">0.5000</td>' in out

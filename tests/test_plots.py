@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.axes import Axes
 from matplotlib.collections import PathCollection
 
 from askkit import plots
@@ -108,3 +109,21 @@ def test_cut_sweep_refuses_other_tables() -> None:
     _, ax = plt.subplots()
     with pytest.raises(ValueError, match="not a sweep_cuts table"):
         plots.cut_sweep(pd.DataFrame({"recall": [1.0]}), ax=ax)
+
+
+def texts(ax: Axes) -> str:
+    return " ".join(t.get_text() for t in ax.texts)
+
+
+def test_relevance_histogram_without_judged_documents_says_so() -> None:
+    ax = plots.relevance_histogram(RUN_A.assign(turn_id="other"), QRELS.assign(path="z.md"))
+    assert len(ax.patches) == 0
+    assert "No retrieved document is judged" in texts(ax)
+
+
+def test_metric_curve_without_judged_queries_says_why() -> None:
+    with pytest.warns(UserWarning, match="nothing can be scored"):
+        ax = plots.metric_curve(RUN_A.assign(turn_id="Q1"), QRELS, "ndcg", ks=[1, 2])
+    assert len(ax.lines) == 0
+    assert "No run query matches a judged query" in texts(ax)
+    assert "case" in texts(ax)

@@ -216,3 +216,75 @@ def test_sweep_context_cut_refuses_bad_options(kwargs: dict[str, Any], field: st
     with pytest.raises(SchemaError) as info:
         sweep_context_cut(frame, DATA / "qrels.tsv", **kwargs)
     assert info.value.field == field
+
+
+# --------------------------------------------------------------------------- ids that match nothing
+
+
+def relabel(log: Path, out: Path, scheme: str) -> Path:
+    """``log`` with its turn ids rewritten: ``q-aa`` style, upper case, or padded to ``q001``."""
+    lines = log.read_text(encoding="utf-8").splitlines()
+    with out.open("w", encoding="utf-8") as fh:
+        for n, line in enumerate(lines):
+            record = json.loads(line)
+            qid = str(record["id"])
+            record["id"] = {
+                "scheme": f"q-{chr(97 + n // 26)}{chr(97 + n % 26)}",
+                "case": qid.upper(),
+                "padding": "q" + qid[1:].zfill(3),
+            }[scheme]
+            fh.write(json.dumps(record) + "\n")
+    return out
+
+
+def page_text(page: str) -> str:
+    """The page without its embedded images (base64 can spell anything)."""
+    return re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", page)
+
+
+@pytest.mark.parametrize(
+    ("scheme", "cause"),
+    [
+        ("scheme", "different id schemes"),
+        ("case", "differ only in case ('Q01' in the run, 'q01' judged)"),
+        ("padding", "zero-padding ('q001' in the run, 'q01' judged)"),
+    ],
+)
+def test_mismatched_ids_put_one_sentence_first(
+    run_log: Path, tmp_path: Path, scheme: str, cause: str
+) -> None:
+    log = relabel(run_log, tmp_path / "run.jsonl", scheme)
+    report = build_report(log, DATA / "qrels.tsv", vault=DATA / "vault")
+    assert report.headline.startswith("No run query matches a judged query: nothing can be scored.")
+    assert cause in report.headline
+    assert "judged ids: q01, q02, q03." in report.headline
+    body = report.html[report.html.index("<body") :]
+    first = body[body.index(">") + 1 :]
+    assert first.startswith('<div class="askkit-error"')
+    assert first.index(esc(report.headline)) < first.index("<h1>")
+    text = page_text(report.html)
+    assert re.search(r"\bnan\b", text, flags=re.IGNORECASE) is None
+    assert "no judged queries" in text.split("<h2>Metrics</h2>")[1].split("</table>")[0]
+    # the histogram by judgment and the nDCG@k curve are replaced by the sentence
+    assert report.html.count('src="data:image/png;base64,') == 2
+    assert "Scores by judgment: no plot:" in text
+    assert "ndcg@k: no plot:" in text
+    # the coverage section says it first too
+    assert text.split("<h2>Coverage</h2><pre>")[1].startswith(esc(report.headline))
+
+
+def test_bundled_log_and_qrels_say_their_ids_differ(tmp_path: Path) -> None:
+    report = build_report(DATA / "turns.jsonl", DATA / "qrels.tsv")
+    assert report.headline.startswith("No run query matches a judged query")
+    assert re.search(r"\bnan\b", page_text(report.html), flags=re.IGNORECASE) is None
+
+
+def test_matching_ids_give_numbers_and_no_sentence(run_log: Path) -> None:
+    report = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10", "mrr"])
+    assert report.headline == ""
+    text = page_text(report.html)
+    assert "nothing can be scored" not in text
+    assert "no plot" not in text
+    assert re.search(r"\bnan\b", text, flags=re.IGNORECASE) is None
+    table = text.split("<h2>Metrics</h2>")[1].split("</table>")[0]
+    assert re.search(r'<td class="num">0\.\d{4}</td>', table)

@@ -73,6 +73,8 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
         min_recall=args.min_recall,
     )
     out = report.write(Path(args.output))
+    if report.headline:  # one line on stderr, before the usual summary; the report is written
+        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(report.headline))
     console.print(
         Text(
             f"wrote {out} ({report.turns} turns, {report.sources} sources, "

@@ -36,7 +36,9 @@ Examples
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import re
+import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -74,6 +76,7 @@ __all__ = [
     "decode_id",
     "encode_id",
     "evaluate",
+    "no_match_sentence",
     "parse_measure",
     "ranked_run",
     "read_qrels",
@@ -117,6 +120,111 @@ WHY_TOOLS_DIFFER = (
 )
 
 
+# --------------------------------------------------------------------------- id mismatch
+
+#: What a measure cell says when no query could be scored.
+NO_JUDGED = "no judged queries"
+
+
+def _digits(ident: str) -> str:
+    """``ident`` lower-cased with every number's zero-padding removed."""
+    return re.sub(r"\d+", lambda m: str(int(m.group())), ident.lower())
+
+
+def _common_prefix(ids: list[str]) -> str:
+    """The longest string every id starts with (``""`` for fewer than two ids)."""
+    if len(ids) < 2:
+        return ""
+    first, last = min(ids), max(ids)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
+def _trim(ids: list[str]) -> dict[str, str]:
+    """Each id's key with its side's common prefix and suffix removed (empty cores dropped)."""
+    prefix = _common_prefix(ids)
+    suffix = _common_prefix([i[::-1] for i in ids])[::-1]
+    out = {}
+    for i in ids:
+        core = i[len(prefix) : len(i) - len(suffix)]
+        if core:
+            out[_key(core)] = i
+    return out
+
+
+def _key(ident: str) -> str:
+    """``ident`` without case, zero-padding or separators."""
+    return re.sub(r"[^0-9a-z]", "", _digits(ident))
+
+
+def _shape(ident: str) -> str:
+    """``ident``'s scheme: letters as ``a``, numbers as ``9`` (``q-01`` -> ``a-9``)."""
+    return re.sub(r"\d+", "9", re.sub(r"[a-z]+", "a", ident.lower()))
+
+
+def _pair(run: Iterable[str], judged: Iterable[str], key: Any) -> tuple[str, str] | None:
+    keyed = {key(j): j for j in judged}
+    for r in run:
+        if key(r) in keyed:
+            return r, keyed[key(r)]
+    return None
+
+
+def _cause(run: list[str], judged: list[str]) -> str:
+    found = _pair(run, judged, str.lower)
+    if found:
+        return f"the ids differ only in case ({found[0]!r} in the run, {found[1]!r} judged)"
+    found = _pair(run, judged, _digits)
+    if found:
+        return f"the ids differ in zero-padding ({found[0]!r} in the run, {found[1]!r} judged)"
+    run_core, judged_core = _trim(run), _trim(judged)
+    for left, right in (
+        (run_core, judged_core),
+        (run_core, {_key(j): j for j in judged}),
+        ({_key(r): r for r in run}, judged_core),
+        ({_key(r): r for r in run}, {_key(j): j for j in judged}),
+    ):
+        common = sorted(set(left) & set(right))
+        if common:
+            r, j = left[common[0]], right[common[0]]
+            return (
+                f"the ids differ by a prefix, suffix or separator ({r!r} in the run, {j!r} judged)"
+            )
+    if _pair(run, judged, _shape):
+        return (
+            "the ids follow one scheme but name different queries "
+            "(are these the qrels for this run?)"
+        )
+    return (
+        "the run and the qrels use different id schemes "
+        "(the log's turn ids must be the qrels' query ids)"
+    )
+
+
+def no_match_sentence(run_ids: Sequence[str], judged_ids: Sequence[str]) -> str:
+    """One line for a run none of whose queries is judged, or ``""`` when one is.
+
+    It names three ids from each side and the likely cause: case, zero-padding,
+    a prefix or suffix, or different id schemes.
+
+    >>> no_match_sentence(["Q01", "Q02"], ["q01", "q02"])  # doctest: +ELLIPSIS
+    "No run query matches a judged query: nothing can be scored. Run ids: Q01, Q02; ...case..."
+    >>> no_match_sentence(["q01"], ["q01", "q02"])
+    ''
+    """
+    run = list(dict.fromkeys(str(i) for i in run_ids))
+    judged = list(dict.fromkeys(str(i) for i in judged_ids))
+    if not run or not judged or set(run) & set(judged):
+        return ""
+    return (
+        "No run query matches a judged query: nothing can be scored. "
+        f"Run ids: {', '.join(run[:3])}; judged ids: {', '.join(judged[:3])}. "
+        f"Likely cause: {_cause(run, judged)}."
+    )
+
+
 # --------------------------------------------------------------------------- evaluate
 
 
@@ -138,13 +246,17 @@ class Evaluation:
     """Judged queries absent from the run (dropped, or scored 0 with ``missing="zero"``)."""
     duplicates: int = 0
     """Chunks dropped because a better chunk of the same document ranked above them."""
+    headline: str = ""
+    """Why nothing was scored (:func:`no_match_sentence`), or ``""``."""
 
     def __str__(self) -> str:
+        if self.headline:
+            return f"Evaluation(level={self.level}: {self.headline})"
         means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
         return f"Evaluation({len(self.per_query)} queries, level={self.level}: {means})"
 
     def _repr_html_(self) -> str:
-        from askkit._html import data_table, fragment
+        from askkit._html import data_table, fragment, message
 
         notes = [
             f"{len(self.per_query)} queries; level={self.level}, ties={self.ties}, "
@@ -158,8 +270,9 @@ class Evaluation:
         if self.duplicates:
             notes.append(f"{self.duplicates} duplicate chunks dropped (best kept)")
         items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
-        table = data_table(self.mean.rename("mean"))
-        return fragment(f"<b>Evaluation</b><ul>{items}</ul>{table}")
+        table = data_table(self.mean.rename("mean"), na=NO_JUDGED)
+        head = message(self.headline, tone="warn") if self.headline else ""
+        return fragment(f"{head}<b>Evaluation</b><ul>{items}</ul>{table}")
 
 
 def evaluate(
@@ -198,6 +311,11 @@ def evaluate(
         pytrec_eval) or score them ``"zero"`` (``trec_eval -c``).
     relevance_level:
         The lowest grade that counts as relevant (trec_eval's ``-l``).
+
+    Warns
+    -----
+    UserWarning
+        No run query is judged (:attr:`Evaluation.headline` says why).
     """
     check_options(level, ties, missing)
     parsed: list[Measure] = [parse_measure(m) for m in measures]
@@ -219,6 +337,11 @@ def evaluate(
     if missing == "drop":
         per_query = per_query.loc[prep.in_run]
     run_only = prep.run_only
+    headline = ""
+    if not prep.in_run.any():
+        headline = no_match_sentence(run_only, prep.qids.tolist())
+        if headline:
+            warnings.warn(headline, UserWarning, stacklevel=2)
     return Evaluation(
         per_query=per_query,
         mean=per_query.mean().astype(np.float64),
@@ -229,6 +352,7 @@ def evaluate(
         run_only=run_only,
         unanswered=unanswered,
         duplicates=prep.ranked.duplicates,
+        headline=headline,
     )
 
 
@@ -322,13 +446,23 @@ class Coverage:
     duplicate_chunks: int
 
     @property
+    def headline(self) -> str:
+        """One line when no run query is judged (:func:`no_match_sentence`), else ``""``."""
+        q = self.per_query
+        if bool((q["in_run"] & q["in_qrels"]).any()):
+            return ""
+        ids = q.index.astype(str)
+        return no_match_sentence(ids[q["in_run"]].tolist(), ids[q["in_qrels"]].tolist())
+
+    @property
     def judged_at_k(self) -> float:
         """Mean judged share of the top k over the run's queries."""
         return float(self.per_query["judged_at_k"].mean())
 
     def explain(self) -> str:
-        """This run's caveats, then :data:`WHY_TOOLS_DIFFER`."""
-        lines = [
+        """This run's caveats (:attr:`headline` first), then :data:`WHY_TOOLS_DIFFER`."""
+        lines = [self.headline] if self.headline else []
+        lines += [
             f"Judged share of the top {self.k}: {self.judged_at_k:.1%} on average "
             "(unjudged documents count as not relevant)."
         ]
@@ -371,7 +505,7 @@ class Coverage:
             f"</b>{paras}<ul><li>no relevant judgment: {ids(self.no_relevant)}</li>"
             f"<li>in the run only: {ids(self.run_only)}</li>"
             f"<li>in the qrels only: {ids(self.qrels_only)}</li></ul>"
-            f"{data_table(self.per_query, digits=3)}"
+            f"{data_table(self.per_query, digits=3, na='nothing retrieved')}"
         )
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, ROOT
-from tests.test_report import write_run_log
+from tests.test_report import relabel, write_run_log
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +84,48 @@ def test_cli_refuses_a_bad_min_recall(
     err = capsys.readouterr().err
     assert err.startswith("askkit: error: --min-recall must be a number in 0..1")
     assert err.count("\n") == 1
+
+
+def run_report(log: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "askkit.cli",
+            "report",
+            str(log),
+            "--qrels",
+            str(DATA / "qrels.tsv"),
+            "-o",
+            str(out),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("scheme", "cause"),
+    [("scheme", "different id schemes"), ("case", "only in case"), ("padding", "zero-padding")],
+)
+def test_cli_says_on_stderr_that_nothing_can_be_scored(
+    run_log: Path, tmp_path: Path, scheme: str, cause: str
+) -> None:
+    out = tmp_path / "r.html"
+    proc = run_report(relabel(run_log, tmp_path / "run.jsonl", scheme), out)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1  # one line, however narrow the terminal
+    assert lines[0].startswith("No run query matches a judged query: nothing can be scored.")
+    assert cause in lines[0]
+    assert f"wrote {out}" in proc.stdout
+    assert "nothing can be scored" in out.read_text(encoding="utf-8")
+
+
+def test_cli_on_matching_ids_is_quiet_on_stderr(run_log: Path, tmp_path: Path) -> None:
+    proc = run_report(run_log, tmp_path / "r.html")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from askkit.errors import SchemaError
 from askkit.frame import sources_frame
 from askkit.metrics import coverage, evaluate, ranked_run
+from askkit.metrics.evaluate import no_match_sentence
 from tests.conftest import DATA, ROOT
 
 
@@ -247,3 +249,74 @@ def test_import_askkit_does_not_load_matplotlib() -> None:
         [sys.executable, "-c", code], check=False, cwd=ROOT, capture_output=True, text=True
     )
     assert out.stdout.strip() == "False", out.stderr
+
+
+# --------------------------------------------------------------------------- no match
+
+NO_MATCH = "No run query matches a judged query: nothing can be scored."
+
+
+@pytest.mark.parametrize(
+    ("run_ids", "judged_ids", "cause"),
+    [
+        (["q-starter", "q-acetone", "q-rye", "q-oven"], ["q01", "q02", "q03"], "id schemes"),
+        (["Q01", "Q02"], ["q01", "q02"], "differ only in case ('Q01' in the run, 'q01' judged)"),
+        (["q1", "q2"], ["q01", "q02"], "zero-padding ('q1' in the run, 'q01' judged)"),
+        (["run-q01", "run-q02"], ["q01", "q02"], "prefix"),
+        (["q01.run", "q02.run"], ["q01", "q02"], "suffix"),
+        (["q-01"], ["q01", "q02"], "separator"),
+        (["q7", "q8"], ["q01", "q02"], "one scheme but name different queries"),
+    ],
+)
+def test_no_match_sentence_names_three_ids_and_the_cause(
+    run_ids: list[str], judged_ids: list[str], cause: str
+) -> None:
+    line = no_match_sentence(run_ids, judged_ids)
+    assert line.startswith(NO_MATCH)
+    assert "\n" not in line
+    assert f"Run ids: {', '.join(run_ids[:3])};" in line
+    assert f"judged ids: {', '.join(judged_ids[:3])}." in line
+    assert run_ids[3:] == [] or run_ids[3] not in line
+    assert cause in line.split("Likely cause:")[1]
+
+
+@pytest.mark.parametrize(
+    ("run_ids", "judged_ids"), [(["q01", "x"], ["q01"]), ([], ["q01"]), (["q01"], [])]
+)
+def test_no_match_sentence_is_empty_when_something_matches_or_a_side_is_empty(
+    run_ids: list[str], judged_ids: list[str]
+) -> None:
+    assert no_match_sentence(run_ids, judged_ids) == ""
+
+
+def test_evaluate_says_first_that_nothing_can_be_scored() -> None:
+    run = frame([("Q1", "a.md", 1.0), ("Q2", "c.md", 1.0)])
+    with pytest.warns(UserWarning, match="nothing can be scored") as caught:
+        ev = evaluate(run, QRELS, ["ndcg@10", "mrr"])
+    assert len(caught) == 1
+    assert ev.headline.startswith(NO_MATCH)
+    assert "case" in ev.headline
+    assert str(ev) == f"Evaluation(level=note: {ev.headline})"
+    page = ev._repr_html_()
+    assert page.index("nothing can be scored") < page.index("<b>Evaluation</b>")
+    assert "nan" not in page.lower()
+    assert page.count("no judged queries") == 2
+
+
+def test_evaluate_on_matching_ids_has_no_headline() -> None:
+    run = frame([("q1", "a.md", 1.0), ("q2", "c.md", 1.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ev = evaluate(run, QRELS, ["mrr"])
+    assert ev.headline == ""
+    assert "nothing can be scored" not in ev._repr_html_()
+    assert float(ev.mean["mrr"]) == 1.0
+
+
+def test_coverage_headline_comes_first() -> None:
+    cov = coverage(frame([("q-1", "a.md", 1.0)]), QRELS)
+    assert cov.headline.startswith(NO_MATCH)
+    assert "separator" in cov.headline
+    assert cov.explain().split("\n")[0] == cov.headline
+    assert "nan" not in cov._repr_html_().lower()
+    assert coverage(frame([("q1", "a.md", 1.0)]), QRELS).headline == ""
