@@ -94,6 +94,10 @@ def score_distributions(
     ax = _axes(ax)
     named = _named(runs)
     values = [f["score"].to_numpy(dtype=np.float64, na_value=np.nan) for f in named.values()]
+    ax.set_title("Score distribution per run")
+    if not any(np.isfinite(v).any() for v in values):
+        _no_data(ax, "No source has a score: nothing to draw.")
+        return ax
     edges = _bins(values, bins)
     for name, v in zip(named, values, strict=True):
         ax.hist(
@@ -101,7 +105,6 @@ def score_distributions(
         )
     ax.set_xlabel("score")
     ax.set_ylabel("sources")
-    ax.set_title("Score distribution per run")
     ax.legend()
     return ax
 

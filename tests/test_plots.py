@@ -127,3 +127,11 @@ def test_metric_curve_without_judged_queries_says_why() -> None:
     assert len(ax.lines) == 0
     assert "No run query matches a judged query" in texts(ax)
     assert "case" in texts(ax)
+
+
+@pytest.mark.parametrize("scores", [[], [float("nan")]])
+def test_score_distributions_without_scores_says_so(scores: list[float]) -> None:
+    run = pd.DataFrame({"turn_id": ["q1"] * len(scores), "path": ["a.md"] * len(scores)})
+    ax = plots.score_distributions(run.assign(score=pd.Series(scores, dtype="float64")))
+    assert len(ax.patches) == 0
+    assert "No source has a score" in texts(ax)
