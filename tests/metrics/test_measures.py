@@ -7,6 +7,7 @@ allowed, and with the exact path, the specification, doing all the work.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -109,7 +110,10 @@ def run_and_qrels(draw: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def assert_equal_to_reference(run: pd.DataFrame, qrels: pd.DataFrame) -> None:
-    ev = evaluate(run, qrels, list(MEASURES))
+    with warnings.catch_warnings():
+        # a random run may match no judged query: askkit says so, pytrec_eval says nothing
+        warnings.filterwarnings("ignore", "No run query matches a judged query", UserWarning)
+        ev = evaluate(run, qrels, list(MEASURES))
     reference = trec_reference(run, qrels)
     assert sorted(ev.per_query.index) == sorted(reference)
     for q, values in reference.items():
