@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
 import pytest
 
 from askkit import Turn, read_turn
+from askkit.frame import sources_frame
+from askkit.metrics import evaluate, read_qrels
 from askkit.vault import Vault, locate_source
-from tests.conftest import DATA
+from tests.conftest import DATA, ROOT
 
 SAMPLES = ["answer_job.json", "sample_turn.json", "embeddings.json", "embeddings_old_server.json"]
 
@@ -31,3 +40,71 @@ def test_every_sample_source_is_found_in_its_note(vault: Vault, name: str) -> No
         text = vault.note(str(src.path)).text
         found = locate_source(text, src)
         assert found is not None, f"{name}: {src.display_heading()} not found in {src.path}"
+
+
+# The bundled run: the bundled questions through the local index, judged by the bundled qrels.
+
+RUN = DATA / "run.jsonl"
+
+
+def _ids(name: str) -> set[str]:
+    return set(pd.read_csv(DATA / name, sep="\t", dtype=str)["query_id"])
+
+
+@pytest.fixture(scope="module")
+def run_records() -> list[dict[str, Any]]:
+    lines = RUN.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_every_run_turn_is_a_bundled_question_with_judgments(
+    run_records: list[dict[str, Any]],
+) -> None:
+    turn_ids = [record["id"] for record in run_records]
+    assert len(turn_ids) == len(set(turn_ids))
+    assert set(turn_ids) == _ids("queries.tsv"), "one turn per bundled question"
+    assert set(turn_ids) <= _ids("qrels.tsv"), "every turn is judged"
+
+
+def test_every_run_source_is_a_vault_note_with_the_same_hash(
+    vault: Vault, run_records: list[dict[str, Any]]
+) -> None:
+    for record in run_records:
+        assert record["chunks"], f"{record['id']} retrieved nothing"
+        for chunk in record["chunks"]:
+            note = vault.note(chunk["path"])
+            assert chunk["hash"] == note.hash, f"{record['id']}: {chunk['path']} is stale"
+
+
+def test_every_judged_path_is_a_vault_note(vault: Vault) -> None:
+    qrels = pd.read_csv(DATA / "qrels.tsv", sep="\t", dtype=str)
+    missing = sorted(p for p in set(qrels["path"]) if not (vault.root / p).is_file())
+    assert missing == []
+    for path in set(qrels["path"]):
+        vault.note(path)
+
+
+def test_the_bundled_run_is_up_to_date() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_sample_run.py"), "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("level", ["note", "section"])
+def test_the_bundled_run_scores_against_the_bundled_judgments(
+    level: Literal["note", "section"],
+) -> None:
+    ev = evaluate(
+        sources_frame(RUN),
+        read_qrels(DATA / "qrels.tsv"),
+        ["ndcg@10", "mrr", "recall@10"],
+        level=level,
+    )
+    assert len(ev.per_query) == len(_ids("queries.tsv"))
+    assert np.isfinite(ev.mean.to_numpy()).all()
+    assert (ev.mean > 0).all()
