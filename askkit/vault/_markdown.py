@@ -279,10 +279,11 @@ MD = _make_parser(setext=True)
 #: Without the setext rule, for a text with no line that could underline a
 #: setext heading (the rule would try, and fail, on every paragraph).
 MD_NO_SETEXT = _make_parser(setext=False)
-#: The first line, and any later line (searched for from its ``\n``, which
-#: the regex engine finds fast, unlike a multi-line ``^``).
-_SETEXT_FIRST = re.compile(r"[ \t>]*(?:=+|-+)[ \t\r]*$", re.MULTILINE)
-_SETEXT_UNDERLINE = re.compile(r"\n[ \t>]*(?:=+|-+)[ \t\r]*$", re.MULTILINE)
+#: The first line, and any later line (searched for from its line break, which
+#: the regex engine finds fast, unlike a multi-line ``^``). A lone ``\r`` ends
+#: a line too, in markdown-it as in pulldown-cmark.
+_SETEXT_FIRST = re.compile(r"[ \t>]*(?:=+|-+)[ \t]*(?=[\r\n]|\Z)")
+_SETEXT_UNDERLINE = re.compile(r"[\r\n][ \t>]*(?:=+|-+)[ \t]*(?=[\r\n]|\Z)")
 
 
 def block_parser(text: str) -> MarkdownIt:

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from markdown_it.rules_block.state_block import StateBlock
 
@@ -482,6 +482,9 @@ def test_each_section_starts_at_its_heading_line(note: str) -> None:
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(MARKDOWN)
+@example("0\r=")  # a setext underline after a lone CR line break
+@example("a\r\n---\r\nb")
+@example("a\r=\rb")
 def test_fast_paths_equal_plain_markdown_it(note: str) -> None:
     """The fast block dispatch and inline shortcuts change nothing."""
     assert _analyse(note) == _analyse(note, reference=True)
