@@ -664,6 +664,149 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------- attr_strings */
+
+PyDoc_STRVAR(attr_strings_doc,
+"attr_strings(objects, names)\n"
+"--\n\n"
+"Arrow string columns of the objects in a list, one per entry of the tuple\n"
+"``names``: the attribute of that name of every object, or the object itself\n"
+"for a None entry. Each column is (offsets, data, validity): int32 offsets and\n"
+"UTF-8 data as bytes, validity an Arrow bitmap (bytes) or None when no value is\n"
+"None. Returns None when a value is neither a str nor None, a str does not\n"
+"encode as UTF-8 (a lone surrogate) or a column would pass 2 GiB: the caller's\n"
+"fallback then decides, with its own errors.");
+
+/* One column; a new (offsets, data, validity) tuple, Py_None (borrowed, not
+ * counted) when the column is not a plain string column, NULL with an error set
+ * when memory runs out. */
+static PyObject *attr_column(PyObject *items, PyObject *name)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(items);
+    Py_ssize_t capacity = n * 16 + 64, used = 0, nulls = 0;
+    PyObject *offsets = NULL, *data = NULL, *valid = NULL, *value = NULL;
+    if (new_column(n, capacity, &offsets, &data) < 0) {
+        return NULL;
+    }
+    valid = PyBytes_FromStringAndSize(NULL, (n + 7) / 8 + 1);
+    if (valid == NULL) {
+        goto fail;
+    }
+    unsigned char *bits = (unsigned char *)PyBytes_AS_STRING(valid);
+    memset(bits, 0xFF, (size_t)((n + 7) / 8 + 1));
+    int32_t *o = (int32_t *)PyBytes_AS_STRING(offsets);
+    o[0] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(items, i);
+        if (name == Py_None) {
+            value = Py_NewRef(item);
+        } else {
+            value = PyObject_GetAttr(item, name);
+            if (value == NULL) {
+                goto plain_fail; /* the fallback raises its own AttributeError */
+            }
+        }
+        if (value == Py_None) {
+            bits[i >> 3] &= (unsigned char)~(1u << (i & 7));
+            nulls++;
+        } else if (PyUnicode_Check(value)) {
+            Py_ssize_t size;
+            const char *utf8 = PyUnicode_AsUTF8AndSize(value, &size);
+            if (utf8 == NULL) {
+                goto plain_fail;
+            }
+            if (size > INT32_MAX - used) {
+                goto plain_fail;
+            }
+            if (used + size > capacity) {
+                Py_ssize_t grown = capacity * 2;
+                if (grown < used + size) {
+                    grown = used + size;
+                }
+                if (_PyBytes_Resize(&data, grown) < 0) {
+                    goto fail; /* data is NULL now */
+                }
+                capacity = grown;
+            }
+            memcpy(PyBytes_AS_STRING(data) + used, utf8, (size_t)size);
+            used += size;
+        } else {
+            goto plain_fail;
+        }
+        Py_CLEAR(value);
+        o[i + 1] = (int32_t)used;
+    }
+    if (nulls == 0) {
+        Py_CLEAR(valid);
+        valid = Py_NewRef(Py_None);
+    }
+    PyObject *column = finish_column(offsets, data, used);
+    if (column == NULL) {
+        Py_DECREF(valid);
+        return NULL;
+    }
+    PyObject *result = Py_BuildValue("(OON)", PyTuple_GET_ITEM(column, 0),
+                                     PyTuple_GET_ITEM(column, 1), valid);
+    Py_DECREF(column);
+    return result;
+plain_fail:
+    PyErr_Clear();
+    Py_XDECREF(value);
+    Py_XDECREF(offsets);
+    Py_XDECREF(data);
+    Py_XDECREF(valid);
+    return Py_None;
+fail:
+    Py_XDECREF(value);
+    Py_XDECREF(offsets);
+    Py_XDECREF(data);
+    Py_XDECREF(valid);
+    return NULL;
+}
+
+static PyObject *attr_strings(PyObject *self, PyObject *args)
+{
+    PyObject *objects, *names;
+    if (!PyArg_ParseTuple(args, "O!O!:attr_strings", &PyList_Type, &objects, &PyTuple_Type,
+                          &names)) {
+        return NULL;
+    }
+    Py_ssize_t k = PyTuple_GET_SIZE(names);
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *name = PyTuple_GET_ITEM(names, j);
+        if (name != Py_None && !PyUnicode_Check(name)) {
+            PyErr_SetString(PyExc_TypeError, "attr_strings: names must be str or None");
+            return NULL;
+        }
+    }
+    /* a tuple copy: attribute lookups may run Python code that changes the list */
+    PyObject *items = PyList_AsTuple(objects);
+    if (items == NULL) {
+        return NULL;
+    }
+    PyObject *result = PyTuple_New(k);
+    if (result == NULL) {
+        Py_DECREF(items);
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *column = attr_column(items, PyTuple_GET_ITEM(names, j));
+        if (column == NULL) {
+            Py_DECREF(result);
+            Py_DECREF(items);
+            return NULL;
+        }
+        if (column == Py_None) {
+            Py_DECREF(result);
+            Py_DECREF(items);
+            Py_RETURN_NONE;
+        }
+        PyTuple_SET_ITEM(result, j, column);
+    }
+    Py_DECREF(items);
+    return result;
+}
+
 /* ---------------------------------------------------------------- module */
 
 static PyMethodDef methods[] = {
@@ -671,6 +814,7 @@ static PyMethodDef methods[] = {
     {"plain_paths", plain_paths, METH_VARARGS, plain_paths_doc},
     {"citations", citations, METH_VARARGS, citations_doc},
     {"turn_stats", turn_stats, METH_VARARGS, turn_stats_doc},
+    {"attr_strings", attr_strings, METH_VARARGS, attr_strings_doc},
     {NULL, NULL, 0, NULL},
 };
 

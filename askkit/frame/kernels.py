@@ -2,7 +2,8 @@
 
 Building the sources frame applies kimun's per-row rules (the heading of a
 wire title, the note and folder of a path, the citation markers of an answer,
-the per-turn score statistics) to a million rows. :mod:`askkit.frame._kernels`
+the per-turn score statistics) to a million rows, and reads the string fields
+of as many ``AskSource`` objects. :mod:`askkit.frame._kernels`
 does each in one pass over the bytes without the GIL; this module hands it
 Arrow buffers and wraps what it returns as Arrow arrays, without copying.
 
@@ -21,6 +22,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -35,6 +37,7 @@ except ImportError:  # built without a C compiler: pyarrow.compute does the work
 
 __all__ = [
     "ENABLED",
+    "attr_strings",
     "available",
     "built",
     "citations",
@@ -88,6 +91,30 @@ def _data(arr: pa.Array) -> Any:
 def _string(n: int, column: tuple[bytes, bytes]) -> pa.Array:
     offsets, data = column
     return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def attr_strings(objects: list[Any], names: Sequence[str | None]) -> list[pa.Array] | None:
+    """One Arrow string column per name: that attribute of every object (the
+    object itself for ``None``), nulls for ``None`` values, in one C pass each.
+
+    ``None`` when the kernels are off, a value is neither a ``str`` nor ``None``,
+    a string holds a lone surrogate or a column would pass 2 GiB: the caller's
+    ``pa.array`` then builds the columns, or raises its own error.
+    """
+    kernels = _kernels()
+    if kernels is None:
+        return None
+    out = kernels.attr_strings(objects, tuple(names))
+    if out is None:
+        return None
+    return [
+        pa.Array.from_buffers(
+            pa.string(),
+            len(o) // 4 - 1,  # the rows read: a property may have changed the list
+            [None if valid is None else pa.py_buffer(valid), pa.py_buffer(o), pa.py_buffer(d)],
+        )
+        for o, d, valid in out
+    ]
 
 
 def headings(title: pa.Array, date: pa.Array) -> tuple[pa.Array, pa.Array] | None:

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from askkit._gc import paused_gc
 from askkit.errors import SchemaError
+from askkit.frame import kernels
 from askkit.frame.columns import finish
 from askkit.frame.jsonl import (
     INT64_MAX,
@@ -198,6 +199,27 @@ def _records_in_memory(data: Any) -> list[Any]:
     )
 
 
+def _path_parts(
+    paths: Sequence[VaultPath], printed: pa.Array, absolute: Sequence[bool]
+) -> tuple[pa.Array, pa.Array]:
+    """(note, folder) per path, each computed once per distinct (printed, absolute)
+    pair: a relative path whose first component is blank prints like an absolute
+    one, and the two have different folders."""
+    codes = pc.dictionary_encode(printed).indices.to_numpy().astype(np.int64)
+    path_key = codes * 2 + np.array(absolute, dtype=np.int64)
+    # keys are dense (< 2 * distinct printed paths): one row and the number of
+    # each present key by indexing, not sorting; any row of a key will do, as
+    # the rows of a key share their note and folder
+    row = np.full(2 * (int(codes.max()) + 1), -1, dtype=np.int64)
+    row[path_key] = np.arange(len(paths), dtype=np.int64)
+    present = row >= 0
+    take = pa.array((np.cumsum(present) - 1)[path_key])
+    distinct = [paths[i] for i in row[present].tolist()]
+    note = pa.array([p.stem for p in distinct], pa.string()).take(take)
+    folder = pa.array([p.folder for p in distinct], pa.string()).take(take)
+    return note, folder
+
+
 def _from_records(records: Sequence[TurnRecord]) -> pd.DataFrame:
     """The object path: per-source values from the objects, then :func:`finish`."""
     sources = [s for r in records for s in r.sources]
@@ -214,23 +236,19 @@ def _from_records(records: Sequence[TurnRecord]) -> pd.DataFrame:
     def strings(values: Iterable[str | None]) -> pa.Array:
         return pa.array(list(values), pa.string())
 
-    # printed paths as stored; note and folder once per distinct (printed, absolute)
-    # pair: a relative path whose first component is blank prints like an
-    # absolute one, and the two have different folders
     paths = list(map(attrgetter("path"), sources))
     texts, absolute = printed_paths(paths)
-    printed = strings(texts)
-    codes = pc.dictionary_encode(printed).indices.to_numpy().astype(np.int64)
-    path_key = codes * 2 + np.array(absolute, dtype=np.int64)
-    _, first, inverse = np.unique(path_key, return_index=True, return_inverse=True)
-    take = pa.array(inverse.astype(np.int64))
-    distinct = [paths[i] for i in first.tolist()]
+    printed = (kernels.attr_strings(texts, (None,)) or [strings(texts)])[0]
+    # note and folder: cut from the printed paths when every one is plain (it then
+    # prints unchanged and is relative), else once per distinct path object
+    note, folder = kernels.plain_paths(printed) or _path_parts(paths, printed, absolute)
 
-    def per_path(values: Iterable[str]) -> pa.Array:
-        return strings(values).take(take)
-
-    def field(name: str) -> pa.Array:
-        return strings(map(attrgetter(name), sources))
+    # the string fields in one C pass each when the kernels are built
+    names = ("title", "heading", "date", "text", "hash")
+    fields = kernels.attr_strings(sources, names) or [
+        strings(map(attrgetter(name), sources)) for name in names
+    ]
+    title, heading, wire_date, text, hash_ = fields
 
     base = {
         "turn_key": key,
@@ -240,14 +258,14 @@ def _from_records(records: Sequence[TurnRecord]) -> pd.DataFrame:
         "rank": rank,
         "ordinal": np.fromiter(map(attrgetter("ordinal"), sources), np.int64, len(sources)),
         "path": printed,
-        "note": per_path(p.stem for p in distinct),
-        "folder": per_path(p.folder for p in distinct),
-        "title": field("title"),
-        "heading": field("heading"),
-        "wire_date": field("date"),
+        "note": note,
+        "folder": folder,
+        "title": title,
+        "heading": heading,
+        "wire_date": wire_date,
         "score": np.fromiter(map(attrgetter("score"), sources), np.float64, len(sources)),
-        "text": field("text"),
-        "hash": field("hash"),
+        "text": text,
+        "hash": hash_,
     }
     return finish(base, [r.answer for r in records])
 

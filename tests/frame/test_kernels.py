@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -60,6 +61,7 @@ def test_the_kernels_are_built_and_used() -> None:
     assert _kernels.__name__ == "askkit.frame._kernels"
     assert askkit.frame.compiled_kernels is _compiled.compiled_kernels
     assert sorted(n for n in dir(_kernels) if not n.startswith("_")) == [
+        "attr_strings",
         "citations",
         "headings",
         "plain_paths",
@@ -214,6 +216,7 @@ def test_switched_off_the_kernels_give_way() -> None:
         assert _compiled.plain_paths(pa.array(["a.md"])) is None
         assert _compiled.citations(pa.array(["[1]"])) is None
         assert _compiled.turn_stats(np.array([0, 1], np.int64), np.zeros(1)) is None
+        assert _compiled.attr_strings(["a"], [None]) is None
         assert not compiled_kernels()
         heading, _ = headings_and_matches(pa.array(["a\x1fb"]), pa.array([None], pa.string()))
         assert heading.to_pylist() == ["a › b"]
@@ -279,19 +282,21 @@ def test_headings_bitmap_offset_past_the_bitmap_is_refused() -> None:
 
 
 def test_running_out_of_memory_raises_memory_error_not_a_crash() -> None:
-    """Output buffers that cannot be had end in MemoryError, each freed once."""
+    """Output buffers that cannot be had (or grown) end in MemoryError, each freed once."""
     script = """
 import resource, numpy as np
 from askkit.frame import _kernels as K
 n = 5_000_000
 off = np.arange(n + 1, dtype=np.int32)
 data = b"\\x1f" * n
+texts = ["a" * 64] * 1_000_000  # 64 MB of column data: past every headroom below
 status = open("/proc/self/status").read().splitlines()
 vm = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
 for headroom in (20, 25, 30, 35, 40):
     resource.setrlimit(resource.RLIMIT_AS, (vm + headroom * 2**20, resource.RLIM_INFINITY))
     for call in (lambda: K.headings(off, data, off, data, None, 0),
-                 lambda: K.plain_paths(off, b"a" * n)):
+                 lambda: K.plain_paths(off, b"a" * n),
+                 lambda: K.attr_strings(texts, (None,))):
         try:
             call()
         except MemoryError:
@@ -301,4 +306,103 @@ for headroom in (20, 25, 30, 35, 40):
         [sys.executable, "-c", script], check=False, capture_output=True, text=True
     )
     assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
-    assert out.stdout.split().count("MemoryError") == 10
+    assert out.stdout.split().count("MemoryError") == 15
+
+
+class _Fields:
+    """An object with two attributes, one a property that runs Python code."""
+
+    def __init__(self, a: object, b: object) -> None:
+        self.a = a
+        self._b = b
+
+    @property
+    def b(self) -> object:
+        return self._b
+
+
+@given(st.lists(st.tuples(st.one_of(st.none(), st.text()), st.text()), max_size=40))
+def test_attr_strings_equal_pa_array(rows: list[tuple[str | None, str]]) -> None:
+    """Every attribute, nulls and non-ASCII text included, as ``pa.array`` builds it."""
+    objects = [_Fields(a, b) for a, b in rows]
+    try:
+        expected_a = pa.array([a for a, _ in rows], pa.string())
+        expected_b = pa.array([b for _, b in rows], pa.string())
+    except UnicodeEncodeError:  # a lone surrogate: the kernel gives way to pa.array's error
+        assert _compiled.attr_strings(objects, ["a", "b"]) is None
+        return
+    out = _compiled.attr_strings(objects, ["a", "b"])
+    assert out is not None
+    assert out[0].equals(expected_a)
+    assert out[1].equals(expected_b)
+    assert out[0].null_count == sum(a is None for a, _ in rows)
+    out[0].validate(full=True)
+    itself = _compiled.attr_strings([b for _, b in rows], [None])
+    assert itself is not None
+    assert itself[0].equals(expected_b)
+
+
+def test_attr_strings_give_way_to_pa_array_on_anything_but_str_and_none() -> None:
+    assert _compiled.attr_strings([_Fields(1, "x")], ["a"]) is None
+    assert _compiled.attr_strings([_Fields(b"x", "x")], ["a"]) is None
+    assert _compiled.attr_strings([_Fields("\ud800", "x")], ["a"]) is None
+    assert _compiled.attr_strings([_Fields("x", "x")], ["missing"]) is None
+    with pytest.raises(TypeError, match="str or None"):
+        _kernels.attr_strings([], (1,))
+    with pytest.raises(TypeError):
+        _kernels.attr_strings((), ("a",))  # a list, not any sequence
+
+
+def test_attr_strings_hold_the_objects_while_a_property_empties_the_list() -> None:
+    objects: list[Any] = []
+
+    class Clearing:
+        @property
+        def a(self) -> str:
+            objects.clear()  # the kernel reads a copy: no object is freed under it
+            return "x" * 100
+
+    objects.extend(Clearing() for _ in range(50))
+    out = _compiled.attr_strings(objects, ["a"])
+    assert out is not None
+    assert out[0].to_pylist() == ["x" * 100] * 50
+
+
+def test_attr_strings_grow_past_their_first_guess() -> None:
+    """The data buffer starts at 16 bytes a row; long strings make it grow."""
+    texts = ["é" * 1000, "", None, "b" * 70_000]
+    out = _compiled.attr_strings([_Fields(t, "") for t in texts], ["a"])
+    assert out is not None
+    assert out[0].to_pylist() == texts
+
+
+def test_attr_strings_of_sources_build_the_frame_both_ways() -> None:
+    """sources_frame from objects: the kernel's columns equal the fallback's."""
+    from askkit.frame import sources_frame
+
+    sources = [
+        AskSource(
+            VaultPath(f"a/{i % 7}.md"),
+            f"H{i} é",
+            None if i % 3 else "2026-01-0" + str(i % 9 + 1),
+            i / 10,
+            f"t{i}",
+            i + 1,
+            f"h{i % 2}",
+            None if i % 4 else "T\x1fH",
+        )
+        for i in range(60)
+    ]
+    saved = _compiled.ENABLED
+    try:
+        _compiled.ENABLED = True
+        fast = sources_frame(sources)
+        _compiled.ENABLED = False
+        fallback = sources_frame(sources)
+    finally:
+        _compiled.ENABLED = saved
+    import pandas.testing as pdt
+
+    pdt.assert_frame_equal(fast, fallback)
+    assert fast["title"].isna().sum() == 45
+    assert fast["wire_date"].notna().sum() == 20

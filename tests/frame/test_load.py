@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from askkit import AskSource, ChunkResult, SchemaError, Turn, VaultPath
 from askkit.citations import scan
@@ -338,3 +340,15 @@ def test_import_frame_is_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == ""
+
+
+@given(st.lists(st.text(alphabet="aB/ .:\\\x00-", max_size=10), min_size=1, max_size=12))
+@example([" /0/0", "/0/0", "a/b.md", "a/b.md"])  # a blank first component prints like "/0/0"
+def test_note_and_folder_of_objects_equal_vault_path(kernel_paths: str, raws: list[str]) -> None:
+    """From objects, plain paths are cut from the printed column and the rest
+    computed once per (printed, absolute) pair: both equal ``VaultPath`` itself."""
+    paths = [VaultPath(r) for r in raws]
+    frame = sources_frame([AskSource(p, "H", None, 0.5, "t", i + 1) for i, p in enumerate(paths)])
+    assert frame["path"].tolist() == [str(p) for p in paths]
+    assert frame["note"].tolist() == [p.stem for p in paths]
+    assert frame["folder"].tolist() == [p.folder for p in paths]
