@@ -438,9 +438,12 @@ def _rank(codes: np.ndarray[Any, Any], score: np.ndarray[Any, Any]) -> Any:
     descending = np.argsort(-score)  # NaN last, but in any order among themselves
     if nan.any():
         descending[n - int(nan.sum()) :] = np.flatnonzero(nan)  # in row order
-    place = np.empty(n, np.int64)
-    place[descending] = np.arange(n, dtype=np.int64)
-    order = np.argsort(codes.astype(np.int64) * n + place)
+    if n and codes.min() == codes.max():  # one turn (a list of sources): the first sort
+        order = descending
+    else:
+        place = np.empty(n, np.int64)
+        place[descending] = np.arange(n, dtype=np.int64)
+        order = np.argsort(codes.astype(np.int64) * n + place)
     k, s = codes[order], score[order]
     idx = np.arange(n, dtype=np.int64)
     new_turn = np.ones(n, dtype=bool)

@@ -376,3 +376,15 @@ def test_text_lengths_count_code_points(values: list[str], cut: int) -> None:
         got = text_lengths(_chunked(list(values), cut, sliced=sliced))
         assert got.type == pa.int32()
         assert got.to_pylist() == [len(v) for v in values]
+
+
+def test_score_rank_of_one_wide_turn_with_ties_and_nan_equals_pandas() -> None:
+    """One turn wider than the kernels take (a list of sources) ranks with one sort."""
+    rng = np.random.default_rng(3)
+    score = rng.choice([0.1, 0.5, 0.9, np.nan], size=1000)
+    key = np.full(1000, 7, np.int64)
+    rank = _score_stats(key, score)["score_rank"]
+    nan = np.isnan(score)
+    want = pd.Series(score).rank(method="min", ascending=False).to_numpy()
+    np.testing.assert_array_equal(rank[~nan], want[~nan].astype(int))
+    np.testing.assert_array_equal(rank[nan], np.arange(1, nan.sum() + 1) + (~nan).sum())
