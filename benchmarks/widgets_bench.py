@@ -15,6 +15,9 @@ page's static table (:func:`askkit.widgets._table_model.table_html`): the
 ratio says what the interactive view costs over printing one page. Target:
 build + first page well under a second at 100,000 rows.
 
+Each view a timed run builds is closed after the run, outside the timing
+(ipywidgets keeps open widgets, and so their frames, alive).
+
 The second table's baseline is ``frame -> view``, timed again in the same
 process: the ratio says what building from objects costs over building from
 a frame. Target: ``sources -> view`` at most 0.2 s at 100,000 rows on a quiet
@@ -38,6 +41,7 @@ import pandas as pd
 
 from askkit import AskSource, VaultPath
 from askkit.frame import sources_frame
+from askkit.widgets import SourcesView
 
 
 def make_frame(rows: int, seed: int = 0) -> pd.DataFrame:
@@ -62,12 +66,19 @@ def make_frame(rows: int, seed: int = 0) -> pd.DataFrame:
 
 
 def best(fn: Callable[[], Any], repeat: int) -> float:
+    """Best of ``repeat`` runs; a view a run builds is closed after it, untimed.
+
+    ipywidgets keeps every open widget alive, and a view its frame: without the
+    close, each run would start with the frames of all earlier runs still held.
+    """
     times = []
     for _ in range(repeat):
         gc.collect()  # the garbage of earlier runs is not charged to this one
         started = time.perf_counter()
-        fn()
+        built = fn()
         times.append(time.perf_counter() - started)
+        if isinstance(built, SourcesView):
+            built.close()
     return min(times)
 
 
@@ -80,7 +91,6 @@ def main() -> None:
 
     import ipywidgets as w
 
-    from askkit.widgets import SourcesView
     from askkit.widgets._table_model import table_html
 
     frame = make_frame(args.rows)

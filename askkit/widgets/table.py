@@ -17,6 +17,7 @@ import ipywidgets as w
 import numpy as np
 import pandas as pd
 import traitlets
+from ipywidgets.widgets.widget_string import HTMLStyle  # not re-exported at the top level
 
 from askkit import _html
 from askkit._gc import paused_gc
@@ -53,19 +54,35 @@ def _cell_layout(column: str) -> w.Layout:
     return w.Layout(width=_WIDTHS[column], flex="0 0 auto", margin="0 2px", overflow="hidden")
 
 
-class _Row:
-    """One row of the pool: a select button and one HTML widget per cell.
+class _Shared:
+    """The layouts and styles every row of one view shares.
 
-    ``layouts`` holds one layout per column, shared by every row of a view
-    (a column is shown or hidden as a whole): a layout is a widget of its own,
-    and building one per cell was most of the cost of a new view.
+    One layout per column (a column is shown or hidden as a whole), one style
+    for every cell and one for every button: a layout or a style is a widget
+    of its own, and building one per cell was most of the cost of a new view.
     """
 
-    def __init__(self, on_click: Callable[[int], None], layouts: dict[str, w.Layout]) -> None:
+    def __init__(self) -> None:
+        self.layouts = {c: _cell_layout(c) for c in TABLE_COLUMNS}
+        self.cell_style = HTMLStyle()
+        self.button_style = w.ButtonStyle()
+
+
+class _Row:
+    """One row of the pool: a select button and one HTML widget per cell."""
+
+    def __init__(self, on_click: Callable[[int], None], shared: _Shared) -> None:
+        layouts = shared.layouts
         self.position: int | None = None
-        self.button = w.Button(description="", layout=layouts["ordinal"], tooltip="select")
+        self.button = w.Button(
+            description="", layout=layouts["ordinal"], style=shared.button_style, tooltip="select"
+        )
         self.button.add_class("askkit-select")
-        self.cells = {c: w.HTML(layout=layouts[c]) for c in TABLE_COLUMNS if c != "ordinal"}
+        self.cells = {
+            c: w.HTML(layout=layouts[c], style=shared.cell_style)
+            for c in TABLE_COLUMNS
+            if c != "ordinal"
+        }
         self.box = w.HBox(  # its own layout: an empty row of a page is hidden alone
             [self.button, *self.cells.values()],
             layout=w.Layout(align_items="center", border_bottom="1px solid #eee"),
@@ -116,7 +133,7 @@ class SourcesView(w.VBox):  # type: ignore[misc]
             self._top = top_score(self._frame)
             self._callbacks: list[Callable[[AskSource | None], None]] = []
             self._rows: list[_Row] = []
-            self._row_layouts = {c: _cell_layout(c) for c in TABLE_COLUMNS}
+            self._shared = _Shared()
             self._busy = False
             self._build_controls(page_size)
             super().__init__()
@@ -129,18 +146,23 @@ class SourcesView(w.VBox):  # type: ignore[misc]
     # -- construction
 
     def _build_controls(self, page_size: int) -> None:
-        self.text_filter = w.Text(placeholder="text, heading or path", description="filter")
-        self.path_filter = w.Text(placeholder="path contains", description="path")
-        self.date_from = w.DatePicker(description="from")
-        self.date_to = w.DatePicker(description="to")
+        # layouts passed in, not assigned after: a replaced default layout stays open
+        wide, narrow = w.Layout(width="260px"), w.Layout(width="200px")
+        self.text_filter = w.Text(
+            placeholder="text, heading or path",
+            description="filter",
+            layout=wide,
+            continuous_update=True,
+        )
+        self.path_filter = w.Text(
+            placeholder="path contains", description="path", layout=wide, continuous_update=True
+        )
+        self.date_from = w.DatePicker(description="from", layout=narrow)
+        self.date_to = w.DatePicker(description="to", layout=narrow)
         # a Text, not a FloatText: "no minimum" is an empty box (NaN does not survive JSON)
-        self.min_score = w.Text(placeholder="none", description="min score")
-        for box in (self.text_filter, self.path_filter):
-            box.layout = w.Layout(width="260px")
-            box.continuous_update = True
-        for ctl in (self.date_from, self.date_to, self.min_score):
-            ctl.layout = w.Layout(width="200px")
-        self.min_score.continuous_update = False
+        self.min_score = w.Text(
+            placeholder="none", description="min score", layout=narrow, continuous_update=False
+        )
         self.clear_button = w.Button(description="clear filters", layout=w.Layout(width="110px"))
         controls = (
             self.text_filter,
@@ -190,6 +212,25 @@ class SourcesView(w.VBox):  # type: ignore[misc]
             f"<SourcesView: {len(self._positions):,} of {len(self._frame):,} rows, "
             f"page {self.page + 1}/{page_count(len(self._positions), self.page_size)}{chosen}>"
         )
+
+    def close(self) -> None:
+        """Close the view and every widget in it: rows, controls, layouts, styles.
+
+        ipywidgets keeps every open widget alive, and with this view its frame;
+        closing releases them all (a plain container's ``close`` closes only
+        itself). A closed view cannot be shown again.
+        """
+        seen: set[int] = set()
+        stack: list[Any] = [self.layout, *self.children, *(row.box for row in self._rows)]
+        while stack:
+            widget = stack.pop()
+            if not isinstance(widget, w.Widget) or id(widget) in seen:
+                continue
+            seen.add(id(widget))
+            stack.extend(getattr(widget, "children", ()))
+            stack.extend(getattr(widget, name, None) for name in ("layout", "style"))
+            widget.close()
+        super().close()
 
     # -- data
 
@@ -340,7 +381,7 @@ class SourcesView(w.VBox):  # type: ignore[misc]
 
     def _resize_pool(self, size: int) -> None:
         while len(self._rows) < size:
-            self._rows.append(_Row(self._clicked, self._row_layouts))
+            self._rows.append(_Row(self._clicked, self._shared))
         self._body.children = [r.box for r in self._rows[:size]]
 
     def _on_page_size_box(self, change: dict[str, Any]) -> None:

@@ -334,6 +334,30 @@ def test_rows_share_one_layout_per_column_within_a_view_only() -> None:
     assert all(r.cells["path"].layout is rows[0].cells["path"].layout for r in rows)
     assert rows[0].cells["path"].layout is not rows[0].cells["score"].layout
     assert two._rows[0].cells["path"].layout is not rows[0].cells["path"].layout
+    assert all(r.cells["path"].style is rows[0].cells["heading"].style for r in rows)
+    assert all(r.button.style is rows[0].button.style for r in rows)
+    assert two._rows[0].button.style is not rows[0].button.style
+
+
+def test_closing_a_view_closes_every_widget_in_it_and_frees_its_frame() -> None:
+    import gc
+    import weakref
+
+    from ipywidgets.widgets.widget import _instances
+
+    sources = [AskSource(VaultPath(f"n{i}.md"), "H", None, 0.5, "t", i + 1) for i in range(30)]
+    before = set(_instances)
+    view = SourcesView(sources, page_size=10)
+    view.page_size = 50  # rows past the page size stay in the pool, hidden
+    view.page_size = 10
+    opened = set(_instances) - before
+    assert len(opened) > 100
+    frame = weakref.ref(view.frame)
+    view.close()
+    assert not set(_instances) - before, "widgets left open"
+    del view
+    gc.collect()
+    assert frame() is None
 
 
 def test_building_a_view_leaves_the_collector_as_it_found_it() -> None:
