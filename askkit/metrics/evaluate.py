@@ -40,26 +40,31 @@ import re
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from askkit.errors import SchemaError
+from askkit.frame.load import Loaded
 from askkit.frame.schema import STRING
 from askkit.metrics.io import (
     QRELS_COLUMNS,
+    Ids,
     Level,
     PathOrFrame,
     decode_id,
+    doc_ids,
     encode_id,
+    qrels_doc_ids,
     read_qrels,
     read_trec_run,
+    trec_id,
     write_qrels,
 )
 from askkit.metrics.measures import Measure, compute, parse_measure
-from askkit.metrics.prepare import Ties, check_options, prepare
+from askkit.metrics.prepare import Ties, as_qrels, check_options, prepare
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -68,6 +73,7 @@ __all__ = [
     "WHY_TOOLS_DIFFER",
     "Coverage",
     "Evaluation",
+    "Ids",
     "Level",
     "Missing",
     "PathOrFrame",
@@ -76,6 +82,7 @@ __all__ = [
     "decode_id",
     "encode_id",
     "evaluate",
+    "no_document_sentence",
     "no_match_sentence",
     "parse_measure",
     "ranked_run",
@@ -225,6 +232,24 @@ def no_match_sentence(run_ids: Sequence[str], judged_ids: Sequence[str]) -> str:
     )
 
 
+def no_document_sentence(retrieved: Sequence[str], judged: Sequence[str]) -> str:
+    """One line for a run whose judged queries retrieved no judged document, naming
+    three document ids from each side and the likely cause; ``""`` when one matches.
+
+    >>> no_document_sentence(["ft911-1"], ["FT911-1"])  # doctest: +ELLIPSIS
+    "No retrieved document is judged: every measure is 0. Retrieved ids: ft911-1; ...case..."
+    """
+    run = list(dict.fromkeys(str(i) for i in retrieved))
+    judged_ids = list(dict.fromkeys(str(i) for i in judged))
+    if not run or not judged_ids or set(run) & set(judged_ids):
+        return ""
+    return (
+        "No retrieved document is judged: every measure is 0. "
+        f"Retrieved ids: {', '.join(run[:3])}; judged ids: {', '.join(judged_ids[:3])}. "
+        f"Likely cause: {_cause(run, judged_ids)}."
+    )
+
+
 # --------------------------------------------------------------------------- evaluate
 
 
@@ -284,6 +309,7 @@ def evaluate(
     ties: Ties = "trec",
     missing: Missing = "drop",
     relevance_level: int = 1,
+    max_docs_per_query: int | None = None,
 ) -> Evaluation:
     """Score a run against judgments, trec_eval's way.
 
@@ -310,7 +336,12 @@ def evaluate(
         Judged queries absent from the run: ``"drop"`` them (trec_eval,
         pytrec_eval) or score them ``"zero"`` (``trec_eval -c``).
     relevance_level:
-        The lowest grade that counts as relevant (trec_eval's ``-l``).
+        The lowest grade that counts as relevant, exactly as trec_eval's
+        ``-l``: at 0 a judged 0 is relevant, below 0 unjudged documents are
+        too (as in trec_eval, recall and AP can then pass 1); nDCG ignores it.
+    max_docs_per_query:
+        Score only each query's first ``max_docs_per_query`` documents, after
+        ranking (trec_eval's ``-M``); ``None``: all.
 
     Warns
     -----
@@ -318,6 +349,8 @@ def evaluate(
         No run query is judged (:attr:`Evaluation.headline` says why).
     """
     check_options(level, ties, missing)
+    if max_docs_per_query is not None and max_docs_per_query < 1:
+        raise ValueError(f"max_docs_per_query must be >= 1, got {max_docs_per_query}")
     parsed: list[Measure] = [parse_measure(m) for m in measures]
     names = [m.name for m in parsed]
     if len(set(names)) != len(names):
@@ -331,6 +364,8 @@ def evaluate(
         qrels_query=prep.qrels_query,
         qrels_grade=prep.qrels_grade,
         relevance_level=relevance_level,
+        judged=prep.judged,
+        max_docs=max_docs_per_query,
     )
     per_query = pd.DataFrame(values, index=prep.qids, columns=names, dtype=np.float64)
     unanswered = tuple(prep.qids[~prep.in_run])
@@ -401,7 +436,8 @@ def write_run(
     """Write a sources frame as a TREC run (``qid Q0 docid rank score tag``), atomically.
 
     Documents are de-duplicated and ranked as :func:`evaluate` does; ids
-    with whitespace are percent-encoded (:func:`encode_id`).
+    are written as they are, except that an id with whitespace is
+    percent-encoded (:func:`askkit.metrics.io.trec_id`).
     """
     from askkit._atomic import atomic_write_text
 
@@ -409,9 +445,9 @@ def write_run(
         raise ValueError(f"a run tag must be one word, got {tag!r}")
     ranked = ranked_run(run, level=level, ties=ties)
     lines = (
-        encode_id(ranked["query_id"])
+        trec_id(ranked["query_id"])
         + " Q0 "
-        + encode_id(ranked["doc"])
+        + trec_id(ranked["doc"])
         + " "
         + ranked["rank"].astype(str).astype(STRING)
         + " "
@@ -421,9 +457,15 @@ def write_run(
     atomic_write_text(path, "".join(f"{line}\n" for line in lines.tolist()))
 
 
-def read_run(path: str | Any) -> pd.DataFrame:
+@overload
+def read_run(path: str | Any, *, ids: Ids = ..., strict: Literal[True] = ...) -> pd.DataFrame: ...
+@overload
+def read_run(path: str | Any, *, ids: Ids = ..., strict: Literal[False]) -> Loaded: ...
+def read_run(path: str | Any, *, ids: Ids = "exact", strict: bool = True) -> pd.DataFrame | Loaded:
     """Read a TREC run file as a frame :func:`evaluate` takes (see :func:`read_trec_run`)."""
-    return read_trec_run(path)
+    if strict:
+        return read_trec_run(path, ids=ids)
+    return read_trec_run(path, ids=ids, strict=False)
 
 
 # --------------------------------------------------------------------------- coverage
@@ -444,13 +486,16 @@ class Coverage:
     run_only: tuple[str, ...]
     qrels_only: tuple[str, ...]
     duplicate_chunks: int
+    unmatched_documents: str = ""
+    """One line when queries match but no retrieved document is judged, else ``""``."""
 
     @property
     def headline(self) -> str:
-        """One line when no run query is judged (:func:`no_match_sentence`), else ``""``."""
+        """One line when no run query is judged (:func:`no_match_sentence`), or when
+        no retrieved document is (:func:`no_document_sentence`); else ``""``."""
         q = self.per_query
         if bool((q["in_run"] & q["in_qrels"]).any()):
-            return ""
+            return self.unmatched_documents
         ids = q.index.astype(str)
         return no_match_sentence(ids[q["in_run"]].tolist(), ids[q["in_qrels"]].tolist())
 
@@ -536,13 +581,15 @@ def coverage(
     top = r.rank <= k
     in_top = np.bincount(r.query[top], minlength=n)
     judged_top = np.bincount(r.query[top & prep.judged], minlength=n)
-    relevant_top = np.bincount(r.query[top & (prep.grade >= relevance_level)], minlength=n)
+    value = np.where(prep.judged, np.where(prep.grade >= 0, prep.grade, -2), -1)
+    relevant_top = np.bincount(r.query[top & (value >= relevance_level)], minlength=n)
     same_prev = np.zeros(len(r.query), dtype=bool)
     if len(r.query) > 1:
         same_prev[1:] = (r.query[1:] == r.query[:-1]) & (prep.score[1:] == prep.score[:-1])
     tied = same_prev.copy()
     tied[:-1] |= same_prev[1:]
-    relevant = np.bincount(prep.qrels_query[prep.qrels_grade >= relevance_level], minlength=n)
+    counted = (prep.qrels_grade >= 0) & (prep.qrels_grade >= relevance_level)
+    relevant = np.bincount(prep.qrels_query[counted], minlength=n)
     chunks = run.groupby(run["turn_id"].astype(str), sort=False).size()
     chunk_counts = chunks.reindex(prep.qids, fill_value=0).to_numpy(dtype=np.int64)
     retrieved = np.bincount(r.query, minlength=n)
@@ -563,6 +610,16 @@ def coverage(
         index=prep.qids,
     )
     ids = prep.qids.to_numpy()
+    unmatched = ""
+    both = prep.in_run & prep.in_qrels
+    if both.any() and not bool(prep.judged[both[r.query]].any()):
+        judgments = as_qrels(qrels)
+        asked = set(prep.qids[both].tolist())
+        run_docs = doc_ids(run, level)[run["turn_id"].astype(str).isin(asked).to_numpy()]
+        judged_docs = qrels_doc_ids(judgments, level)[
+            judgments["query_id"].astype(str).isin(asked).to_numpy()
+        ]
+        unmatched = no_document_sentence(run_docs.tolist(), judged_docs.tolist())
     return Coverage(
         per_query=per_query,
         k=k,
@@ -571,4 +628,5 @@ def coverage(
         run_only=tuple(ids[prep.in_run & ~prep.in_qrels].tolist()),
         qrels_only=tuple(ids[prep.in_qrels & ~prep.in_run].tolist()),
         duplicate_chunks=prep.ranked.duplicates,
+        unmatched_documents=unmatched,
     )

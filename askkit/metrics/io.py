@@ -2,17 +2,28 @@
 
 Document ids
 ------------
-Note level: the vault path as :class:`~askkit.VaultPath` prints it
-(``journal/2026-04-08.md``). Section level: ``path#heading`` where heading
-is the section's innermost heading (``journal/2026-04-08.md#Afternoon``).
-``#`` never occurs in a printed vault path (kimun turns it into ``_``), so the
-first ``#`` splits an id unambiguously. In a sources frame the innermost
-heading is the last non-empty U+001F segment of the raw wire ``title``
-(exact even when a heading contains `` › ``; a journal section whose only
-heading is its date keeps that date, as a judgment names it), and
-``match_heading`` when the frame has no title. In TREC files whitespace and
-``%`` inside ids are percent-encoded (``%20``, ``%09``, ``%0A``, ``%0D``,
-``%0B``, ``%0C``, ``%25``), since TREC columns are whitespace-separated.
+Ids in files are opaque and exact: a TREC qrels or run file's ids, and a
+TSV qrels file's paths, are kept byte for byte (case, ``#``, ``:``, ``/`` and
+``%`` included) and compared as they are, as trec_eval compares them. A TREC
+qrels frame keeps them in its ``doc`` column, which is the document id at
+every level.
+
+Where ids are kimun vault paths, kimun's path rules apply only when asked:
+``ids="vault"`` prints every path as :class:`~askkit.VaultPath` does
+(lowercase, ``:?*<>|[]^`` replaced, ...), the rule a sources frame built from
+kimun's payloads already follows, so both sides are normalised the same way.
+
+Built from columns: note level is the printed path; section level is
+``path#heading`` with the section's innermost heading, or the path alone when
+there is none (never parsed out of an id). In a sources frame that heading is
+the last non-empty U+001F segment of the raw wire ``title`` (exact even when
+a heading contains `` › ``; a journal section whose only heading is its date
+keeps that date, as a judgment names it), and ``match_heading`` when the
+frame has no title.
+
+Writing TREC files, an id with whitespace (a section id's heading) is
+percent-encoded (:func:`encode_id`) so that it stays one column; any other id
+is written as it is. Readers never decode.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ import io
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -32,11 +43,14 @@ import pyarrow.compute as pc
 from askkit._atomic import atomic_write_text
 from askkit._text import RUST_WHITESPACE
 from askkit.errors import SchemaError
-from askkit.frame.schema import STRING
+from askkit.frame.load import Loaded
+from askkit.frame.schema import ERROR_COLUMNS, STRING, empty_errors
+from askkit.metrics._trec import read_table
 from askkit.sources import BREADCRUMB_SEP, VaultPath
 
 __all__ = [
     "QRELS_COLUMNS",
+    "Ids",
     "Level",
     "Queries",
     "decode_id",
@@ -46,10 +60,13 @@ __all__ = [
     "read_qrels",
     "read_queries",
     "read_trec_run",
+    "trec_id",
     "write_qrels",
 ]
 
 Level = Literal["note", "section"]
+#: How ids in files are compared: as written, or as kimun prints vault paths.
+Ids = Literal["exact", "vault"]
 #: The qrels frame: column -> dtype.
 QRELS_COLUMNS: dict[str, Any] = {
     "query_id": STRING,
@@ -138,16 +155,25 @@ def doc_ids(run: pd.DataFrame, level: Level) -> pd.Series:
             field="columns",
             value=list(run.columns),
         )
-    return path + "#" + heading.fillna("")
+    return _section_ids(path, heading.fillna(""))
+
+
+def _section_ids(path: pd.Series, heading: pd.Series) -> pd.Series:
+    """``path#heading``, or the path alone where the heading is empty (a note
+    without headings; a judgment that names no section)."""
+    return path.where(heading == "", path + "#" + heading)
 
 
 def qrels_doc_ids(qrels: pd.DataFrame, level: Level) -> pd.Series:
-    """The document id of each judgment (see the module docstring)."""
+    """The document id of each judgment (see the module docstring): the ``doc``
+    column when there is one (TREC qrels: opaque ids, at every level)."""
+    if level not in ("note", "section"):
+        raise ValueError(f"level must be 'note' or 'section', got {level!r}")
+    if "doc" in qrels.columns:
+        return qrels["doc"].astype(STRING)
     if level == "note":
         return qrels["path"].astype(STRING)
-    if level != "section":
-        raise ValueError(f"level must be 'note' or 'section', got {level!r}")
-    return qrels["path"].astype(STRING) + "#" + qrels["heading"].astype(STRING)
+    return _section_ids(qrels["path"].astype(STRING), qrels["heading"].astype(STRING).fillna(""))
 
 
 # --------------------------------------------------------------------------- qrels
@@ -157,8 +183,33 @@ def _where(source: object, line: int | None = None) -> dict[str, Any]:
     return {"file": str(source) if source is not None else None, "line": line}
 
 
-def _normalise(frame: pd.DataFrame, source: object, first_line: int) -> pd.DataFrame:
-    """Validate and convert to :data:`QRELS_COLUMNS` (``first_line``: file line of row 0)."""
+def _vault_ids(values: pd.Series) -> pd.Series:
+    """Each id as :class:`~askkit.VaultPath` prints it, computed once per distinct id."""
+    codes, uniques = pd.factorize(values.astype(STRING))
+    printed = np.asarray([str(VaultPath(str(p))) for p in uniques], dtype=object)
+    return pd.Series(pd.array(printed[codes], dtype=STRING), index=values.index)
+
+
+def _check_ids(ids: str) -> None:
+    if ids not in ("exact", "vault"):
+        raise ValueError(f"ids must be 'exact' or 'vault', got {ids!r}")
+
+
+_INTEGER = r"^[+-]?[0-9]{1,18}$"
+_NUMBER = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|inf|infinity))$"
+
+
+def _bad_rows(values: pd.Series, pattern: str) -> np.ndarray[Any, Any]:
+    arr = pa.array(values.astype(STRING).fillna("").array)
+    return ~np.asarray(pc.match_substring_regex(arr, pattern).to_numpy(zero_copy_only=False))
+
+
+def _normalise(
+    frame: pd.DataFrame, source: object, lines: np.ndarray[Any, Any] | None, *, strict: bool
+) -> tuple[pd.DataFrame, list[SchemaError]]:
+    """Validate and convert to :data:`QRELS_COLUMNS` (plus ``doc`` and ``iteration``
+    when the frame has them). ``lines``: each row's line in ``source``. Bad rows
+    raise (strict) or are dropped and returned as errors."""
     missing = [c for c in ("query_id", "path", "grade") if c not in frame.columns]
     if missing:
         raise SchemaError(
@@ -168,44 +219,56 @@ def _normalise(frame: pd.DataFrame, source: object, first_line: int) -> pd.DataF
             value=missing,
             **_where(source),
         )
-    n = len(frame)
+    frame = frame.reset_index(drop=True)
     raw_grade = frame["grade"]
-    grade = pd.to_numeric(raw_grade, errors="coerce")
-    bad = grade.isna().to_numpy() | (grade.to_numpy(dtype=np.float64, na_value=0.5) % 1 != 0)
+    if pd.api.types.is_integer_dtype(raw_grade.dtype):
+        bad_grade = raw_grade.isna().to_numpy()
+    else:
+        bad_grade = _bad_rows(raw_grade.astype(str).astype(STRING), _INTEGER)
+    qid = frame["query_id"].astype(STRING).fillna("")
+    path = frame["path"].astype(STRING).fillna("")
+    blank_qid = (qid == "").to_numpy()
+    blank_path = (path == "").to_numpy()
+    errors: list[SchemaError] = []
+    bad = bad_grade | blank_qid | blank_path
+    for i in np.flatnonzero(bad).tolist():
+        if bad_grade[i]:
+            message, name, value = (
+                "a grade must be an integer (0 = not relevant, 1-3 = relevant)",
+                "grade",
+                raw_grade.iloc[i],
+            )
+        else:
+            name = "query_id" if blank_qid[i] else "path"
+            message, value = "query_id and path must not be empty", ""
+        line = int(lines[i]) if lines is not None else None
+        error = SchemaError(message, field=name, value=value, **_where(source, line))
+        if strict:
+            raise error
+        errors.append(error)
     if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(
-            "a grade must be an integer (0 = not relevant, 1-3 = relevant)",
-            field="grade",
-            value=raw_grade.iloc[i],
-            **_where(source, first_line + i if source is not None else None),
-        )
-    qid = frame["query_id"].astype(STRING)
-    path = frame["path"].astype(STRING)
-    blank = (qid.fillna("") == "").to_numpy() | (path.fillna("") == "").to_numpy()
-    if blank.any():
-        i = int(np.flatnonzero(blank)[0])
-        raise SchemaError(
-            "query_id and path must not be empty",
-            field="query_id" if qid.fillna("").iloc[i] == "" else "path",
-            value="",
-            **_where(source, first_line + i if source is not None else None),
-        )
+        keep = ~bad
+        frame, qid, path = frame[keep].reset_index(drop=True), qid[keep], path[keep]
+        raw_grade = frame["grade"]
     heading = (
         frame["heading"].astype(STRING).fillna("")
         if "heading" in frame.columns
-        else pd.Series([""] * n, dtype=STRING, index=frame.index)
+        else pd.Series([""] * len(frame), dtype=STRING)
     )
-    codes, uniques = pd.factorize(path)
-    printed = np.asarray([str(VaultPath(str(p))) for p in uniques], dtype=object)[codes]
-    return pd.DataFrame(
-        {
-            "query_id": qid.to_numpy(),
-            "path": pd.array(printed, dtype=STRING),
-            "heading": heading.to_numpy(),
-            "grade": grade.to_numpy(dtype=np.int64),
-        }
-    ).astype(QRELS_COLUMNS)
+    columns: dict[str, Any] = {
+        "query_id": qid.to_numpy(),
+        "path": path.to_numpy(),
+        "heading": heading.to_numpy(),
+        "grade": pd.to_numeric(raw_grade.astype(str)).to_numpy(dtype=np.int64)
+        if len(frame)
+        else np.zeros(0, np.int64),
+    }
+    dtypes = dict(QRELS_COLUMNS)
+    for extra in ("doc", "iteration"):
+        if extra in frame.columns:
+            columns[extra] = frame[extra].astype(STRING).fillna("").to_numpy()
+            dtypes[extra] = STRING
+    return pd.DataFrame(columns).astype(dtypes), errors
 
 
 def _sniff(text: str) -> Literal["tsv", "trec"]:
@@ -215,41 +278,54 @@ def _sniff(text: str) -> Literal["tsv", "trec"]:
     return "tsv"
 
 
-def _read_whitespace(text: str, names: list[str], source: object) -> pd.DataFrame:
-    if not text.strip():
-        return pd.DataFrame({n: pd.Series([], dtype=STRING) for n in names})
+def _errors_frame(errors: list[SchemaError]) -> pd.DataFrame:
+    if not errors:
+        return empty_errors()
+    return pd.DataFrame(
+        {
+            "file": [e.file or "" for e in errors],
+            "line": [e.line if e.line is not None else 0 for e in errors],
+            "field": [e.field or "" for e in errors],
+            "value": [repr(e.value) if e.has_value else "" for e in errors],
+            "message": [e.message for e in errors],
+        }
+    ).astype(ERROR_COLUMNS)
+
+
+def _first_bytes(path: Path) -> str:
     try:
-        frame = pd.read_csv(
-            io.StringIO(text),
-            sep=r"\s+",
-            header=None,
-            names=names,
-            dtype=str,
-            keep_default_na=False,
-            quoting=csv.QUOTE_NONE,
-            engine="c",
-        )
-    except (pd.errors.ParserError, ValueError) as exc:
+        with path.open("rb") as handle:
+            head = handle.read(65536)
+    except OSError as exc:
         raise SchemaError(
-            f"not a TREC file with {len(names)} whitespace-separated columns "
-            f"({' '.join(names)}): {exc}",
-            has_value=False,
-            **_where(source),
+            f"cannot read the qrels file: {exc}", has_value=False, file=str(path)
         ) from None
-    if frame[names[-1]].eq("").any() or frame[names[-1]].isna().any():
-        i = int(np.flatnonzero(frame[names[-1]].fillna("").eq("").to_numpy())[0])
-        raise SchemaError(
-            f"expected {len(names)} columns ({' '.join(names)})",
-            field=names[-1],
-            has_value=False,
-            **_where(source, i + 1),
-        )
-    return frame
+    return head.decode("utf-8", errors="replace")
 
 
+@overload
 def read_qrels(
-    source: PathOrFrame, *, format: Literal["auto", "tsv", "trec"] = "auto"
-) -> pd.DataFrame:
+    source: PathOrFrame,
+    *,
+    format: Literal["auto", "tsv", "trec"] = ...,
+    ids: Ids = ...,
+    strict: Literal[True] = ...,
+) -> pd.DataFrame: ...
+@overload
+def read_qrels(
+    source: PathOrFrame,
+    *,
+    format: Literal["auto", "tsv", "trec"] = ...,
+    ids: Ids = ...,
+    strict: Literal[False],
+) -> Loaded: ...
+def read_qrels(
+    source: PathOrFrame,
+    *,
+    format: Literal["auto", "tsv", "trec"] = "auto",
+    ids: Ids = "exact",
+    strict: bool = True,
+) -> pd.DataFrame | Loaded:
     """Read judgments: columns ``query_id``, ``path``, ``heading``, ``grade`` (int64).
 
     Parameters
@@ -257,16 +333,26 @@ def read_qrels(
     source:
         A frame with those columns (``heading`` optional), or a file: a TSV
         with a header line naming ``query_id``, ``path``, optionally
-        ``heading``, and ``grade``; or TREC qrels, ``qid 0 docid grade``,
-        where ``docid`` is a path or ``path#heading`` (percent-encoded
-        whitespace, see :func:`encode_id`).
+        ``heading``, and ``grade``; or TREC qrels, ``qid iter docid grade``
+        as trec_eval reads them (any iteration field, negative grades, a
+        line starting with ``#`` is a comment, blank lines skipped).
     format:
         ``"auto"`` (default): a first line with a ``query_id`` column is a
         TSV, anything else TREC.
+    ids:
+        ``"exact"`` (default): ids as written. ``"vault"``: paths printed as
+        :class:`~askkit.VaultPath` prints them (kimun's rules, as a sources
+        frame built from kimun's payloads has them).
+    strict:
+        ``True`` (default): the first bad line raises :class:`SchemaError`
+        naming the file, line, field and value. ``False``: returns
+        :class:`~askkit.frame.Loaded`, the good rows and one error row per
+        line left out (``records == records_loaded + len(errors)``).
 
-    ``path`` is printed as :class:`~askkit.VaultPath` prints it; ``heading``
-    is ``''`` when absent. Rows keep the file's order; duplicates are kept
-    (scoring takes the highest grade).
+    A TREC file's document ids are opaque: ``doc`` holds them, exact, and
+    is the document id at every level (``path`` repeats it; ``heading`` is
+    ``''``); ``iteration`` keeps the second field. Rows keep the file's
+    order; duplicates are kept (scoring takes the highest grade).
 
     Examples
     --------
@@ -275,41 +361,88 @@ def read_qrels(
     ['q01', 'projects/sourdough.md', 'Feeding schedule', '3']
     >>> one = read_qrels(pd.DataFrame({"query_id": [1], "path": ["A.md"], "grade": [2]}))
     >>> one.iloc[0].astype(str).tolist(), one.dtypes["grade"]
-    (['1', 'a.md', '', '2'], dtype('int64'))
+    (['1', 'A.md', '', '2'], dtype('int64'))
+    >>> read_qrels(pd.DataFrame({"query_id": [1], "path": ["A.md"], "grade": [2]}),
+    ...            ids="vault").iloc[0]["path"]
+    'a.md'
     """
+    _check_ids(ids)
     if isinstance(source, pd.DataFrame):
-        return _normalise(source.reset_index(drop=True), None, 1)
-    path = Path(source)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SchemaError(
-            f"cannot read the qrels file: {exc}", has_value=False, file=str(path)
-        ) from None
-    kind = _sniff(text) if format == "auto" else format
-    if kind == "tsv" and text.strip():  # an empty file (not even a header) has no rows: below
-        frame = pd.read_csv(
-            io.StringIO(text),
-            sep="\t",
-            dtype=str,
-            keep_default_na=False,
-            quoting=csv.QUOTE_MINIMAL,
-            skip_blank_lines=True,
-        )
-        return _normalise(frame, path, 2)
-    trec = _read_whitespace(text, ["query_id", "iteration", "docid", "grade"], path)
-    doc = decode_id(trec["docid"])
-    parts = doc.str.split("#", n=1, expand=True)
-    heading = parts[1] if parts.shape[1] > 1 else pd.Series([""] * len(trec), dtype=STRING)
+        frame, errors = _normalise(source, None, None, strict=strict)
+        records = len(source)
+    else:
+        frame, errors, records = _read_qrels_file(Path(source), format, strict=strict)
+    if ids == "vault" and len(frame):
+        frame["path"] = _vault_ids(frame["path"])
+        if "doc" in frame.columns:
+            frame["doc"] = frame["path"]
+    if strict:
+        return frame
+    return Loaded(frame, _errors_frame(errors), records)
+
+
+def _read_qrels_file(
+    path: Path, format: str, *, strict: bool
+) -> tuple[pd.DataFrame, list[SchemaError], int]:
+    kind = _sniff(_first_bytes(path)) if format == "auto" else format
+    if kind not in ("tsv", "trec"):
+        raise ValueError(f"format must be 'auto', 'tsv' or 'trec', got {format!r}")
+    if kind == "tsv":
+        return _read_qrels_tsv(path, strict=strict)
+    table = read_table(
+        path,
+        ("query_id", "iteration", "doc", "grade"),
+        what="qrels",
+        extra=False,
+        comments=True,
+        strict=strict,
+    )
+    cols = table.columns
+    doc = pd.Series(pd.array(cols["doc"], dtype=STRING))
     frame = pd.DataFrame(
         {
-            "query_id": decode_id(trec["query_id"]),
-            "path": parts[0] if len(trec) else doc,
-            "heading": heading.fillna("") if len(trec) else doc,
-            "grade": trec["grade"],
+            "query_id": pd.array(cols["query_id"], dtype=STRING),
+            "path": doc.array,
+            "heading": pd.array([""] * len(doc), dtype=STRING),
+            "grade": pd.array(cols["grade"], dtype=STRING),
+            "doc": doc.array,
+            "iteration": pd.array(cols["iteration"], dtype=STRING),
         }
     )
-    return _normalise(frame, path, 1)
+    out, errors = _normalise(frame, path, table.line, strict=strict)
+    every = sorted([*table.errors, *errors], key=lambda e: e.line or 0)
+    return out, every, table.records
+
+
+def _read_qrels_tsv(path: Path, *, strict: bool) -> tuple[pd.DataFrame, list[SchemaError], int]:
+    """A TSV with a header line; rows are lines 2.. (blank lines skipped)."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SchemaError(
+            f"not UTF-8 (byte {data[exc.start]:#04x}); qrels files are read as UTF-8: "
+            "convert the file first, e.g. iconv -f latin1 -t utf-8",
+            has_value=False,
+            file=str(path),
+            line=line,
+        ) from None
+    if not text.strip():
+        return read_qrels(pd.DataFrame({c: [] for c in QRELS_COLUMNS})), [], 0
+    frame = pd.read_csv(
+        io.StringIO(text),
+        sep="\t",
+        dtype=str,
+        keep_default_na=False,
+        quoting=csv.QUOTE_MINIMAL,
+        skip_blank_lines=True,
+    )
+    # the file line of each row: line 1 is the header; blank lines are skipped
+    starts = [i for i, line in enumerate(text.split("\n")[1:], start=2) if line.strip()]
+    lines = np.asarray(starts[: len(frame)], dtype=np.int64) if len(starts) >= len(frame) else None
+    out, errors = _normalise(frame, path, lines, strict=strict)
+    return out, errors, len(frame)
 
 
 def write_qrels(
@@ -317,13 +450,20 @@ def write_qrels(
     path: str | os.PathLike[str],
     *,
     format: Literal["tsv", "trec"] = "tsv",
+    level: Level | None = None,
 ) -> None:
     """Write judgments atomically (temporary file, then rename): a reader never sees half a file.
 
     ``format="tsv"`` writes the header ``query_id path heading grade``
     (tab-separated; a field holding a tab, newline or quote is quoted);
-    ``"trec"`` writes ``qid 0 docid grade`` with ``docid`` = ``path`` or
-    ``path#heading``. Rows keep their order.
+    ``"trec"`` writes ``qid iter docid grade``: ``docid`` is the ``doc``
+    column when there is one (a TREC file read back gives the same lines),
+    else the id at ``level`` (:func:`qrels_doc_ids`: ``path`` for notes,
+    ``path#heading`` for sections; ``None``: sections when a heading is
+    given, as :func:`askkit.metrics.write_run` writes a section-level run);
+    ``iter`` the ``iteration`` column, else ``0``. An id with whitespace is
+    percent-encoded (:func:`encode_id`), any other id written as it is. Rows
+    keep their order.
 
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "qrels.tsv"
@@ -333,14 +473,25 @@ def write_qrels(
     """
     frame = read_qrels(qrels)
     if format == "tsv":
-        text = frame.to_csv(sep="\t", index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+        columns = [c for c in frame.columns if c not in ("doc", "iteration")]
+        text = frame[columns].to_csv(
+            sep="\t", index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL
+        )
     elif format == "trec":
-        heading = frame["heading"]
-        doc = frame["path"].where(heading == "", frame["path"] + "#" + heading)
+        if level is None:
+            level = "section" if bool((frame["heading"] != "").any()) else "note"
+        doc = qrels_doc_ids(frame, level)
+        iteration = (
+            frame["iteration"]
+            if "iteration" in frame.columns
+            else pd.Series(["0"] * len(frame), dtype=STRING)
+        )
         lines = (
-            encode_id(frame["query_id"])
-            + " 0 "
-            + encode_id(doc)
+            trec_id(frame["query_id"])
+            + " "
+            + trec_id(iteration.reset_index(drop=True))
+            + " "
+            + trec_id(doc)
             + " "
             + frame["grade"].astype(str).astype(STRING)
         )
@@ -350,42 +501,83 @@ def write_qrels(
     atomic_write_text(path, text)
 
 
-def read_trec_run(source: str | os.PathLike[str]) -> pd.DataFrame:
+def trec_id(values: pd.Series) -> pd.Series:
+    """Ids as a TREC file's column: as they are, but percent-encoded
+    (:func:`encode_id`) when they hold whitespace.
+
+    >>> trec_id(pd.Series(["FT911-1", "a.md#Bake log", "50%"])).tolist()
+    ['FT911-1', 'a.md#Bake%20log', '50%']
+    """
+    out = values.astype(STRING).reset_index(drop=True)
+    spaced = out.str.contains(r"\s", regex=True).fillna(False).to_numpy(dtype=bool)
+    if spaced.any():
+        out = out.copy()
+        out[spaced] = encode_id(out[spaced])
+    return out
+
+
+@overload
+def read_trec_run(
+    source: str | os.PathLike[str], *, ids: Ids = ..., strict: Literal[True] = ...
+) -> pd.DataFrame: ...
+@overload
+def read_trec_run(
+    source: str | os.PathLike[str], *, ids: Ids = ..., strict: Literal[False]
+) -> Loaded: ...
+def read_trec_run(
+    source: str | os.PathLike[str], *, ids: Ids = "exact", strict: bool = True
+) -> pd.DataFrame | Loaded:
     """Read a TREC run (``qid Q0 docid rank score tag``) as a run frame for ``evaluate``.
 
-    Columns: ``turn_id``, ``doc`` (decoded), ``rank`` (int64), ``score``
-    (float64), ``tag``. :func:`askkit.metrics.evaluate` takes it as it takes a
-    sources frame (the ``doc`` column is used as the document id at any level).
+    Columns: ``turn_id``, ``doc`` (exact, or printed as a vault path with
+    ``ids="vault"``), ``rank`` (int64), ``score`` (float64), ``tag``.
+    :func:`askkit.metrics.evaluate` takes it as it takes a sources frame (the
+    ``doc`` column is the document id at any level). As trec_eval reads runs:
+    fields after the tag are ignored, a line whose first field starts with
+    ``#`` is a comment, blank lines are skipped. A line with fewer than six
+    fields, a score that is not a number or a rank that is not an integer
+    raises :class:`SchemaError` naming the file and line (``strict=False``:
+    the line is left out and reported, see :func:`read_qrels`).
     """
+    _check_ids(ids)
     path = Path(source)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SchemaError(
-            f"cannot read the run file: {exc}", has_value=False, file=str(path)
-        ) from None
-    raw = _read_whitespace(text, ["turn_id", "q0", "doc", "rank", "score", "tag"], path)
-    rank = pd.to_numeric(raw["rank"], errors="coerce")
-    score = pd.to_numeric(raw["score"], errors="coerce")
-    for name, values in (("rank", rank), ("score", score)):
-        bad = values.isna().to_numpy() & (raw[name].str.lower() != "nan").to_numpy()
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise SchemaError(
-                f"{name} must be a number",
+    names = ("turn_id", "q0", "doc", "rank", "score", "tag")
+    table = read_table(path, names, what="run", extra=True, comments=True, strict=strict)
+    cols = table.columns
+    score_text = pd.Series(pd.array(cols["score"], dtype=STRING))
+    rank_text = pd.Series(pd.array(cols["rank"], dtype=STRING))
+    bad_score = _bad_rows(score_text, _NUMBER)
+    bad_rank = _bad_rows(rank_text, _INTEGER)
+    if bad_score.any() or bad_rank.any():
+        errors: list[SchemaError] = []
+        for i in np.flatnonzero(bad_score | bad_rank).tolist():
+            name = "score" if bad_score[i] else "rank"
+            kind = "a number" if name == "score" else "an integer"
+            error = SchemaError(
+                f"{name} must be {kind}",
                 field=name,
-                value=raw[name].iloc[i],
-                **_where(path, i + 1),
+                value=(score_text if name == "score" else rank_text).iloc[i],
+                file=str(path),
+                line=int(table.line[i]),
             )
-    return pd.DataFrame(
+            if strict:
+                raise error
+            errors.append(error)
+        table = table.keep(~(bad_score | bad_rank), errors)
+        cols = table.columns
+    doc = pd.Series(pd.array(cols["doc"], dtype=STRING))
+    frame = pd.DataFrame(
         {
-            "turn_id": decode_id(raw["turn_id"]),
-            "doc": decode_id(raw["doc"]),
-            "rank": rank.fillna(0).to_numpy(dtype=np.int64),
-            "score": score.to_numpy(dtype=np.float64),
-            "tag": raw["tag"].astype(STRING),
+            "turn_id": pd.array(cols["turn_id"], dtype=STRING),
+            "doc": _vault_ids(doc).array if ids == "vault" and len(doc) else doc.array,
+            "rank": pc.cast(cols["rank"], pa.int64()).to_numpy(zero_copy_only=False),
+            "score": pc.cast(cols["score"], pa.float64()).to_numpy(zero_copy_only=False),
+            "tag": pd.array(cols["tag"], dtype=STRING),
         }
     )
+    if strict:
+        return frame
+    return Loaded(frame, _errors_frame(table.errors), table.records)
 
 
 #: Column names :func:`read_queries` accepts for the query text, in preference order.

@@ -385,17 +385,33 @@ def compute(
     qrels_query: IntArray,
     qrels_grade: IntArray,
     relevance_level: int = 1,
+    judged: BoolArray | None = None,
+    max_docs: int | None = None,
 ) -> dict[str, FloatArray]:
     """Every measure for every query code, trec_eval's definitions (see the README).
 
-    ``grade`` is the grade of each ranked row (0 when unjudged). Only the
-    rows that are relevant or carry a positive gain take part: every measure
-    is a per-query sum over them (``bincount``).
+    ``grade`` is the grade of each ranked row, ``judged`` whether it has one
+    (``None``: every row with a grade above 0 is judged). Each row gets
+    trec_eval's value: its grade when judged with a grade of 0 or more, -2
+    when judged negative, -1 when not judged; a row is relevant when its
+    value is at least ``relevance_level`` (trec_eval's ``-l``, so at ``-l0``
+    a judged 0 is relevant and at ``-l-1`` so is an unjudged row), and the
+    number of relevant documents counts judgments of at least 0 and at least
+    the level. nDCG ignores the level: its gain is a positive value.
+    ``max_docs`` keeps each query's top rows only (trec_eval's ``-M``). Only
+    the rows that are relevant or carry a positive gain take part: every
+    measure is a per-query sum over them (``bincount``).
     """
-    useful = (grade >= relevance_level) | (grade > 0)
-    q, rank, g = ranked.query[useful], ranked.rank[useful], grade[useful]
+    if judged is None:
+        judged = grade > 0
+    value = np.where(judged, np.where(grade >= 0, grade, -2), -1)
+    useful = (value >= relevance_level) | (value > 0)
+    if max_docs is not None:
+        useful &= ranked.rank <= max_docs
+    q, rank, g = ranked.query[useful], ranked.rank[useful], value[useful]
     rel = g >= relevance_level
-    n_rel = np.bincount(qrels_query[qrels_grade >= relevance_level], minlength=n_queries)
+    counted = (qrels_grade >= 0) & (qrels_grade >= relevance_level)
+    n_rel = np.bincount(qrels_query[counted], minlength=n_queries)
     safe_rel = np.where(n_rel > 0, n_rel, 1).astype(np.float64)
     rel_q, rel_rank = q[rel], rank[rel]
     rel_cum = group_rank(rel_q)  # relevant retrieved so far, this one included

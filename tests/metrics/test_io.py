@@ -71,7 +71,7 @@ def test_doc_ids_say_which_column_is_missing() -> None:
 def test_qrels_doc_ids() -> None:
     qrels = read_qrels(QRELS.assign(heading=["H", "", "X"]))
     assert qrels_doc_ids(qrels, "note").tolist() == ["a.md", "b.md", "c.md"]
-    assert qrels_doc_ids(qrels, "section").tolist() == ["a.md#H", "b.md#", "c.md#X"]
+    assert qrels_doc_ids(qrels, "section").tolist() == ["a.md#H", "b.md", "c.md#X"]
     with pytest.raises(ValueError, match="level must be"):
         qrels_doc_ids(qrels, "page")  # type: ignore[arg-type]
 
@@ -84,17 +84,24 @@ def test_read_qrels_tsv_with_and_without_heading(tmp_path: Path) -> None:
     plain = tmp_path / "plain.tsv"
     plain.write_text("query_id\tpath\tgrade\nq1\tNotes/A.md\t2\n", encoding="utf-8")
     got = read_qrels(plain)
-    assert got.iloc[0].tolist() == ["q1", "notes/a.md", "", 2]
+    assert got.iloc[0].tolist() == ["q1", "Notes/A.md", "", 2]  # ids are exact by default
+    assert read_qrels(plain, ids="vault").iloc[0].tolist() == ["q1", "notes/a.md", "", 2]
 
 
 def test_read_qrels_trec(tmp_path: Path) -> None:
+    """TREC qrels ids are opaque: never split on ``#``, never decoded."""
     path = tmp_path / "qrels.txt"
-    path.write_text("q1 0 a.md#Bake%20log 2\nq1 0 b.md 0\n", encoding="utf-8")
+    path.write_text("q1 0 a.md#Bake%20log 2\nq1 Q0 b.md 0\n", encoding="utf-8")
     got = read_qrels(path)
-    assert got.values.tolist() == [["q1", "a.md", "Bake log", 2], ["q1", "b.md", "", 0]]
+    assert list(got.columns) == ["query_id", "path", "heading", "grade", "doc", "iteration"]
+    assert got.values.tolist() == [
+        ["q1", "a.md#Bake%20log", "", 2, "a.md#Bake%20log", "0"],
+        ["q1", "b.md", "", 0, "b.md", "Q0"],
+    ]
+    assert qrels_doc_ids(got, "section").tolist() == ["a.md#Bake%20log", "b.md"]
 
 
-@pytest.mark.parametrize("fmt", ["tsv", "trec"])
+@pytest.mark.parametrize("fmt", ["tsv"])
 def test_write_read_round_trip(tmp_path: Path, fmt: str) -> None:
     qrels = pd.DataFrame(
         {
@@ -142,16 +149,21 @@ def test_trec_run_round_trip(tmp_path: Path, local_run: pd.DataFrame) -> None:
     assert len(line) == 6
     assert line[1] == "Q0"
     assert line[5] == "bm25"
-    back = read_run(target)
+    # the trec_eval workflow: both sides exported, their section ids encoded alike
+    qrels_file = tmp_path / "qrels.txt"
+    write_qrels(read_qrels(DATA / "qrels.tsv"), qrels_file, format="trec")
     a = evaluate(local_run, DATA / "qrels.tsv", ["ndcg@10", "map"], level="section")
-    b = evaluate(back, DATA / "qrels.tsv", ["ndcg@10", "map"], level="section")
+    b = evaluate(read_run(target), qrels_file, ["ndcg@10", "map"], level="section")
     pd.testing.assert_frame_equal(a.per_query, b.per_query)
+    assert a.mean["map"] > 0
 
 
 def test_qrels_frames_are_checked_and_printed_as_vault_paths() -> None:
-    got = read_qrels(pd.DataFrame({"query_id": ["q1"], "path": ["Notes/A.md"], "grade": ["2"]}))
+    frame = pd.DataFrame({"query_id": ["q1"], "path": ["Notes/A.md"], "grade": ["2"]})
+    got = read_qrels(frame)
     assert dict(got.dtypes) == QRELS_COLUMNS
-    assert got.iloc[0].tolist() == ["q1", "notes/a.md", "", 2]
+    assert got.iloc[0].tolist() == ["q1", "Notes/A.md", "", 2]
+    assert read_qrels(frame, ids="vault").iloc[0].tolist() == ["q1", "notes/a.md", "", 2]
     with pytest.raises(SchemaError, match="need columns") as info:
         read_qrels(pd.DataFrame({"query_id": ["q1"], "grade": [1]}))
     assert info.value.value == ["path"]
@@ -168,7 +180,7 @@ def test_read_qrels_of_an_empty_or_missing_file(tmp_path: Path) -> None:
     for fmt in ("auto", "tsv", "trec"):
         got = read_qrels(empty, format=fmt)
         assert len(got) == 0
-        assert dict(got.dtypes) == QRELS_COLUMNS
+        assert QRELS_COLUMNS.items() <= dict(got.dtypes).items()
     with pytest.raises(SchemaError, match="cannot read the qrels file"):
         read_qrels(tmp_path / "absent.tsv")
     with pytest.raises(ValueError, match="format must be"):
@@ -180,17 +192,17 @@ def test_read_trec_run_columns_and_errors(tmp_path: Path) -> None:
     path.write_text("q%201 Q0 a.md#Bake%20log 1 2.5 bm25\nq2 Q0 b.md 1 nan bm25\n", "utf-8")
     run = read_trec_run(path)
     assert list(run.columns) == ["turn_id", "doc", "rank", "score", "tag"]
-    assert run["turn_id"].tolist() == ["q 1", "q2"]
-    assert run["doc"].tolist() == ["a.md#Bake log", "b.md"]
+    assert run["turn_id"].tolist() == ["q%201", "q2"]  # exact: never decoded
+    assert run["doc"].tolist() == ["a.md#Bake%20log", "b.md"]
     assert run["rank"].dtype == np.int64
     assert run["score"].iloc[0] == 2.5
     assert np.isnan(run["score"].iloc[1])
     path.write_text("q1 Q0 a.md 1 2.5 bm25\nq1 Q0 b.md two 1.0 bm25\n", "utf-8")
-    with pytest.raises(SchemaError, match="rank must be a number") as info:
+    with pytest.raises(SchemaError, match="rank must be an integer") as info:
         read_trec_run(path)
     assert info.value.line == 2
     path.write_text("q1 Q0 a.md 1 2.5\n", "utf-8")
-    with pytest.raises(SchemaError, match="expected 6 columns"):
+    with pytest.raises(SchemaError, match="expected at least 6 whitespace-separated fields"):
         read_trec_run(path)
     with pytest.raises(SchemaError, match="cannot read the run file"):
         read_trec_run(tmp_path / "absent.txt")

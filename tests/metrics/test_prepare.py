@@ -146,7 +146,7 @@ def test_code_names_documents_at_either_level() -> None:
     assert code(run, qrels, "note", "trec").docs.to_pylist() == ["a.md"]
     section = code(run, qrels, "section", "trec")
     assert section.docs.to_pylist() == ["a.md#Bake"]
-    assert section.qrels_docs.to_pylist() == ["a.md#Bake", "b.md#", "c.md#X"]
+    assert section.qrels_docs.to_pylist() == ["a.md#Bake", "b.md", "c.md#X"]
     assert pa.types.is_large_string(section.docs.type)
 
 

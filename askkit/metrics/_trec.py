@@ -1,0 +1,147 @@
+"""TREC files as columns: one pass of Arrow kernels over the whole file.
+
+trec_eval reads a qrels line as ``qid iter docno rel`` and a run line as
+``qid Q0 docno rank sim tag``, fields separated by runs of spaces or tabs.
+:func:`read_table` reads either the same way, without a Python loop over the
+lines: the bytes are checked as UTF-8 once, cut into lines, trimmed and split
+on ASCII whitespace by pyarrow.compute, and every field is a column. Ids are
+kept exactly as written (case, ``#``, ``:``, ``%`` and all).
+
+Blank lines are not records. A line whose first field starts with ``#`` is a
+comment where ``comments`` says so. A line with the wrong number of fields is
+an error naming its file and line, never shifted into other columns; a run
+line may carry fields after the tag, which are ignored as trec_eval ignores
+them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from askkit.errors import SchemaError
+
+__all__ = ["Table", "read_table", "shown"]
+
+#: How much of a line an error shows.
+_SHOWN = 120
+
+
+def shown(line: str) -> str:
+    """A line as an error shows it: at most 120 characters."""
+    return line if len(line) <= _SHOWN else line[:_SHOWN] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """The good rows of a TREC file as string columns, and what was not read.
+
+    ``line`` is each row's line number; ``errors`` the rejected lines, in
+    file order; ``records`` the lines that are neither blank nor comments, so
+    ``records == len(line) + len(errors)``.
+    """
+
+    columns: dict[str, pa.Array]
+    line: np.ndarray[Any, Any]
+    errors: list[SchemaError]
+    records: int
+
+    def keep(self, good: np.ndarray[Any, Any], new_errors: list[SchemaError]) -> Table:
+        """These rows only, with ``new_errors`` (for the rows dropped) added."""
+        mask = pa.array(good)
+        return Table(
+            {k: v.filter(mask) for k, v in self.columns.items()},
+            self.line[good],
+            sorted([*self.errors, *new_errors], key=lambda e: e.line or 0),
+            self.records,
+        )
+
+
+def _utf8(data: bytes, file: str, *, strict: bool) -> tuple[pa.Array, list[SchemaError]]:
+    """The file as one Arrow string; lines that are not UTF-8 raise (strict) or are
+    blanked and reported (lenient)."""
+    try:
+        return pa.array([data], pa.large_binary()).cast(pa.large_string()), []
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        pass
+    errors: list[SchemaError] = []
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            error = SchemaError(
+                f"not UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}); TREC "
+                "files are read as UTF-8: convert the file first, e.g. "
+                "iconv -f latin1 -t utf-8",
+                field="line",
+                value=raw[:_SHOWN],
+                file=file,
+                line=number,
+            )
+            if strict:
+                raise error from None
+            errors.append(error)
+            lines[number - 1] = b""
+    return pa.array([b"\n".join(lines)], pa.large_binary()).cast(pa.large_string()), errors
+
+
+def read_table(
+    path: Path,
+    names: tuple[str, ...],
+    *,
+    what: str,
+    extra: bool,
+    comments: bool,
+    strict: bool,
+) -> Table:
+    """The file's fields as string columns named ``names``.
+
+    ``extra``: lines may have more fields than ``names`` (ignored). ``comments``:
+    a line whose first field starts with ``#`` is skipped. Errors name the file,
+    the line, and the line itself.
+    """
+    file = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SchemaError(
+            f"cannot read the {what} file: {exc}", has_value=False, file=file
+        ) from None
+    text, errors = _utf8(data, file, strict=strict)
+    lines = pc.split_pattern(text, "\n").flatten()
+    lines = pc.ascii_trim_whitespace(lines)
+    number = np.arange(1, len(lines) + 1, dtype=np.int64)
+    keep = pc.greater(pc.binary_length(lines), 0)
+    if comments:
+        keep = pc.and_(keep, pc.invert(pc.starts_with(lines, "#")))
+    keep_np = keep.to_numpy(zero_copy_only=False)
+    lines, number = lines.filter(keep), number[keep_np]
+    fields = pc.ascii_split_whitespace(lines)
+    counts = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
+    want = len(names)
+    bad = counts < want if extra else counts != want
+    if bad.any():
+        expected = f"at least {want}" if extra else f"{want}"
+        for i in np.flatnonzero(bad).tolist():
+            error = SchemaError(
+                f"expected {expected} whitespace-separated fields ({' '.join(names)}), "
+                f"got {int(counts[i])}",
+                field="line",
+                value=shown(lines[i].as_py()),
+                file=file,
+                line=int(number[i]),
+            )
+            if strict:
+                raise error
+            errors.append(error)
+        good = ~bad
+        fields, number = fields.filter(pa.array(good)), number[good]
+    columns = {name: pc.list_element(fields, i) for i, name in enumerate(names)}
+    records = len(number) + len(errors)
+    return Table(columns, number, sorted(errors, key=lambda e: e.line or 0), records)
