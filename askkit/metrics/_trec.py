@@ -3,8 +3,11 @@
 trec_eval reads a qrels line as ``qid iter docno rel`` and a run line as
 ``qid Q0 docno rank sim tag``, fields separated by runs of spaces or tabs.
 :func:`read_table` reads either the same way, without a Python loop over the
-lines: the bytes are checked as UTF-8 once, cut into lines, trimmed and split
-on ASCII whitespace by pyarrow.compute, and every field is a column. Ids are
+lines: a clean file (single spaces or tabs, no blank, comment or padded line)
+goes through pyarrow's multi-threaded CSV reader, which also parses the
+numeric fields; any other file's bytes are checked as UTF-8 once, cut into
+lines, trimmed and split on ASCII whitespace by pyarrow.compute, and every
+field is a column. Ids are
 kept exactly as written (case, ``#``, ``:``, ``%`` and all).
 
 Blank lines are not records. A line whose first field starts with ``#`` is a
@@ -23,6 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyarrow import csv as pacsv
 
 from askkit.errors import SchemaError
 
@@ -46,7 +50,8 @@ class Table:
     ``records == len(line) + len(errors)``.
     """
 
-    columns: dict[str, pa.Array]
+    columns: dict[str, Any]
+    """Arrow arrays or chunked arrays, strings or the ``numbers`` types."""
     line: np.ndarray[Any, Any]
     errors: list[SchemaError]
     records: int
@@ -91,6 +96,52 @@ def _utf8(data: bytes, file: str, *, strict: bool) -> tuple[pa.Array, list[Schem
     return pa.array([b"\n".join(lines)], pa.large_binary()).cast(pa.large_string()), errors
 
 
+def _clean_table(
+    data: bytes, names: tuple[str, ...], numbers: dict[str, pa.DataType]
+) -> Table | None:
+    """The usual file, read by pyarrow's multi-threaded CSV reader: UTF-8, every
+    line holding exactly ``names`` separated by single spaces or tabs, no blank,
+    comment or padded line. ``None`` for anything else (the general path then
+    reads it, and names what is wrong)."""
+    if not data or b"\r" in data:
+        return None
+    if b"\t" in data:
+        data = data.replace(b"\t", b" ")
+    if (
+        b"  " in data
+        or b"\n " in data
+        or b" \n" in data
+        or b"\n\n" in data
+        or b"\n#" in data
+        or data[:1] in (b" ", b"#", b"\n")
+        or data.endswith(b" ")
+    ):
+        return None
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pacsv.ReadOptions(column_names=list(names), use_threads=True),
+            parse_options=pacsv.ParseOptions(
+                delimiter=" ",
+                quote_char=False,
+                escape_char=False,
+                double_quote=False,
+                newlines_in_values=False,
+                ignore_empty_lines=False,
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: numbers.get(n, pa.string()) for n in names},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        return None
+    columns: dict[str, Any] = {n: table.column(n) for n in names}  # chunked: no copy
+    n = table.num_rows
+    return Table(columns, np.arange(1, n + 1, dtype=np.int64), [], n)
+
+
 def read_table(
     path: Path,
     names: tuple[str, ...],
@@ -99,12 +150,15 @@ def read_table(
     extra: bool,
     comments: bool,
     strict: bool,
+    numbers: dict[str, pa.DataType] | None = None,
 ) -> Table:
     """The file's fields as string columns named ``names``.
 
     ``extra``: lines may have more fields than ``names`` (ignored). ``comments``:
-    a line whose first field starts with ``#`` is skipped. Errors name the file,
-    the line, and the line itself.
+    a line whose first field starts with ``#`` is skipped. ``numbers``: fields
+    the clean path may parse as these types (a value that does not parse sends
+    the file to the general path, whose columns are strings). Errors name the
+    file, the line, and the line itself.
     """
     file = str(path)
     try:
@@ -113,6 +167,9 @@ def read_table(
         raise SchemaError(
             f"cannot read the {what} file: {exc}", has_value=False, file=file
         ) from None
+    fast = _clean_table(data, names, numbers or {})
+    if fast is not None:
+        return fast
     text, errors = _utf8(data, file, strict=strict)
     lines = pc.split_pattern(text, "\n").flatten()
     lines = pc.ascii_trim_whitespace(lines)

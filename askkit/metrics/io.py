@@ -199,6 +199,20 @@ _INTEGER = r"^[+-]?[0-9]{1,18}$"
 _NUMBER = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|inf|infinity))$"
 
 
+def _pd_strings(arr: pa.Array | pa.ChunkedArray) -> Any:
+    """An Arrow string column as the frame's string dtype, without copying."""
+    chunked = arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
+    return STRING.__from_arrow__(chunked.cast(pa.string()))  # type: ignore[attr-defined]
+
+
+def _cast(arr: Any, to: pa.DataType) -> np.ndarray[Any, Any] | None:
+    """The column as numbers when every value parses (pyarrow's parser), else None."""
+    try:
+        return np.asarray(pc.cast(arr, to).to_numpy(zero_copy_only=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
 def _bad_rows(values: pd.Series, pattern: str) -> np.ndarray[Any, Any]:
     arr = pa.array(values.astype(STRING).fillna("").array)
     return ~np.asarray(pc.match_substring_regex(arr, pattern).to_numpy(zero_copy_only=False))
@@ -221,7 +235,7 @@ def _normalise(
         )
     frame = frame.reset_index(drop=True)
     raw_grade = frame["grade"]
-    if pd.api.types.is_integer_dtype(raw_grade.dtype):
+    if pd.api.types.is_integer_dtype(raw_grade.dtype) and not raw_grade.hasnans:
         bad_grade = raw_grade.isna().to_numpy()
     else:
         bad_grade = _bad_rows(raw_grade.astype(str).astype(STRING), _INTEGER)
@@ -259,7 +273,9 @@ def _normalise(
         "query_id": qid.to_numpy(),
         "path": path.to_numpy(),
         "heading": heading.to_numpy(),
-        "grade": pd.to_numeric(raw_grade.astype(str)).to_numpy(dtype=np.int64)
+        "grade": raw_grade.to_numpy(dtype=np.int64)
+        if pd.api.types.is_integer_dtype(raw_grade.dtype)
+        else pd.to_numeric(raw_grade.astype(str)).to_numpy(dtype=np.int64)
         if len(frame)
         else np.zeros(0, np.int64),
     }
@@ -396,18 +412,21 @@ def _read_qrels_file(
         extra=False,
         comments=True,
         strict=strict,
+        numbers={"grade": pa.int64()},
     )
     cols = table.columns
-    doc = pd.Series(pd.array(cols["doc"], dtype=STRING))
+    doc = _pd_strings(cols["doc"])
+    grade = _cast(cols["grade"], pa.int64())
     frame = pd.DataFrame(
         {
-            "query_id": pd.array(cols["query_id"], dtype=STRING),
-            "path": doc.array,
-            "heading": pd.array([""] * len(doc), dtype=STRING),
-            "grade": pd.array(cols["grade"], dtype=STRING),
-            "doc": doc.array,
-            "iteration": pd.array(cols["iteration"], dtype=STRING),
-        }
+            "query_id": _pd_strings(cols["query_id"]),
+            "path": doc,
+            "heading": _pd_strings(pa.repeat("", len(doc))) if len(doc) else doc,
+            "grade": grade if grade is not None else _pd_strings(cols["grade"]),
+            "doc": doc,
+            "iteration": _pd_strings(cols["iteration"]),
+        },
+        copy=False,
     )
     out, errors = _normalise(frame, path, table.line, strict=strict)
     every = sorted([*table.errors, *errors], key=lambda e: e.line or 0)
@@ -542,13 +561,22 @@ def read_trec_run(
     _check_ids(ids)
     path = Path(source)
     names = ("turn_id", "q0", "doc", "rank", "score", "tag")
-    table = read_table(path, names, what="run", extra=True, comments=True, strict=strict)
+    table = read_table(
+        path,
+        names,
+        what="run",
+        extra=True,
+        comments=True,
+        strict=strict,
+        numbers={"rank": pa.int64(), "score": pa.float64()},
+    )
     cols = table.columns
-    score_text = pd.Series(pd.array(cols["score"], dtype=STRING))
-    rank_text = pd.Series(pd.array(cols["rank"], dtype=STRING))
-    bad_score = _bad_rows(score_text, _NUMBER)
-    bad_rank = _bad_rows(rank_text, _INTEGER)
-    if bad_score.any() or bad_rank.any():
+    score, rank = _cast(cols["score"], pa.float64()), _cast(cols["rank"], pa.int64())
+    if score is None or rank is None:
+        score_text = pd.Series(_pd_strings(cols["score"]))
+        rank_text = pd.Series(_pd_strings(cols["rank"]))
+        bad_score = _bad_rows(score_text, _NUMBER) | score_text.map(_not_a_float).to_numpy(bool)
+        bad_rank = _bad_rows(rank_text, _INTEGER) | rank_text.map(_not_an_int).to_numpy(bool)
         errors: list[SchemaError] = []
         for i in np.flatnonzero(bad_score | bad_rank).tolist():
             name = "score" if bad_score[i] else "rank"
@@ -565,19 +593,38 @@ def read_trec_run(
             errors.append(error)
         table = table.keep(~(bad_score | bad_rank), errors)
         cols = table.columns
-    doc = pd.Series(pd.array(cols["doc"], dtype=STRING))
+        score = np.array([float(x) for x in cols["score"].to_pylist()], dtype=np.float64)
+        rank = np.array([int(x) for x in cols["rank"].to_pylist()], dtype=np.int64)
+    doc = pd.Series(_pd_strings(cols["doc"]))
     frame = pd.DataFrame(
         {
-            "turn_id": pd.array(cols["turn_id"], dtype=STRING),
+            "turn_id": _pd_strings(cols["turn_id"]),
             "doc": _vault_ids(doc).array if ids == "vault" and len(doc) else doc.array,
-            "rank": pc.cast(cols["rank"], pa.int64()).to_numpy(zero_copy_only=False),
-            "score": pc.cast(cols["score"], pa.float64()).to_numpy(zero_copy_only=False),
-            "tag": pd.array(cols["tag"], dtype=STRING),
-        }
+            "rank": rank,
+            "score": score,
+            "tag": _pd_strings(cols["tag"]),
+        },
+        copy=False,
     )
     if strict:
         return frame
     return Loaded(frame, _errors_frame(table.errors), table.records)
+
+
+def _not_a_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return True
+    return False
+
+
+def _not_an_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return True
+    return False
 
 
 #: Column names :func:`read_queries` accepts for the query text, in preference order.

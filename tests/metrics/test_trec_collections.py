@@ -372,3 +372,13 @@ def test_write_run_and_read_run_keep_opaque_ids(tmp_path: Path) -> None:
         f"Q:1 Q0 {IDS[4]} 2 1.0 exp",
     ]
     assert read_run(target)["doc"].tolist() == [IDS[2], IDS[4]]
+
+
+def test_the_clean_and_the_general_reader_give_the_same_frames(tmp_path: Path) -> None:
+    """Single spaces take pyarrow's CSV reader, padded lines the general one."""
+    run = [f"Q{i % 3} Q0 {d} {i + 1} {i / 3} tag" for i, d in enumerate(IDS)]
+    qrels = [f"Q{i % 3} 0 {d} {i - 2}" for i, d in enumerate(IDS)]
+    for lines, reader in ((run, read_run), (qrels, read_qrels)):
+        clean = reader(write(tmp_path / "clean", lines))
+        padded = reader(write(tmp_path / "padded", ["", *[f" {x}\t " for x in lines]]))
+        pd.testing.assert_frame_equal(clean, padded)
