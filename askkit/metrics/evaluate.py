@@ -63,7 +63,13 @@ from askkit.metrics.io import (
     trec_id,
     write_qrels,
 )
-from askkit.metrics.measures import Measure, compute, parse_measure
+from askkit.metrics.measures import (
+    Measure,
+    compute,
+    counts_as_relevant,
+    parse_measure,
+    trec_values,
+)
 from askkit.metrics.prepare import Ties, as_qrels, check_options, prepare
 
 __all__ = [
@@ -221,13 +227,22 @@ def no_match_sentence(run_ids: Sequence[str], judged_ids: Sequence[str]) -> str:
     >>> no_match_sentence(["q01"], ["q01", "q02"])
     ''
     """
+    return _mismatch(
+        "No run query matches a judged query: nothing can be scored. Run ids",
+        run_ids,
+        judged_ids,
+    )
+
+
+def _mismatch(opening: str, run_ids: Sequence[str], judged_ids: Sequence[str]) -> str:
+    """``opening``, three ids from each side and the likely cause; ``""`` when
+    the sides share an id or one is empty."""
     run = list(dict.fromkeys(str(i) for i in run_ids))
     judged = list(dict.fromkeys(str(i) for i in judged_ids))
     if not run or not judged or set(run) & set(judged):
         return ""
     return (
-        "No run query matches a judged query: nothing can be scored. "
-        f"Run ids: {', '.join(run[:3])}; judged ids: {', '.join(judged[:3])}. "
+        f"{opening}: {', '.join(run[:3])}; judged ids: {', '.join(judged[:3])}. "
         f"Likely cause: {_cause(run, judged)}."
     )
 
@@ -239,14 +254,8 @@ def no_document_sentence(retrieved: Sequence[str], judged: Sequence[str]) -> str
     >>> no_document_sentence(["ft911-1"], ["FT911-1"])  # doctest: +ELLIPSIS
     "No retrieved document is judged: every measure is 0. Retrieved ids: ft911-1; ...case..."
     """
-    run = list(dict.fromkeys(str(i) for i in retrieved))
-    judged_ids = list(dict.fromkeys(str(i) for i in judged))
-    if not run or not judged_ids or set(run) & set(judged_ids):
-        return ""
-    return (
-        "No retrieved document is judged: every measure is 0. "
-        f"Retrieved ids: {', '.join(run[:3])}; judged ids: {', '.join(judged_ids[:3])}. "
-        f"Likely cause: {_cause(run, judged_ids)}."
+    return _mismatch(
+        "No retrieved document is judged: every measure is 0. Retrieved ids", retrieved, judged
     )
 
 
@@ -581,14 +590,14 @@ def coverage(
     top = r.rank <= k
     in_top = np.bincount(r.query[top], minlength=n)
     judged_top = np.bincount(r.query[top & prep.judged], minlength=n)
-    value = np.where(prep.judged, np.where(prep.grade >= 0, prep.grade, -2), -1)
+    value = trec_values(prep.grade, prep.judged)
     relevant_top = np.bincount(r.query[top & (value >= relevance_level)], minlength=n)
     same_prev = np.zeros(len(r.query), dtype=bool)
     if len(r.query) > 1:
         same_prev[1:] = (r.query[1:] == r.query[:-1]) & (prep.score[1:] == prep.score[:-1])
     tied = same_prev.copy()
     tied[:-1] |= same_prev[1:]
-    counted = (prep.qrels_grade >= 0) & (prep.qrels_grade >= relevance_level)
+    counted = counts_as_relevant(prep.qrels_grade, relevance_level)
     relevant = np.bincount(prep.qrels_query[counted], minlength=n)
     chunks = run.groupby(run["turn_id"].astype(str), sort=False).size()
     chunk_counts = chunks.reindex(prep.qids, fill_value=0).to_numpy(dtype=np.int64)

@@ -575,8 +575,8 @@ def read_trec_run(
     if score is None or rank is None:
         score_text = pd.Series(_pd_strings(cols["score"]))
         rank_text = pd.Series(_pd_strings(cols["rank"]))
-        bad_score = _bad_rows(score_text, _NUMBER) | score_text.map(_not_a_float).to_numpy(bool)
-        bad_rank = _bad_rows(rank_text, _INTEGER) | rank_text.map(_not_an_int).to_numpy(bool)
+        bad_score = _bad_rows(score_text, _NUMBER)
+        bad_rank = _bad_rows(rank_text, _INTEGER)
         errors: list[SchemaError] = []
         for i in np.flatnonzero(bad_score | bad_rank).tolist():
             name = "score" if bad_score[i] else "rank"
@@ -609,22 +609,6 @@ def read_trec_run(
     if strict:
         return frame
     return Loaded(frame, _errors_frame(table.errors), table.records)
-
-
-def _not_a_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return True
-    return False
-
-
-def _not_an_int(text: str) -> bool:
-    try:
-        int(text)
-    except ValueError:
-        return True
-    return False
 
 
 #: Column names :func:`read_queries` accepts for the query text, in preference order.

@@ -32,11 +32,13 @@ __all__ = [
     "Ranked",
     "argsort_keys",
     "compute",
+    "counts_as_relevant",
     "descending_or_tied",
     "group_rank",
     "lookup_grades",
     "parse_measure",
     "rank_run",
+    "trec_values",
 ]
 
 IntArray = np.ndarray[Any, np.dtype[np.int64]]
@@ -376,6 +378,17 @@ def _ideal_dcg(
     ).astype(np.float64)
 
 
+def trec_values(grade: IntArray, judged: BoolArray) -> IntArray:
+    """trec_eval's value of each retrieved row: its grade when judged 0 or more,
+    -2 when judged negative, -1 when not judged (``-l`` compares against it)."""
+    return np.where(judged, np.where(grade >= 0, grade, -2), -1)
+
+
+def counts_as_relevant(qrels_grade: IntArray, relevance_level: int) -> BoolArray:
+    """Which judgments count in R: a grade of at least 0 and at least the level."""
+    return (qrels_grade >= 0) & (qrels_grade >= relevance_level)
+
+
 def compute(
     measures: list[Measure],
     n_queries: int,
@@ -404,14 +417,15 @@ def compute(
     """
     if judged is None:
         judged = grade > 0
-    value = np.where(judged, np.where(grade >= 0, grade, -2), -1)
+    value = trec_values(grade, judged)
     useful = (value >= relevance_level) | (value > 0)
     if max_docs is not None:
         useful &= ranked.rank <= max_docs
     q, rank, g = ranked.query[useful], ranked.rank[useful], value[useful]
     rel = g >= relevance_level
-    counted = (qrels_grade >= 0) & (qrels_grade >= relevance_level)
-    n_rel = np.bincount(qrels_query[counted], minlength=n_queries)
+    n_rel = np.bincount(
+        qrels_query[counts_as_relevant(qrels_grade, relevance_level)], minlength=n_queries
+    )
     safe_rel = np.where(n_rel > 0, n_rel, 1).astype(np.float64)
     rel_q, rel_rank = q[rel], rank[rel]
     rel_cum = group_rank(rel_q)  # relevant retrieved so far, this one included
