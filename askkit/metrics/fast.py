@@ -7,12 +7,12 @@ hash of its bytes, read straight from the Arrow buffers (no hash table, no
 Python strings), and every hash match is confirmed by comparing the strings
 themselves. A run in any other order is first put in rank order (a radix sort
 by query, then each query's rows sorted as one row of a matrix) and scored
-the same way.
+the same way; tied scores of different documents are put in trec_eval's
+order (document id descending) by one Arrow sort of the tied rows.
 
 This is the one place that decides between this path and the exact one:
 :func:`graded` returns None when it is switched off (:data:`ENABLED`) or in
-any doubt (tied scores of different documents out of trec_eval's order, a
-hash collision, queries too uneven for the matrix sort), and
+any doubt (a hash collision, ids too short to hash), and
 :func:`askkit.metrics.prepare.prepare` then takes the exact path, so results
 never depend on the hash. ``tests/metrics/test_fast.py`` holds the two paths
 equal; ``benchmarks/metrics_bench.py`` times one against the other.
@@ -23,6 +23,8 @@ True
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,6 +56,8 @@ _QMIX = np.uint64(0x9E3779B97F4A7C15)
 #: At most 2**22 slots (4 MiB) in the judged-keys bitmap: a larger table misses the
 #: CPU caches on every lookup, which costs more than the extra candidates it saves.
 _BITMAP_BITS = 22
+#: Rows per slice of :func:`_graded` (whole queries; a larger query is one slice).
+_SLICE = 1 << 19
 
 
 def _mix(
@@ -155,38 +159,70 @@ def _radix_argsort(codes: IntArray) -> IntArray:
     return order.astype(np.int64)
 
 
-def _rank_order(query: IntArray, score: FloatArray, order: IntArray, ties: Ties) -> IntArray | None:
+def _block_order(query: IntArray) -> IntArray | None:
+    """The rows of a grouped run (each query's rows contiguous), blocks in query order;
+    None when they already are.
+
+    >>> _block_order(np.array([5, 5, 2, 7, 7])).tolist()
+    [2, 0, 1, 3, 4]
+    >>> _block_order(np.array([0, 0, 1])) is None
+    True
+    """
+    n = len(query)
+    starts = np.flatnonzero(np.concatenate([[True], query[1:] != query[:-1]]))
+    by_block = np.argsort(query[starts], kind="stable")
+    if bool(np.all(by_block[1:] > by_block[:-1])):
+        return None
+    sizes = np.diff(np.append(starts, n))[by_block]
+    first = np.cumsum(sizes) - sizes  # where each block lands
+    return np.repeat(starts[by_block] - first, sizes) + np.arange(n, dtype=np.int64)
+
+
+def _rank_order(
+    query: IntArray, score: FloatArray, order: IntArray, ties: Ties, grouped: bool = False
+) -> IntArray:
     """A stable order of the rows by query, then rank: score descending (NaN last)
     for ``ties="trec"`` (ties between documents are left to the caller), ``order``
     ascending for ``ties="input"``.
 
     The rows are grouped by a radix sort of the query codes, then each query's
-    rows are sorted as one row of a (query x position) matrix. None when the
-    queries' sizes vary too much for that matrix (the caller sorts everything).
+    rows are sorted as one row of a (query x position) matrix, or, when the
+    queries' sizes vary too much for that matrix, by one stable sort on both
+    keys.
+    ``grouped``: each query's rows are already contiguous (the blocks are put in
+    query order, not the rows).
     """
     n = len(query)
-    by_query = _radix_argsort(query)
-    q = query[by_query]
+    by_query = _block_order(query) if grouped else _radix_argsort(query)
+    q = query if by_query is None else query[by_query]
     starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]]))
     sizes = np.diff(np.append(starts, n))
     width = int(sizes.max())
-    if len(starts) * width > 2 * n + 1024:
-        return None
     if ties == "trec":
-        key: np.ndarray[Any, Any] = -(score[by_query] + 0.0)  # -0.0 ties with 0.0; NaN last
+        key: np.ndarray[Any, Any] = score.copy() if by_query is None else score[by_query]
+        key += 0.0  # -0.0 ties with 0.0
+        np.negative(key, out=key)  # NaN stays NaN: last
         pad: float | int = np.inf
     else:
-        key, pad = order[by_query], np.iinfo(np.int64).max
+        key = order if by_query is None else order[by_query]
+        pad = np.iinfo(np.int64).max
+
+    def rows(local: IntArray) -> IntArray:
+        return local if by_query is None else np.asarray(by_query[local], dtype=np.int64)
+
+    if len(starts) * width > 2 * n + 1024:  # too uneven for a matrix: one sort by both keys
+        return rows(np.lexsort((key, q)).astype(np.int64, copy=False))
     if (sizes == width).all():
         within = np.argsort(key.reshape(-1, width), axis=1, kind="stable")
-        return np.asarray(by_query[(starts[:, None] + within).reshape(-1)], dtype=np.int64)
+        within += starts[:, None]
+        return rows(within.reshape(-1))
     group = np.repeat(np.arange(len(starts)), sizes)
     at = np.arange(n) - starts[group]
     matrix = np.full((len(starts), width), pad, dtype=key.dtype)
     matrix[group, at] = key
     within = np.argsort(matrix, axis=1, kind="stable")  # a row's padding sorts after its rows
     real = within < sizes[:, None]
-    return np.asarray(by_query[(starts[:, None] + within)[real]], dtype=np.int64)
+    return rows((starts[:, None] + within)[real])
 
 
 def _sort_blocks(packed: IntArray, block: IntArray) -> None:
@@ -239,131 +275,233 @@ def graded(coded: Coded) -> Graded | None:
     query, score, order, ties = coded.query, coded.score, coded.order, coded.ties
     if not ENABLED or len(query) < 2:
         return None
-    if coded.grouped and _is_ranked(query, score, order, ties):
-        return _graded(
-            coded, run_q=query, block=coded.block, keep=coded.keep, score=score, order=order
-        )
-    by = _rank_order(query, score, order, ties)
+    ranked = coded.grouped and _is_ranked(query, score, order, ties)
+    if ranked and ties == "input":
+        return _graded(coded, run_q=query, block=coded.block, keep=coded.keep, score=score)
+    # trec ties: a ranked run's blocks are put in query order (as the exact path sorts
+    # it) only when a tie is out of document order; None: the rows as they are
+    by = _block_order(query) if ranked else _rank_order(query, score, order, ties, coded.grouped)
+    q_by = query if by is None else query[by]
+    s_by = score if by is None else score[by]
+    fix = _tie_order(by, q_by, s_by, coded.docs, coded.keep) if ties == "trec" else None
+    if ranked and fix is None:
+        return _graded(coded, run_q=query, block=coded.block, keep=coded.keep, score=score)
     if by is None:
-        return None
+        by = np.arange(len(query), dtype=np.int64)
+    if fix is not None:
+        pos, perm = fix
+        by[pos] = by[pos][perm]
+        s_by = s_by.copy() if s_by is score else s_by
+        s_by[pos] = s_by[pos][perm]  # -0.0 and 0.0 tie, and keep their own rows
     rows = by if coded.keep is None else coded.keep[by]
-    q_by = query[by]
-    return _graded(coded, run_q=q_by, block=q_by, keep=rows, score=score[by], order=order[by])
+    return _graded(coded, run_q=q_by, block=q_by, keep=rows, score=s_by)
 
 
-def _graded(  # noqa: PLR0915 - one pass over the run, a fallback at each doubt
+def _tie_order(
+    by: IntArray | None, q: IntArray, s: FloatArray, docs: pa.Array, keep: IntArray | None
+) -> tuple[IntArray, IntArray] | None:
+    """Where rows in query, score-descending order (``by``, None: as they are; ``q``
+    and ``s`` their queries and scores) are not in trec_eval's order for tied
+    scores (document id descending): the tied positions ``pos`` and the
+    permutation ``perm`` that puts them in it (``by[pos] = by[pos][perm]``).
+    None when every tie is in order.
+
+    One Arrow sort of the tied rows by (run of ties, id); it is stable, so a
+    document repeated with the same score keeps its rows' order.
+    """
+    _, check = descending_or_tied(s, q[1:] == q[:-1])
+    if not len(check):
+        return None
+    n = len(q)
+    tied_prev = np.zeros(n, dtype=bool)
+    tied_prev[check + 1] = True
+    tied = tied_prev.copy()
+    tied[check] = True
+    pos = np.flatnonzero(tied)  # positions (in rank order) of tied rows
+    run = np.cumsum(~tied_prev[pos])  # the tie run of each, non-decreasing
+    local = pos if by is None else by[pos]
+    doc = docs.take(pa.array(local if keep is None else keep[local]))
+    perm = np.asarray(
+        pc.sort_indices(
+            pa.table({"run": run, "doc": doc}),
+            sort_keys=[("run", "ascending"), ("doc", "descending")],
+        ),
+        dtype=np.int64,
+    )
+    if bool(np.all(perm[1:] > perm[:-1])):
+        return None
+    return pos, perm
+
+
+class _Doubt(Exception):
+    """A hash match the strings do not confirm: the exact path decides."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """The qrels, one grade per (query, document) (the highest), indexed by pair key."""
+
+    key: IntArray  # sorted pair keys
+    row: IntArray  # a qrels row of each key
+    grade: IntArray
+    query: IntArray
+    seen: BoolArray  # a bitmap of the keys' slots
+    shift: np.uint64
+
+
+def _index_qrels(coded: Coded, jhash: np.ndarray[Any, np.dtype[np.uint64]]) -> _Judged:
+    jq, jdoc, jgrade, n = coded.qrels_query, coded.qrels_docs, coded.qrels_grade, len(coded.qids)
+    jkey = _pair_keys(jq, jhash, n)
+    by = np.argsort(jkey, kind="stable")
+    sk = jkey[by]
+    new = np.ones(len(sk), dtype=bool)
+    new[1:] = sk[1:] != sk[:-1]
+    inner = np.flatnonzero(~new[1:])
+    if len(inner):
+        a, b = by[inner], by[inner + 1]
+        if not (np.all(jq[a] == jq[b]) and _same_strings(jdoc, a, jdoc, b).all()):
+            raise _Doubt
+    starts = np.flatnonzero(new)
+    urow = by[starts]
+    query = jq[urow]
+    # a bitmap of the judged keys' bits rules most run rows out before the search
+    bits = min(max(len(starts), 1).bit_length() + 4, _BITMAP_BITS)
+    shift = np.uint64(64 - bits)
+    seen = np.zeros(1 << bits, dtype=bool)
+    uslot = jhash[urow] + query.view(np.uint64)
+    uslot *= _QMIX
+    seen[uslot >> shift] = True
+    return _Judged(
+        key=sk[starts],
+        row=urow,
+        grade=np.maximum.reduceat(jgrade[by], starts),
+        query=query,
+        seen=seen,
+        shift=shift,
+    )
+
+
+def _slices(block: IntArray) -> list[int]:
+    """Edges of slices of about :data:`_SLICE` rows, each cut at a block boundary."""
+    n = len(block)
+    cuts = np.searchsorted(block, block[np.arange(_SLICE, n, _SLICE)], side="left")
+    return [0, *sorted({int(c) for c in cuts if c > 0}), n]
+
+
+def _grade_slice(
+    coded: Coded,
+    judged_index: _Judged | None,
+    *,
+    q: IntArray,
+    block: IntArray,
+    h: np.ndarray[Any, np.dtype[np.uint64]],
+    doc_rows: IntArray,
+    width: int,
+) -> tuple[IntArray | None, IntArray, BoolArray, int]:
+    """One slice of whole queries: the rows kept (None: all), their grades, whether
+    judged, and the duplicates dropped. Raises :class:`_Doubt`."""
+    rdoc, jdoc, n = coded.docs, coded.qrels_docs, len(coded.qids)
+    rows_n = len(q)
+    # duplicates: (block, hash) packed, sorted block by block
+    packed = (h >> np.uint64(width + 1)).view(np.int64)
+    packed |= block << (63 - width)
+    _sort_blocks(packed, block)
+    kept: IntArray | None = None
+    duplicates = 0
+    if bool((packed[1:] == packed[:-1]).any()):  # rare: pack again, find which rows repeat
+        packed = (h >> np.uint64(width + 1)).view(np.int64)
+        packed |= block << (63 - width)
+        by = np.argsort(packed, kind="stable")
+        eq = np.flatnonzero(packed[by[1:]] == packed[by[:-1]])
+        first, later = by[eq], by[eq + 1]
+        if not _same_strings(rdoc, doc_rows[first], rdoc, doc_rows[later]).all():
+            raise _Doubt
+        dup = np.zeros(rows_n, dtype=bool)
+        dup[later] = True
+        duplicates = int(np.count_nonzero(dup))
+        kept = np.flatnonzero(~dup)
+        q, h, doc_rows = q[kept], h[kept], doc_rows[kept]
+    grade = np.zeros(len(q), dtype=np.int64)
+    judged = np.zeros(len(q), dtype=bool)
+    if judged_index is not None:
+        j = judged_index
+        # a key match is a candidate, confirmed on the strings
+        slot = h + q.view(np.uint64)
+        slot *= _QMIX
+        slot >>= j.shift
+        cand = np.flatnonzero(j.seen[slot])
+        del slot
+        rkey = _pair_keys(q[cand], h[cand], n)
+        p = np.minimum(np.searchsorted(j.key, rkey), len(j.key) - 1)
+        match = j.key[p] == rkey
+        cand, p = cand[match], p[match]
+        good = (j.query[p] == q[cand]) & _same_strings(rdoc, doc_rows[cand], jdoc, j.row[p])
+        hit = cand[good]
+        grade[hit] = j.grade[p[good]]
+        judged[hit] = True
+    return kept, grade, judged, duplicates
+
+
+def _graded(
     coded: Coded,
     *,
     run_q: IntArray,
     block: IntArray,
     keep: IntArray | None,
     score: FloatArray,
-    order: IntArray,
 ) -> Graded | None:
-    """Rank, de-duplicate and grade a grouped run without a document dictionary.
+    """De-duplicate and grade a grouped run in rank order, without a document dictionary.
 
-    ``run_q``, ``block`` (non-decreasing block numbers), ``score`` and
-    ``order`` cover the rows to score; ``keep`` maps them to rows of
-    ``coded.docs`` (None: all rows). None when the rows are not in rank
-    order or a hash is in doubt.
+    ``run_q``, ``block`` (non-decreasing block numbers) and ``score`` cover
+    the rows to score, already in rank order (:func:`graded` checked or made
+    it so, tied scores included); ``keep`` maps them to rows of
+    ``coded.docs`` (None: all rows). None when a hash is in doubt.
+
+    The qrels are indexed once; the run is then graded in slices of whole
+    queries (about :data:`_SLICE` rows each), so that each step's temporaries
+    stay small and their memory is reused, not freshly mapped.
     """
-    rows_n, ties, n = len(run_q), coded.ties, len(coded.qids)
-    rdoc, jq, jdoc, jgrade = coded.docs, coded.qrels_query, coded.qrels_docs, coded.qrels_grade
+    rows_n = len(run_q)
+    rdoc, jq = coded.docs, coded.qrels_query
     if rows_n < 2:
         return None
-
-    def at(local: IntArray) -> IntArray:
-        return local if keep is None else keep[local]
-
-    same = run_q[1:] == run_q[:-1]
-    if ties == "trec":
-        ok, check = descending_or_tied(score, same)
-        if len(check):  # tied scores: document id descending
-            a = rdoc.take(pa.array(at(check)))
-            b = rdoc.take(pa.array(at(check + 1)))
-            ok[check] = np.asarray(pc.greater_equal(a, b), dtype=bool)
-        if not ok.all():
-            return None
-    elif not _is_ranked(run_q, score, order, ties):
-        return None
     hashes = _hash_strings(rdoc)
-    jhash = _hash_strings(jdoc) if len(jq) else None
+    jhash = _hash_strings(coded.qrels_docs) if len(jq) else None
     if hashes is None or (len(jq) and jhash is None):
         return None
-    if keep is not None:
-        hashes = hashes[keep]
-    # duplicates: (block, hash) packed, sorted block by block
-    width = max(int(block[-1]), 1).bit_length()
-    packed = (hashes >> np.uint64(width + 1)).view(np.int64)
-    packed |= block << (63 - width)
-    duplicates = 0
-    kept: IntArray | None = None
-    _sort_blocks(packed, block)
-    repeated = bool((packed[1:] == packed[:-1]).any())
-    if repeated:  # rare: pack again, and find which rows repeat
-        packed = (hashes >> np.uint64(width + 1)).view(np.int64)
-        packed |= block << (63 - width)
-        by = np.argsort(packed, kind="stable")
-        eq = np.flatnonzero(packed[by[1:]] == packed[by[:-1]])
-        first, later = by[eq], by[eq + 1]
-        if not _same_strings(rdoc, at(first), rdoc, at(later)).all():
-            return None
-        dup = np.zeros(rows_n, dtype=bool)
-        dup[later] = True
-        duplicates = int(np.count_nonzero(dup))
-        kept = np.flatnonzero(~dup)
-    spare = packed  # no longer needed: its buffer is reused below
-    del packed
-    local = np.arange(rows_n, dtype=np.int64) if kept is None else kept
-    q = run_q if kept is None else run_q[kept]
-    h = hashes if kept is None else hashes[kept]
-    rows = at(local)
-    grade = np.zeros(len(q), dtype=np.int64)
-    judged = np.zeros(len(q), dtype=bool)
-    jq_out, jg_out = jq, jgrade
-    if jhash is not None:
-        # qrels: one grade per (query, document), the highest
-        jkey = _pair_keys(jq, jhash, n)
-        by = np.argsort(jkey, kind="stable")
-        sk = jkey[by]
-        new = np.ones(len(sk), dtype=bool)
-        new[1:] = sk[1:] != sk[:-1]
-        inner = np.flatnonzero(~new[1:])
-        if len(inner):
-            a, b = by[inner], by[inner + 1]
-            if not (np.all(jq[a] == jq[b]) and _same_strings(jdoc, a, jdoc, b).all()):
-                return None
-        starts = np.flatnonzero(new)
-        ukey, urow = sk[starts], by[starts]
-        ugrade = np.maximum.reduceat(jgrade[by], starts)
-        jq_out, jg_out = jq[urow], ugrade
-        # run rows: a key match is a candidate, confirmed on the strings
-        # a bitmap of the judged keys' bits rules most run rows out before the search
-        bits = min(max(len(ukey), 1).bit_length() + 4, _BITMAP_BITS)
-        shift = np.uint64(64 - bits)
-        seen = np.zeros(1 << bits, dtype=bool)
-        uslot = jhash[urow] + jq_out.view(np.uint64)
-        uslot *= _QMIX
-        seen[uslot >> shift] = True
-        slot = np.add(h, q.view(np.uint64), out=spare[: len(q)].view(np.uint64))
-        slot *= _QMIX
-        slot >>= shift
-        cand = np.flatnonzero(seen[slot])
-        del slot, seen
-        rkey = _pair_keys(q[cand], h[cand], n)
-        p = np.minimum(np.searchsorted(ukey, rkey), len(ukey) - 1)
-        match = ukey[p] == rkey
-        cand, p = cand[match], p[match]
-        good = (jq_out[p] == q[cand]) & _same_strings(rdoc, rows[cand], jdoc, urow[p])
-        hit = cand[good]
-        grade[hit] = ugrade[p[good]]
-        judged[hit] = True
+    try:
+        index = _index_qrels(coded, jhash) if jhash is not None else None
+        width = max(int(block[-1]), 1).bit_length()
+        rows_parts, q_parts, score_parts, grade_parts, judged_parts = [], [], [], [], []
+        duplicates = 0
+        for lo, hi in itertools.pairwise(_slices(block)):
+            doc_rows = np.arange(lo, hi, dtype=np.int64) if keep is None else keep[lo:hi]
+            kept, grade, judged, dups = _grade_slice(
+                coded,
+                index,
+                q=run_q[lo:hi],
+                block=block[lo:hi],
+                h=hashes[doc_rows] if keep is not None else hashes[lo:hi],
+                doc_rows=doc_rows,
+                width=width,
+            )
+            duplicates += dups
+            sl = slice(lo, hi)
+            rows_parts.append(doc_rows if kept is None else doc_rows[kept])
+            q_parts.append(run_q[sl] if kept is None else run_q[sl][kept])
+            score_parts.append(score[sl] if kept is None else score[sl][kept])
+            grade_parts.append(grade)
+            judged_parts.append(judged)
+    except _Doubt:
+        return None
+    rows = np.concatenate(rows_parts)
+    q = np.concatenate(q_parts)
     return Graded(
-        ranked=Ranked(rows, q, rows, group_rank(q, out=spare[: len(q)]), duplicates),
+        ranked=Ranked(rows, q, rows, group_rank(q), duplicates),
         docs=rdoc,
-        score=score if kept is None else score[kept],
-        grade=grade,
-        judged=judged,
-        qrels_query=jq_out,
-        qrels_grade=jg_out,
+        score=np.concatenate(score_parts),
+        grade=np.concatenate(grade_parts),
+        judged=np.concatenate(judged_parts),
+        qrels_query=index.query if index is not None else jq,
+        qrels_grade=index.grade if index is not None else coded.qrels_grade,
     )

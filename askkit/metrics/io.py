@@ -200,9 +200,12 @@ _NUMBER = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|in
 
 
 def _pd_strings(arr: pa.Array | pa.ChunkedArray) -> Any:
-    """An Arrow string column as the frame's string dtype, without copying."""
+    """An Arrow string column as the frame's string dtype (``large_string``: kept as
+    it is; ``string``: only the offsets are widened)."""
     chunked = arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
-    return STRING.__from_arrow__(chunked.cast(pa.string()))  # type: ignore[attr-defined]
+    if chunked.type != pa.large_string():
+        chunked = chunked.cast(pa.large_string())
+    return STRING.__from_arrow__(chunked)  # type: ignore[attr-defined]
 
 
 def _cast(arr: Any, to: pa.DataType) -> np.ndarray[Any, Any] | None:
@@ -264,27 +267,29 @@ def _normalise(
         keep = ~bad
         frame, qid, path = frame[keep].reset_index(drop=True), qid[keep], path[keep]
         raw_grade = frame["grade"]
+    n = len(frame)
     heading = (
         frame["heading"].astype(STRING).fillna("")
         if "heading" in frame.columns
-        else pd.Series([""] * len(frame), dtype=STRING)
+        else pd.Series(_pd_strings(pa.repeat("", n)) if n else pd.array([], dtype=STRING))
     )
-    columns: dict[str, Any] = {
-        "query_id": qid.to_numpy(),
-        "path": path.to_numpy(),
-        "heading": heading.to_numpy(),
-        "grade": raw_grade.to_numpy(dtype=np.int64)
+    grade = (
+        raw_grade.to_numpy(dtype=np.int64)
         if pd.api.types.is_integer_dtype(raw_grade.dtype)
         else pd.to_numeric(raw_grade.astype(str)).to_numpy(dtype=np.int64)
-        if len(frame)
-        else np.zeros(0, np.int64),
+        if n
+        else np.zeros(0, np.int64)
+    )
+    columns: dict[str, Any] = {
+        "query_id": qid.array,
+        "path": path.array,
+        "heading": heading.array,
+        "grade": grade,
     }
-    dtypes = dict(QRELS_COLUMNS)
     for extra in ("doc", "iteration"):
         if extra in frame.columns:
-            columns[extra] = frame[extra].astype(STRING).fillna("").to_numpy()
-            dtypes[extra] = STRING
-    return pd.DataFrame(columns).astype(dtypes), errors
+            columns[extra] = frame[extra].astype(STRING).fillna("").array
+    return pd.DataFrame(columns, copy=False), errors
 
 
 def _sniff(text: str) -> Literal["tsv", "trec"]:

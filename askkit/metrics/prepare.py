@@ -30,6 +30,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -141,18 +142,28 @@ def check_options(level: str, ties: str, missing: str | None = None) -> None:
         raise ValueError(f"missing must be 'drop' or 'zero', got {missing!r}")
 
 
+def _as_read(frame: pd.DataFrame) -> bool:
+    """Whether the frame has exactly the columns and dtypes :func:`read_qrels` gives
+    (a TREC file's ``doc`` and ``iteration`` included), so it needs no second pass."""
+    dtypes = dict(frame.dtypes)
+    extra = {c: dtypes.pop(c) for c in ("doc", "iteration") if c in dtypes}
+    return dtypes == QRELS_COLUMNS and all(t == STRING for t in extra.values())
+
+
 def as_qrels(qrels: PathOrFrame | None) -> pd.DataFrame:
     if qrels is None:
         return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in QRELS_COLUMNS.items()})
-    if isinstance(qrels, pd.DataFrame) and dict(qrels.dtypes) == QRELS_COLUMNS:
+    if isinstance(qrels, pd.DataFrame) and _as_read(qrels):
         return qrels
     return read_qrels(qrels)
 
 
-def _arrow_strings(values: pd.Series, what: str) -> pa.Array:
-    """One contiguous Arrow string array (zero-copy for pandas' Arrow strings)."""
+def _arrow_strings(values: pd.Series, what: str, *, contiguous: bool = True) -> Any:
+    """The column as Arrow ``large_string`` (zero-copy for pandas' Arrow strings): one
+    contiguous array, or with ``contiguous=False`` the chunks as they are (no copy)."""
     arr = pa.array(values.astype(STRING).array)
-    arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    if contiguous and isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
     if arr.null_count:
         raise SchemaError(f"{what} has missing values", field=what, value=None)
     return arr.cast(pa.large_string()) if arr.type != pa.large_string() else arr
@@ -174,7 +185,7 @@ def _encode(values: pa.Array | pa.ChunkedArray) -> tuple[IntArray, pa.Array]:
     return np.asarray(encoded.indices, dtype=np.int64), encoded.dictionary
 
 
-def _query_codes(turn: pa.Array) -> tuple[IntArray, pa.Array, bool]:
+def _query_codes(turn: pa.Array | pa.ChunkedArray) -> tuple[IntArray, pa.Array, bool]:
     """Factorize the run's query ids, hashing only the first id of each block of equal ids.
 
     Returns the codes, the distinct ids (Arrow, in order of first appearance)
@@ -222,8 +233,9 @@ def code(
     """
     _run_columns(run)
     judgments = as_qrels(qrels)
-    run_codes, run_ids, grouped = _query_codes(_arrow_strings(run["turn_id"], "turn_id"))
-    jq_codes, jq_ids = _encode(_arrow_strings(judgments["query_id"], "query_id"))
+    turn = _arrow_strings(run["turn_id"], "turn_id", contiguous=False)
+    run_codes, run_ids, grouped = _query_codes(turn)
+    jq_codes, jq_ids = _encode(_arrow_strings(judgments["query_id"], "query_id", contiguous=False))
     wanted = pc.unique(pa.concat_arrays([jq_ids, run_ids])) if run_queries else jq_ids
     sorted_ids = wanted.take(pc.sort_indices(wanted))  # UTF-8 byte order = code point order
     qids = pd.Index(pd.array(sorted_ids, dtype=STRING), name="query_id")

@@ -20,11 +20,13 @@ from hypothesis import strategies as st
 
 from askkit.metrics import evaluate, fast
 from askkit.metrics.fast import (
+    _block_order,
     _hash_strings,
     _pair_keys,
     _radix_argsort,
     _rank_order,
     _sort_blocks,
+    _tie_order,
     graded,
 )
 from askkit.metrics.measures import Graded, compute, parse_measure
@@ -151,9 +153,40 @@ def test_the_fast_path_equals_the_exact_path(
     assert_same_measures(got, want, len(coded.qids))
 
 
+@settings(max_examples=200)
+@given(runs(), st.integers(1, 6))
+def test_grading_in_slices_of_whole_queries_changes_nothing(
+    data: tuple[pd.DataFrame, pd.DataFrame, str, str, bool], slice_rows: int
+) -> None:
+    """A large run is graded a slice of whole queries at a time; with slices of a
+    few rows (every query its own slice, or several) the result is the exact path's."""
+    run, qrels, ties, _, run_queries = data
+    coded = code(run, qrels, "note", ties, run_queries=run_queries)  # type: ignore[arg-type]
+    saved = fast._SLICE
+    fast._SLICE = slice_rows
+    try:
+        got = graded(coded)
+    finally:
+        fast._SLICE = saved
+    if got is not None:
+        assert_same(got, exact(coded))
+        assert_same_measures(got, exact(coded), len(coded.qids))
+
+
+def test_slices_are_cut_at_query_boundaries() -> None:
+    block = np.array([0, 0, 0, 1, 2, 2, 2, 2, 3], dtype=np.int64)
+    saved = fast._SLICE
+    fast._SLICE = 2
+    try:
+        assert fast._slices(block) == [0, 4, 8, 9]  # a query is never split
+    finally:
+        fast._SLICE = saved
+
+
 def test_the_fast_path_takes_kimuns_runs_and_shuffled_ones() -> None:
     """The runs the fast path is for take it to the end: a grouped run in trec_eval's
-    order, tied scores included, and the same rows shuffled, ranked by their rank."""
+    order, tied scores included, and the same rows shuffled, ranked by their rank
+    or by score with the ties put in document order (a vectorised sort, no fallback)."""
     rng = np.random.default_rng(0)
     queries, width = 50, 10
     run = pd.DataFrame(
@@ -173,7 +206,7 @@ def test_the_fast_path_takes_kimuns_runs_and_shuffled_ones() -> None:
         }
     )
     shuffled = run.sample(frac=1.0, random_state=1).reset_index(drop=True)
-    for frame, ties in ((run, "trec"), (run, "input"), (shuffled, "input")):
+    for frame, ties in ((run, "trec"), (run, "input"), (shuffled, "input"), (shuffled, "trec")):
         coded = code(frame, qrels, "note", ties)  # type: ignore[arg-type]
         got = graded(coded)
         assert got is not None, ties
@@ -182,8 +215,6 @@ def test_the_fast_path_takes_kimuns_runs_and_shuffled_ones() -> None:
         assert got.judged.any()
         assert_same(got, want)
         assert_same_measures(got, want, len(coded.qids))
-    # shuffled, tied scores of different documents are left in row order: declined
-    assert graded(code(shuffled, qrels, "note", "trec")) is None
 
 
 @pytest.mark.parametrize("width", [1, 2, 8])
@@ -347,7 +378,7 @@ def test_a_judgment_whose_hash_matches_another_document_is_not_taken(
     ("rows", "declines"),
     [
         ([("q", "notes/b.md", 1.0), ("q", "notes/a.md", 1.0)], False),  # trec order: b, a
-        ([("q", "notes/a.md", 1.0), ("q", "notes/b.md", 1.0)], True),  # tied, out of that order
+        ([("q", "notes/a.md", 1.0), ("q", "notes/b.md", 1.0)], False),  # tied: put in that order
         ([("q", "notes/a.md", 1.0)], True),  # one row: nothing to gain
         ([("q", "a", 2.0), ("q", "b", 1.0)], True),  # under 8 bytes of ids: no hash
     ],
@@ -423,9 +454,41 @@ def test_rank_order_groups_then_ranks() -> None:
     order = np.array([3, 2, 1, 1, 2])
     assert _rank_order(query, score, order, "trec").tolist() == [3, 1, 4, 0, 2]
     assert _rank_order(query, score, order, "input").tolist() == [3, 1, 2, 4, 0]
-    lopsided = np.concatenate([np.zeros(5000, np.int64), np.arange(1, 2001)])
-    n = len(lopsided)  # a matrix that would be mostly padding is not built
-    assert _rank_order(lopsided, np.zeros(n), np.zeros(n, np.int64), "trec") is None
+    lopsided = np.concatenate([np.arange(1, 2001), np.zeros(5000, np.int64)])
+    n = len(lopsided)  # a matrix that would be mostly padding is not built: one sort
+    rng = np.random.default_rng(0)
+    lop_score = rng.integers(0, 5, n).astype(float)
+    lop_score[::7] = np.nan
+    got = _rank_order(lopsided, lop_score, np.zeros(n, np.int64), "trec")
+    assert got.tolist() == np.lexsort((-lop_score, lopsided)).tolist()
+    assert lopsided[got[0]] == 0
+    assert lop_score[got[0]] == 4.0
+    assert np.isnan(lop_score[got[4999]])
+    assert lopsided[got[-1]] == 2000
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_ties_are_put_in_document_order_descending(grouped: bool) -> None:
+    """trec_eval's order for tied scores, by one sort of the tied rows only;
+    a document repeated with the same score keeps its rows' order."""
+    query = np.array([1, 1, 1, 1, 0, 0, 0])
+    score = np.array([2.0, 1.0, 2.0, 2.0, -0.0, 0.0, 5.0])
+    docs = pa.array(["b", "z", "c", "b", "x", "y", "a"], pa.large_string())
+    order = np.arange(7, dtype=np.int64)
+    by = _rank_order(query, score, order, "trec", grouped)
+    fix = _tie_order(by, query[by], score[by], docs, None)
+    assert fix is not None
+    pos, perm = fix
+    by[pos] = by[pos][perm]
+    assert by.tolist() == [6, 5, 4, 2, 0, 3, 1]  # q0: a, y, x (-0.0 ties 0.0); q1: c, b, b, z
+    assert _tie_order(by, query[by], score[by], docs, None) is None  # in order: nothing moves
+
+
+def test_block_order_keeps_rows_within_their_block() -> None:
+    query = np.array([2, 2, 2, 0, 1, 1], dtype=np.int64)
+    assert _block_order(query).tolist() == [3, 4, 5, 0, 1, 2]
+    ascending = np.array([0, 0, 1, 3], dtype=np.int64)
+    assert _block_order(ascending) is None  # already in order
 
 
 @given(st.lists(st.integers(0, 2**40), max_size=60))

@@ -382,3 +382,64 @@ def test_the_clean_and_the_general_reader_give_the_same_frames(tmp_path: Path) -
         clean = reader(write(tmp_path / "clean", lines))
         padded = reader(write(tmp_path / "padded", ["", *[f" {x}\t " for x in lines]]))
         pd.testing.assert_frame_equal(clean, padded)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Q1  FT911-1 2",  # a doubled space where the iteration is missing: 3 fields
+        " Q1 FT911-1 2",  # a leading space, the same
+        "Q1\t\tFT911-1 2",  # two tabs
+    ],
+)
+def test_a_doubled_separator_never_stands_for_a_missing_field(tmp_path: Path, line: str) -> None:
+    """pyarrow's CSV reader would read an empty field there; the empty field sends
+    the file to the general reader, which names the line (trec_eval: 3 fields)."""
+    path = write(tmp_path / "qrels.txt", ["Q1 0 FT911-2 1", line])
+    with pytest.raises(SchemaError) as err:
+        read_qrels(path)
+    assert err.value.line == 2
+    assert "got 3" in err.value.message
+
+
+def test_the_parse_is_columnar_and_shuffled_ties_take_the_vectorised_sort(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clean file is read by pyarrow's CSV reader, and a run whose tied scores are in
+    arbitrary order is ranked by the fast path's sort, never the exact fallback, with
+    pytrec_eval's values."""
+    from askkit.metrics import _trec, prepare
+
+    rng = np.random.default_rng(7)
+    queries, width = 40, 30
+    run_lines, qrels_lines = [], []
+    run_dict: dict[str, dict[str, float]] = {}
+    qrels_dict: dict[str, dict[str, int]] = {}
+    for q in range(queries):
+        docs = rng.choice(len(IDS) * 10, width, replace=False)
+        for pos, d in enumerate(docs):
+            doc, score = f"{IDS[d % len(IDS)]}-{d}", float(rng.integers(0, 4))
+            run_lines.append(f"Q{q}\tQ0\t{doc}\t{pos + 1}\t{score}\tsys")
+            run_dict.setdefault(f"Q{q}", {})[doc] = score
+            if rng.random() < 0.4:
+                grade = int(rng.integers(0, 3))
+                qrels_lines.append(f"Q{q} 0 {doc} {grade}")
+                qrels_dict.setdefault(f"Q{q}", {})[doc] = grade
+    clean: list[object] = []
+    real_clean = _trec._clean_table
+    monkeypatch.setattr(_trec, "_clean_table", lambda *a: clean.append(real_clean(*a)) or clean[-1])
+
+    def no_fallback(*args: object) -> None:
+        raise AssertionError("the exact path ran")
+
+    monkeypatch.setattr(prepare, "exact", no_fallback)
+    run = read_run(write(tmp_path / "run.txt", run_lines))
+    qrels = read_qrels(write(tmp_path / "qrels.txt", qrels_lines))
+    assert len(clean) == 2
+    assert all(t is not None for t in clean)
+    got = evaluate(run, qrels, list(MEASURES)).per_query
+    want = reference(qrels_dict, run_dict)
+    assert sorted(got.index) == sorted(want)
+    for ours, theirs in MEASURES.items():
+        for qid, values in want.items():
+            assert got.loc[qid, ours] == pytest.approx(values[theirs], abs=1e-12)
