@@ -9,6 +9,7 @@
 ``askkit report LOG [--qrels Q] [--vault V]``  a static HTML report, no Jupyter needed.
 ``askkit cut LOG --qrels Q`` (or ``--vault DIR --queries TSV``)  sweep kimun's context
 cuts and print the ``[reranker]`` setting to use.
+``askkit eval QRELS RUN [-m M] [-q] [-l N] [-M N] [-c]``  score a run as trec_eval does.
 
 ``askkit --version``     the version, and whether the compiled kernels are built.
 
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from askkit.cli import cut as _cli_cut
     from askkit.cli import lab as _cli_lab
+    from askkit.cli import metrics as _cli_metrics
     from askkit.cli import report as _cli_report
     from askkit.cli import server as _cli_server
     from askkit.cli import vault as _cli_vault
@@ -102,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_lab.register(sub)
     _cli_report.register(sub)
     _cli_cut.register(sub)
+    _cli_metrics.register(sub)
     return parser
 
 

@@ -1,0 +1,197 @@
+"""``askkit eval``: score a run against judgments from the command line, trec_eval's way.
+
+Reads TREC qrels (or askkit's TSV) and a TREC run (or a JSONL turn log /
+JSON payload of retrieved sources) and prints the means, and with ``-q`` each
+query's values, in trec_eval's three-column layout (``measure  query  value``,
+``all`` for the mean). trec_eval's flags keep their letters and meaning:
+``-q`` per query, ``-l`` relevance level, ``-M`` documents per query, ``-c``
+judged queries missing from the run score 0. Ids are compared exactly as
+written unless ``--ids vault`` asks for kimun's path rules on both sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.text import Text
+
+from askkit.errors import UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from askkit.frame import Loaded
+
+__all__ = ["eval_command", "register"]
+
+
+def register(sub: Any) -> None:
+    """Add ``askkit eval`` to the command line."""
+    p = sub.add_parser(
+        "eval",
+        help="score a run against judgments, as trec_eval does (TREC files or a turn log)",
+        description="Score a run against graded judgments the way trec_eval does and print "
+        "trec_eval's layout: measure, query ('all' for the mean), value.",
+    )
+    p.add_argument("qrels", help="judgments: TREC qrels (qid iter docno rel) or askkit's TSV")
+    p.add_argument(
+        "run", help="a TREC run (qid Q0 docno rank score tag), or a JSONL turn log / JSON payload"
+    )
+    p.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        metavar="NAME",
+        help="a measure, ranx-style (ndcg@10, map, mrr, recall@100, precision@10, ...); "
+        "repeat or separate with commas (default: askkit's usual set)",
+    )
+    p.add_argument("-q", action="store_true", help="also print each query's values")
+    p.add_argument(
+        "-l",
+        "--relevance-level",
+        type=int,
+        default=1,
+        metavar="N",
+        help="the lowest grade that counts as relevant, as trec_eval's -l (default 1)",
+    )
+    p.add_argument(
+        "-M",
+        "--max-docs",
+        type=int,
+        metavar="N",
+        help="score only each query's first N documents, as trec_eval's -M",
+    )
+    p.add_argument(
+        "-c",
+        action="store_true",
+        help="judged queries missing from the run score 0 (trec_eval -c); default: dropped",
+    )
+    p.add_argument(
+        "--ids",
+        choices=["exact", "vault"],
+        default="exact",
+        help="compare ids as written (default) or as kimun prints vault paths, on both sides",
+    )
+    p.add_argument("--level", choices=["note", "section"], default="note")
+    p.add_argument(
+        "--ties",
+        choices=["trec", "input"],
+        default="trec",
+        help="tied scores: trec_eval's order (document id descending) or the run's ranks",
+    )
+    p.add_argument(
+        "--lenient",
+        action="store_true",
+        help="skip malformed lines, score the rest and say on stderr how many were skipped",
+    )
+    p.add_argument("--digits", type=int, default=4, help="decimals printed (trec_eval: 4)")
+    p.set_defaults(func=eval_command)
+
+
+def _measures(given: list[str] | None) -> list[str]:
+    from askkit.metrics.evaluate import DEFAULT_MEASURES
+    from askkit.metrics.measures import parse_measure
+
+    if not given:
+        return list(DEFAULT_MEASURES)
+    names = [m.strip() for text in given for m in text.split(",") if m.strip()]
+    for name in names:
+        try:
+            parse_measure(name)
+        except ValueError as exc:
+            raise UsageError(f"-m {name}: {exc}") from None
+    return list(dict.fromkeys(names))
+
+
+def _is_turn_log(path: Path) -> bool:
+    """A JSON payload or JSONL turn log (first non-blank byte ``{`` or ``[``)."""
+    if path.suffix.lower() in (".json", ".jsonl", ".ndjson"):
+        return True
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096).lstrip()
+    except OSError:
+        return False  # the reader names the file and the reason
+    return head[:1] in (b"{", b"[")
+
+
+def eval_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``askkit eval``."""
+    from askkit.frame import sources_frame
+    from askkit.metrics import evaluate, read_qrels, read_run
+
+    if args.max_docs is not None and args.max_docs < 1:
+        raise UsageError(f"-M must be at least 1, got {args.max_docs}")
+    if not 0 <= args.digits <= 17:
+        raise UsageError(f"--digits must be 0..17, got {args.digits}")
+    measures = _measures(args.measure)
+    skipped: list[str] = []
+
+    def report(loaded: Loaded, what: str) -> pd.DataFrame:
+        if len(loaded.errors):
+            first = loaded.errors.iloc[0]
+            skipped.append(
+                f"{what}: {len(loaded.errors)} of {loaded.records} records skipped "
+                f"(first: {first['file']}:{first['line']}: {first['message']})"
+            )
+        return loaded.frame
+
+    run_path, turn_log = Path(args.run), _is_turn_log(Path(args.run))
+    if not args.lenient:
+        qrels = read_qrels(args.qrels, ids=args.ids)
+        run = sources_frame(run_path) if turn_log else read_run(run_path, ids=args.ids)
+    else:
+        qrels = report(read_qrels(args.qrels, ids=args.ids, strict=False), "qrels")
+        run = report(
+            sources_frame(run_path, strict=False)
+            if turn_log
+            else read_run(run_path, ids=args.ids, strict=False),
+            "run",
+        )
+    result = evaluate(
+        run,
+        qrels,
+        measures,
+        level=args.level,
+        ties=args.ties,
+        missing="zero" if args.c else "drop",
+        relevance_level=args.relevance_level,
+        max_docs_per_query=args.max_docs,
+    )
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    for line in skipped:
+        err.print(Text(f"askkit: {line}"))
+    headline = result.headline
+    if not headline and len(result.per_query) and not result.per_query.to_numpy().any():
+        # every value 0: say so when no retrieved document is judged at all
+        from askkit.metrics import coverage
+
+        headline = coverage(run, qrels, level=args.level).headline
+    if headline:
+        err.print(Text(f"askkit: {headline}"))
+    width = max(len(m) for m in measures) + 2
+
+    lines: list[str] = []
+
+    def row(measure: str, query: str, value: float | int) -> None:
+        shown = (
+            str(value)
+            if isinstance(value, int) or not math.isfinite(value)
+            else f"{value:.{args.digits}f}"
+        )
+        lines.append(f"{measure:<{width}}\t{query}\t{shown}")
+
+    if args.q:
+        per_query = result.per_query[measures]
+        for query, values in zip(per_query.index.astype(str), per_query.to_numpy(), strict=True):
+            for measure, value in zip(measures, values, strict=True):
+                row(measure, query, float(value))
+    row("num_q", "all", len(result.per_query))
+    for measure in measures:
+        row(measure, "all", float(result.mean[measure]))
+    console.file.write("\n".join(lines) + "\n")  # plain text: one write, no markup
+    return 0

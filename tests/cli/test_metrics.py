@@ -1,0 +1,170 @@
+"""``askkit eval``: TREC files scored from the command line, checked against pytrec_eval
+and against ``askkit.metrics.evaluate`` with the same options."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+
+from askkit.cli import main
+from askkit.metrics import evaluate, read_qrels, read_run
+from tests.conftest import DATA, ROOT
+
+# ids kimun's path rules would change: case, ':', '#', '/', a trailing '.'
+QRELS = """\
+# judged by hand
+Q1 0 FT911-1 2
+Q1 0 http://Example.org/Doc:7 1
+Q1 0 CR93E-1282#p3 0
+Q1 0 LA0101-9. 3
+Q2 0 FT911-1 1
+Q2 0 urn:ISBN:0451450523 2
+Q3 0 FT911-2 1
+"""
+RUN = """\
+Q1 Q0 CR93E-1282#p3 1 9.5 sys
+Q1 Q0 FT911-1 2 9.5 sys
+Q1 Q0 LA0101-9. 3 7.0 sys
+Q1 Q0 http://Example.org/Doc:7 4 2.5 sys
+Q2 Q0 urn:ISBN:0451450523 1 3.0 sys
+Q2 Q0 FT911-9 2 3.0 sys
+Q2 Q0 FT911-1 3 1.0 sys
+"""
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text(QRELS)
+    run.write_text(RUN)
+    return qrels, run
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "askkit.cli", "eval", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"COLUMNS": "200", "PATH": ""},
+    )
+
+
+def table(stdout: str) -> dict[tuple[str, str], str]:
+    rows = [line.split("\t") for line in stdout.splitlines()]
+    return {(m.strip(), q): v for m, q, v in rows}
+
+
+def test_eval_prints_trec_eval_rows_equal_to_pytrec_eval(files: tuple[Path, Path]) -> None:
+    qrels, run = files
+    out = cli(str(qrels), str(run), "-m", "map,ndcg@10", "-m", "mrr", "-q", "--digits", "12")
+    assert out.returncode == 0, out.stderr
+    got = table(out.stdout)
+    with qrels.open() as q, run.open() as r:
+        lines = [line for line in q if not line.startswith("#")]
+        reference = pytrec_eval.RelevanceEvaluator(
+            pytrec_eval.parse_qrel(lines), {"map", "ndcg", "recip_rank"}
+        ).evaluate(pytrec_eval.parse_run(r))
+    assert set(reference) == {"Q1", "Q2"}
+    for qid, values in reference.items():
+        assert float(got["map", qid]) == pytest.approx(values["map"], abs=1e-11)
+        assert float(got["mrr", qid]) == pytest.approx(values["recip_rank"], abs=1e-11)
+    assert got["num_q", "all"] == "2"
+    mean_map = sum(v["map"] for v in reference.values()) / 2
+    assert float(got["map", "all"]) == pytest.approx(mean_map, abs=1e-11)
+    assert out.stderr == ""
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["-l", "2"], ["-l", "0"], ["-l", "-1"], ["-M", "1"], ["-c"], ["--ties", "input"]],
+)
+def test_eval_flags_equal_the_python_options(files: tuple[Path, Path], flags: list[str]) -> None:
+    qrels, run = files
+    measures = ["map", "recall@10", "precision@2", "ndcg@10"]
+    assert main(["eval", str(qrels), str(run), "-m", ",".join(measures), "--digits", "12"]) == 0
+    out = cli(str(qrels), str(run), "-m", ",".join(measures), "--digits", "12", *flags)
+    assert out.returncode == 0, out.stderr
+    got = table(out.stdout)
+    options: dict[str, object]
+    if flags[0] == "-l":
+        options = {"relevance_level": int(flags[1])}
+    elif flags[0] == "-M":
+        options = {"max_docs_per_query": int(flags[1])}
+    elif flags[0] == "-c":
+        options = {"missing": "zero"}
+    else:
+        options = {"ties": "input"}
+    want = evaluate(read_run(run), read_qrels(qrels), measures, **options)  # type: ignore[arg-type]
+    assert got["num_q", "all"] == str(len(want.per_query))
+    for m in measures:
+        assert float(got[m, "all"]) == pytest.approx(float(want.mean[m]), abs=1e-11)
+
+
+def test_eval_reads_a_turn_log_and_the_tsv_qrels() -> None:
+    out = cli(str(DATA / "qrels.tsv"), str(DATA / "run.jsonl"), "-m", "ndcg@10")
+    assert out.returncode == 0, out.stderr
+    got = table(out.stdout)
+    from askkit.frame import sources_frame
+
+    want = evaluate(sources_frame(DATA / "run.jsonl"), DATA / "qrels.tsv", ["ndcg@10"])
+    assert float(got["ndcg@10", "all"]) == pytest.approx(float(want.mean["ndcg@10"]), abs=5e-5)
+    assert int(got["num_q", "all"]) == len(want.per_query) > 0
+
+
+def test_a_bad_line_is_one_line_naming_file_and_line(files: tuple[Path, Path]) -> None:
+    qrels, run = files
+    run.write_text(RUN + "Q2 Q0 FT911-3 4 high sys\n")
+    out = cli(str(qrels), str(run))
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert f"{run}:8" in out.stderr
+    assert "score" in out.stderr
+    assert "'high'" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_lenient_scores_the_rest_and_says_what_was_skipped(files: tuple[Path, Path]) -> None:
+    qrels, run = files
+    run.write_text(RUN + "Q2 Q0 FT911-3 4 high sys\nQ3 Q0 FT911-2\n")
+    out = cli(str(qrels), str(run), "--lenient", "-m", "map")
+    assert out.returncode == 0, out.stderr
+    assert "run: 2 of 9 records skipped" in out.stderr
+    assert f"{run}:8" in out.stderr
+    strict = cli(str(qrels), str(run.with_name("clean.txt")))
+    assert strict.returncode == 2  # a missing file: one line, status 2
+    run.write_text(RUN)
+    clean = cli(str(qrels), str(run), "-m", "map")
+    assert table(out.stdout)["map", "all"] == table(clean.stdout)["map", "all"]
+
+
+def test_ids_that_never_match_are_said_on_stderr(files: tuple[Path, Path]) -> None:
+    qrels, run = files
+    run.write_text(RUN.lower().replace("q1 q0", "Q1 Q0").replace("q2 q0", "Q2 Q0"))
+    out = cli(str(qrels), str(run), "-m", "map")
+    assert out.returncode == 0
+    assert "judged" in out.stderr
+    assert "ft911-1" in out.stderr  # examples from each side
+    assert "FT911-1" in out.stderr
+    assert float(table(out.stdout)["map", "all"]) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["-m", "ndcg@ten"], "-m ndcg@ten"),
+        (["-M", "0"], "-M must be at least 1"),
+        (["--digits", "40"], "--digits"),
+    ],
+)
+def test_bad_options_are_one_line(files: tuple[Path, Path], flags: list[str], says: str) -> None:
+    qrels, run = files
+    out = cli(str(qrels), str(run), *flags)
+    assert out.returncode == 2
+    assert says in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
