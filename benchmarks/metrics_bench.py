@@ -36,6 +36,7 @@ distinct within a query (ties would make ranx differ by design, see the README).
 
     python benchmarks/metrics_bench.py                 # full size (~15 min, ~12 GB RAM)
     python benchmarks/metrics_bench.py --queries 2000  # a quick run
+    python benchmarks/metrics_bench.py --files         # TREC files in (see trec_files.py)
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ import pyarrow.compute as pc
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+import trec_files  # noqa: E402 - this folder, beside the script
 
 ASKKIT_MEASURES = ["ndcg@10", "mrr", "recall@100", "map"]
 #: The fast path stays only while it is at least this much faster end to end.
@@ -194,7 +197,19 @@ def _ranx(args: argparse.Namespace, out: Path, fresh_cache: bool) -> dict[str, f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--queries", type=int, default=100_000)
+    parser.add_argument(
+        "--files",
+        action="store_true",
+        help="TREC files to per-query values instead: askkit, pytrec_eval and the trec_eval "
+        "binary, each in a fresh process (50,000 queries by default)",
+    )
+    parser.add_argument("--dir", help="--files: keep (or reuse) the generated files here")
+    parser.add_argument("--judged", type=int, default=50, help="--files: judgments per query")
+    parser.add_argument("--trec-eval", help="--files: a trec_eval binary to time as well")
+    parser.add_argument(
+        "--trec-eval-src", help="--files: a trec_eval source checkout to build with its Makefile"
+    )
+    parser.add_argument("--queries", type=int, default=None, help="default 100,000 (50,000)")
     parser.add_argument("--sources", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3, help="askkit/pytrec_eval: best of N")
     parser.add_argument("--no-ranx", action="store_true")
@@ -212,11 +227,21 @@ def main() -> None:
     )
     parser.add_argument(
         "--worker",
-        choices=["ranx", "askkit-cold", "askkit-exact-cold", "trec-cold"],
+        choices=[
+            "ranx",
+            "askkit-cold",
+            "askkit-exact-cold",
+            "trec-cold",
+        ],
         help=argparse.SUPPRESS,
     )
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.files:
+        args.queries = args.queries or 50_000
+        trec_files.main(args)
+        return
+    args.queries = args.queries or 100_000
     if args.worker == "ranx":
         ranx_worker(args)
         return

@@ -58,6 +58,23 @@ def test_metrics_bench_times_the_fast_and_the_exact_path() -> None:
     assert out.count("target ") >= 3
 
 
+def test_metrics_bench_files_times_trec_files_against_pytrec_eval(tmp_path: Path) -> None:
+    """TREC files in, each tool in a fresh process; askkit equals pytrec_eval. (The
+    trec_eval binary row needs its source, ``--trec-eval-src``, which CI does not have.)"""
+    out = _run(
+        "--files", "--queries", "200", "--sources", "30", "--judged", "10",
+        "--cold-repeat", "1", "--dir", str(tmp_path), script="metrics_bench.py",
+    )  # fmt: skip
+    assert "run: 200 queries x 30 = 6,000 lines" in out
+    assert "qrels: 2,000 lines" in out
+    assert out.count("target askkit parse+evaluate <= 0.5x pytrec_eval's") == 2
+    assert "  askkit: 0\n" in out
+    run = (tmp_path / "run.txt").read_text().splitlines()
+    assert len(run) == 6000
+    assert any("#" in line for line in run)  # ids kimun's path rules would change
+    assert any(":" in line.split()[2] for line in run)
+
+
 def test_cut_bench_times_both_paths_and_they_agree() -> None:
     out = _run(
         "--queries", "200", "--loop-queries", "50", "--repeat", "1", script="cut_bench.py"
