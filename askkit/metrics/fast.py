@@ -5,10 +5,12 @@ global document dictionary: duplicates only matter within a query and grades
 only within a query's judgments. So each document id is reduced to a 63-bit
 hash of its bytes, read straight from the Arrow buffers (no hash table, no
 Python strings), and every hash match is confirmed by comparing the strings
-themselves. A run in any other order is first put in rank order (a radix sort
-by query, then each query's rows sorted as one row of a matrix) and scored
-the same way; tied scores of different documents are put in trec_eval's
-order (document id descending) by one Arrow sort of the tied rows.
+themselves. A grouped run is ranked, de-duplicated and graded a slice of
+whole queries at a time, in query order, so that its temporaries stay small;
+a run in any other order is first put in rank order as a whole (a radix sort
+by query, then each query's rows sorted as one row of a matrix). Tied scores
+of different documents are put in trec_eval's order (document id descending)
+by one Arrow sort of the tied rows.
 
 This is the one place that decides between this path and the exact one:
 :func:`graded` returns None when it is switched off (:data:`ENABLED`) or in
@@ -38,6 +40,7 @@ from askkit.metrics.measures import (
     IntArray,
     Ranked,
     Ties,
+    block_order,
     descending_or_tied,
     group_rank,
 )
@@ -159,25 +162,6 @@ def _radix_argsort(codes: IntArray) -> IntArray:
     return order.astype(np.int64)
 
 
-def _block_order(query: IntArray) -> IntArray | None:
-    """The rows of a grouped run (each query's rows contiguous), blocks in query order;
-    None when they already are.
-
-    >>> _block_order(np.array([5, 5, 2, 7, 7])).tolist()
-    [2, 0, 1, 3, 4]
-    >>> _block_order(np.array([0, 0, 1])) is None
-    True
-    """
-    n = len(query)
-    starts = np.flatnonzero(np.concatenate([[True], query[1:] != query[:-1]]))
-    by_block = np.argsort(query[starts], kind="stable")
-    if bool(np.all(by_block[1:] > by_block[:-1])):
-        return None
-    sizes = np.diff(np.append(starts, n))[by_block]
-    first = np.cumsum(sizes) - sizes  # where each block lands
-    return np.repeat(starts[by_block] - first, sizes) + np.arange(n, dtype=np.int64)
-
-
 def _rank_order(
     query: IntArray, score: FloatArray, order: IntArray, ties: Ties, grouped: bool = False
 ) -> IntArray:
@@ -193,7 +177,7 @@ def _rank_order(
     query order, not the rows).
     """
     n = len(query)
-    by_query = _block_order(query) if grouped else _radix_argsort(query)
+    by_query = block_order(query) if grouped else _radix_argsort(query)
     q = query if by_query is None else query[by_query]
     starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]]))
     sizes = np.diff(np.append(starts, n))
@@ -254,11 +238,13 @@ def _same_strings(left: pa.Array, a: IntArray, right: pa.Array, b: IntArray) -> 
 def graded(coded: Coded) -> Graded | None:
     """:func:`askkit.metrics.prepare.exact`'s result, faster; None when in doubt or switched off.
 
-    A grouped run already in rank order is used as it is; any other run is
-    first put in rank order (:func:`_rank_order`). ``docs`` is the run's
-    document ids as given and ``ranked.doc`` holds rows of it, so the result
-    equals the exact path's in every field but the document codes, which
-    name the same documents.
+    A grouped run (each query's rows contiguous) is ranked and graded a slice
+    of whole queries at a time (:func:`_graded`); any other run is first put
+    in rank order as a whole (:func:`_rank_order`, :func:`_tie_order`).
+    Either way the queries come out in code order, as the exact path gives
+    them. ``docs`` is the run's document ids as given and ``ranked.doc``
+    holds rows of it, so the result equals the exact path's in every field
+    but the document codes, which name the same documents.
 
     >>> import pandas as pd
     >>> from askkit.metrics.prepare import code, exact
@@ -275,26 +261,17 @@ def graded(coded: Coded) -> Graded | None:
     query, score, order, ties = coded.query, coded.score, coded.order, coded.ties
     if not ENABLED or len(query) < 2:
         return None
-    ranked = coded.grouped and _is_ranked(query, score, order, ties)
-    if ranked and ties == "input":
-        return _graded(coded, run_q=query, block=coded.block, keep=coded.keep, score=score)
-    # trec ties: a ranked run's blocks are put in query order (as the exact path sorts
-    # it) only when a tie is out of document order; None: the rows as they are
-    by = _block_order(query) if ranked else _rank_order(query, score, order, ties, coded.grouped)
-    q_by = query if by is None else query[by]
-    s_by = score if by is None else score[by]
+    if coded.grouped:  # each query's rows contiguous: ranked slice by slice
+        return _graded(coded, run_q=query, score=score, order=order)
+    by = _rank_order(query, score, order, ties)  # queries in code order, as the exact path
+    q_by, s_by = query[by], score[by]
     fix = _tie_order(by, q_by, s_by, coded.docs, coded.keep) if ties == "trec" else None
-    if ranked and fix is None:
-        return _graded(coded, run_q=query, block=coded.block, keep=coded.keep, score=score)
-    if by is None:
-        by = np.arange(len(query), dtype=np.int64)
     if fix is not None:
         pos, perm = fix
         by[pos] = by[pos][perm]
-        s_by = s_by.copy() if s_by is score else s_by
         s_by[pos] = s_by[pos][perm]  # -0.0 and 0.0 tie, and keep their own rows
     rows = by if coded.keep is None else coded.keep[by]
-    return _graded(coded, run_q=q_by, block=q_by, keep=rows, score=s_by)
+    return _graded(coded, run_q=q_by, score=s_by, order=None, doc_rows=rows)
 
 
 def _tie_order(
@@ -393,24 +370,24 @@ def _grade_slice(
     judged_index: _Judged | None,
     *,
     q: IntArray,
-    block: IntArray,
     h: np.ndarray[Any, np.dtype[np.uint64]],
     doc_rows: IntArray,
     width: int,
 ) -> tuple[IntArray | None, IntArray, BoolArray, int]:
-    """One slice of whole queries: the rows kept (None: all), their grades, whether
-    judged, and the duplicates dropped. Raises :class:`_Doubt`."""
+    """One slice of whole queries (``q``: their codes, non-decreasing): the rows kept
+    (None: all), their grades, whether judged, and the duplicates dropped.
+    ``width``: the bits of the largest query code. Raises :class:`_Doubt`."""
     rdoc, jdoc, n = coded.docs, coded.qrels_docs, len(coded.qids)
     rows_n = len(q)
     # duplicates: (block, hash) packed, sorted block by block
     packed = (h >> np.uint64(width + 1)).view(np.int64)
-    packed |= block << (63 - width)
-    _sort_blocks(packed, block)
+    packed |= q << (63 - width)
+    _sort_blocks(packed, q)
     kept: IntArray | None = None
     duplicates = 0
     if bool((packed[1:] == packed[:-1]).any()):  # rare: pack again, find which rows repeat
         packed = (h >> np.uint64(width + 1)).view(np.int64)
-        packed |= block << (63 - width)
+        packed |= q << (63 - width)
         by = np.argsort(packed, kind="stable")
         eq = np.flatnonzero(packed[by[1:]] == packed[by[:-1]])
         first, later = by[eq], by[eq + 1]
@@ -446,62 +423,81 @@ def _graded(
     coded: Coded,
     *,
     run_q: IntArray,
-    block: IntArray,
-    keep: IntArray | None,
     score: FloatArray,
+    order: IntArray | None,
+    doc_rows: IntArray | None = None,
 ) -> Graded | None:
-    """De-duplicate and grade a grouped run in rank order, without a document dictionary.
+    """Rank, de-duplicate and grade a grouped run, without a document dictionary.
 
-    ``run_q``, ``block`` (non-decreasing block numbers) and ``score`` cover
-    the rows to score, already in rank order (:func:`graded` checked or made
-    it so, tied scores included); ``keep`` maps them to rows of
-    ``coded.docs`` (None: all rows). None when a hash is in doubt.
+    ``run_q`` (each query's rows contiguous) and ``score`` cover the rows to
+    score; ``doc_rows`` maps them to
+    rows of ``coded.docs`` (None: ``coded.keep``, or the rows themselves).
+    With ``order`` (the input order) each query's rows are put in rank order
+    here; without it they already are, tied scores included, and the queries
+    are in code order. None when a hash is in doubt.
 
-    The qrels are indexed once; the run is then graded in slices of whole
-    queries (about :data:`_SLICE` rows each), so that each step's temporaries
-    stay small and their memory is reused, not freshly mapped.
+    The qrels are indexed once; the run is then ranked and graded in slices
+    of whole queries in code order (about :data:`_SLICE` rows each), so each
+    step's temporaries stay small and their memory is reused, not freshly
+    mapped.
     """
-    rows_n = len(run_q)
+    rows_n, ties = len(run_q), coded.ties
     rdoc, jq = coded.docs, coded.qrels_query
+    if doc_rows is None:
+        doc_rows = coded.keep
     if rows_n < 2:
         return None
     hashes = _hash_strings(rdoc)
     jhash = _hash_strings(coded.qrels_docs) if len(jq) else None
     if hashes is None or (len(jq) and jhash is None):
         return None
+    by_query = block_order(run_q) if order is not None else None  # queries in code order
+    q_all = run_q if by_query is None else run_q[by_query]
     try:
         index = _index_qrels(coded, jhash) if jhash is not None else None
-        width = max(int(block[-1]), 1).bit_length()
-        rows_parts, q_parts, score_parts, grade_parts, judged_parts = [], [], [], [], []
+        width = max(len(coded.qids) - 1, 1).bit_length()
+        parts: list[list[Any]] = [[], [], [], [], []]  # rows, query, score, grade, judged
         duplicates = 0
-        for lo, hi in itertools.pairwise(_slices(block)):
-            doc_rows = np.arange(lo, hi, dtype=np.int64) if keep is None else keep[lo:hi]
+        for lo, hi in itertools.pairwise(_slices(q_all)):
+            at: IntArray | slice = slice(lo, hi) if by_query is None else by_query[lo:hi]
+            q, s = q_all[lo:hi], score[at]
+            if doc_rows is not None:
+                rows = doc_rows[at]
+            else:
+                rows = np.arange(lo, hi, dtype=np.int64) if by_query is None else by_query[lo:hi]
+            by = None
+            if order is not None:
+                o = order[at]
+                if not _is_ranked(q, s, o, ties):
+                    by = _rank_order(q, s, o, ties, grouped=True)
+                    s = s[by]
+                if ties == "trec":
+                    fix = _tie_order(by, q, s, rdoc, rows)
+                    if fix is not None:
+                        if by is None:  # s may still be a view of the caller's scores
+                            by, s = np.arange(hi - lo, dtype=np.int64), s.copy()
+                        pos, perm = fix
+                        by[pos] = by[pos][perm]
+                        s[pos] = s[pos][perm]  # -0.0 and 0.0 tie, and keep their own rows
+                if by is not None:
+                    rows = rows[by]  # rows move within their query: q is unchanged
             kept, grade, judged, dups = _grade_slice(
-                coded,
-                index,
-                q=run_q[lo:hi],
-                block=block[lo:hi],
-                h=hashes[doc_rows] if keep is not None else hashes[lo:hi],
-                doc_rows=doc_rows,
-                width=width,
+                coded, index, q=q, h=hashes[rows], doc_rows=rows, width=width
             )
             duplicates += dups
-            sl = slice(lo, hi)
-            rows_parts.append(doc_rows if kept is None else doc_rows[kept])
-            q_parts.append(run_q[sl] if kept is None else run_q[sl][kept])
-            score_parts.append(score[sl] if kept is None else score[sl][kept])
-            grade_parts.append(grade)
-            judged_parts.append(judged)
+            for out, value in zip(parts, (rows, q, s), strict=False):
+                out.append(value if kept is None else value[kept])
+            parts[3].append(grade)
+            parts[4].append(judged)
     except _Doubt:
         return None
-    rows = np.concatenate(rows_parts)
-    q = np.concatenate(q_parts)
+    rows, q, out_score, grade, judged = (np.concatenate(p) for p in parts)
     return Graded(
         ranked=Ranked(rows, q, rows, group_rank(q), duplicates),
         docs=rdoc,
-        score=np.concatenate(score_parts),
-        grade=np.concatenate(grade_parts),
-        judged=np.concatenate(judged_parts),
+        score=out_score,
+        grade=grade,
+        judged=judged,
         qrels_query=index.query if index is not None else jq,
         qrels_grade=index.grade if index is not None else coded.qrels_grade,
     )

@@ -31,6 +31,7 @@ __all__ = [
     "Measure",
     "Ranked",
     "argsort_keys",
+    "block_order",
     "compute",
     "counts_as_relevant",
     "descending_or_tied",
@@ -226,6 +227,25 @@ def descending_or_tied(score: FloatArray, same: BoolArray) -> tuple[BoolArray, I
     return ok, np.flatnonzero(same & tied)
 
 
+def block_order(query: IntArray) -> IntArray | None:
+    """The rows of a grouped run (each query's rows contiguous), blocks in query order;
+    None when they already are.
+
+    >>> block_order(np.array([5, 5, 2, 7, 7])).tolist()
+    [2, 0, 1, 3, 4]
+    >>> block_order(np.array([0, 0, 1])) is None
+    True
+    """
+    n = len(query)
+    starts = np.flatnonzero(np.concatenate([[True], query[1:] != query[:-1]]))
+    by_block = np.argsort(query[starts], kind="stable")
+    if bool(np.all(by_block[1:] > by_block[:-1])):
+        return None
+    sizes = np.diff(np.append(starts, n))[by_block]
+    first = np.cumsum(sizes) - sizes  # where each block lands
+    return np.repeat(starts[by_block] - first, sizes) + np.arange(n, dtype=np.int64)
+
+
 def rank_run(
     query: IntArray,
     doc: IntArray,
@@ -242,8 +262,10 @@ def rank_run(
     received; equal values keep row order). The row kept for a duplicated
     pair is the first in that same order. ``doc_rank()`` maps a document code
     to its position in id order (codes are taken as ordered when omitted);
-    it is only called when tied scores need it. A run that already arrives
-    grouped by query and ranked (as kimun sends it) is not sorted at all.
+    it is only called when tied scores need it. Queries come out in code
+    order, each query's rows in rank order; a run that already arrives
+    grouped by query and ranked (as kimun sends it) only has its blocks put
+    in that order, its rows are not sorted.
 
     >>> r = rank_run(np.array([0, 0, 0]), np.array([1, 2, 1]), np.array([1.0, 1.0, 3.0]),
     ...              np.array([1, 2, 3]), ties="trec")
@@ -276,8 +298,9 @@ def rank_run(
             if len(check):
                 ranks = doc_ranks()
                 ok[check] = ranks[doc[check]] >= ranks[doc[check + 1]]
-            if ok.all():
-                rows = np.arange(n, dtype=np.int64)
+            if ok.all():  # in rank order: only the queries are put in order
+                rows = block_order(query)
+                rows = np.arange(n, dtype=np.int64) if rows is None else rows
         if rows is None:
             codes, bound = _dense_desc(s)
             ranks = doc_ranks()
@@ -290,7 +313,8 @@ def rank_run(
                 ]
             )
     elif grouped and bool(np.all(~same | (order[1:] >= order[:-1]))):
-        rows = np.arange(n, dtype=np.int64)
+        rows = block_order(query)
+        rows = np.arange(n, dtype=np.int64) if rows is None else rows
     else:
         _, dense = np.unique(order, return_inverse=True)
         rows = argsort_keys(

@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 
 from askkit.metrics import evaluate, fast
 from askkit.metrics.fast import (
-    _block_order,
     _hash_strings,
     _pair_keys,
     _radix_argsort,
@@ -482,13 +481,6 @@ def test_ties_are_put_in_document_order_descending(grouped: bool) -> None:
     by[pos] = by[pos][perm]
     assert by.tolist() == [6, 5, 4, 2, 0, 3, 1]  # q0: a, y, x (-0.0 ties 0.0); q1: c, b, b, z
     assert _tie_order(by, query[by], score[by], docs, None) is None  # in order: nothing moves
-
-
-def test_block_order_keeps_rows_within_their_block() -> None:
-    query = np.array([2, 2, 2, 0, 1, 1], dtype=np.int64)
-    assert _block_order(query).tolist() == [3, 4, 5, 0, 1, 2]
-    ascending = np.array([0, 0, 1, 3], dtype=np.int64)
-    assert _block_order(ascending) is None  # already in order
 
 
 @given(st.lists(st.integers(0, 2**40), max_size=60))

@@ -21,6 +21,7 @@ from askkit.errors import SchemaError
 from askkit.metrics import evaluate
 from askkit.metrics.measures import (
     argsort_keys,
+    block_order,
     compute,
     group_rank,
     lookup_grades,
@@ -263,3 +264,10 @@ def test_compute_by_hand() -> None:
     assert out["r-precision"].tolist() == [pytest.approx(2 / 3)]
     ideal = 3 + 2 / np.log2(3)
     assert out["ndcg@2"].tolist() == [pytest.approx((2 / np.log2(3)) / ideal)]
+
+
+def test_block_order_keeps_rows_within_their_block() -> None:
+    query = np.array([2, 2, 2, 0, 1, 1], dtype=np.int64)
+    assert block_order(query).tolist() == [3, 4, 5, 0, 1, 2]
+    ascending = np.array([0, 0, 1, 3], dtype=np.int64)
+    assert block_order(ascending) is None  # already in order
