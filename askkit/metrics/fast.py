@@ -76,12 +76,24 @@ def _mix(
     h ^= np.right_shift(h, np.uint64(31), out=t)
 
 
-def _hash_strings(arr: pa.Array) -> np.ndarray[Any, np.dtype[np.uint64]] | None:
+def _hash_strings(
+    arr: pa.Array | pa.ChunkedArray,
+) -> np.ndarray[Any, np.dtype[np.uint64]] | None:
     """A 64-bit hash of each string's bytes (equal strings hash alike); None if not hashable.
 
     Mixes the length, the first 8 bytes, every whole word after them and the
     last 8 bytes (zero for strings under 8 bytes, whose first bytes are masked).
+    A chunked array is hashed chunk by chunk, in place (a chunk too small to
+    hash on its own is hashed with the others, joined).
     """
+    if isinstance(arr, pa.ChunkedArray):
+        chunks = [c for c in arr.chunks if len(c)]
+        if len(chunks) == 1:
+            return _hash_strings(chunks[0])
+        parts = [_hash_strings(c) for c in chunks]
+        if not chunks or any(p is None for p in parts):
+            return _hash_strings(arr.combine_chunks()) if chunks else None
+        return np.concatenate(parts)  # type: ignore[arg-type]
     n = len(arr)
     if not pa.types.is_large_string(arr.type) or arr.null_count or n == 0:
         return None
@@ -227,7 +239,9 @@ def _sort_blocks(packed: IntArray, block: IntArray) -> None:
     packed.sort(kind="stable")  # timsort: the blocks are already in order
 
 
-def _same_strings(left: pa.Array, a: IntArray, right: pa.Array, b: IntArray) -> BoolArray:
+def _same_strings(
+    left: pa.Array | pa.ChunkedArray, a: IntArray, right: pa.Array | pa.ChunkedArray, b: IntArray
+) -> BoolArray:
     """Whether ``left[a] == right[b]``, element-wise."""
     if len(a) == 0:
         return np.zeros(0, dtype=bool)
@@ -275,7 +289,11 @@ def graded(coded: Coded) -> Graded | None:
 
 
 def _tie_order(
-    by: IntArray | None, q: IntArray, s: FloatArray, docs: pa.Array, keep: IntArray | None
+    by: IntArray | None,
+    q: IntArray,
+    s: FloatArray,
+    docs: pa.Array | pa.ChunkedArray,
+    keep: IntArray | None,
 ) -> tuple[IntArray, IntArray] | None:
     """Where rows in query, score-descending order (``by``, None: as they are; ``q``
     and ``s`` their queries and scores) are not in trec_eval's order for tied

@@ -136,7 +136,7 @@ class Graded:
     """
 
     ranked: Ranked
-    docs: pa.Array
+    docs: pa.Array | pa.ChunkedArray
     score: FloatArray
     grade: IntArray
     judged: BoolArray

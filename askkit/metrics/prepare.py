@@ -81,7 +81,7 @@ class Prepared:
     score: FloatArray
     grade: IntArray
     judged: BoolArray
-    docs: pa.Array
+    docs: pa.Array | pa.ChunkedArray
     qrels_query: IntArray
     qrels_grade: IntArray
 
@@ -93,7 +93,7 @@ class Coded:
     Query codes index ``qids`` (sorted). The run's kept rows (those of
     ``qids``' queries) are ``query``, ``block``, ``score`` and ``order``;
     ``keep`` maps them to rows of the run (None: every row) and ``docs`` holds
-    the document id of every row of the run (Arrow ``large_string``).
+    the document id of every row of the run (Arrow ``large_string``, an array or its chunks).
     ``block`` numbers the run's query ids in order of first appearance, so it
     never decreases when the kept rows are ``grouped`` (each query's rows
     contiguous). ``order`` is the input order (the ``rank``
@@ -112,9 +112,9 @@ class Coded:
     keep: IntArray | None
     score: FloatArray
     order: IntArray
-    docs: pa.Array
+    docs: pa.Array | pa.ChunkedArray
     qrels_query: IntArray
-    qrels_docs: pa.Array
+    qrels_docs: pa.Array | pa.ChunkedArray
     qrels_grade: IntArray
 
 
@@ -167,6 +167,10 @@ def _arrow_strings(values: pd.Series, what: str, *, contiguous: bool = True) -> 
     if arr.null_count:
         raise SchemaError(f"{what} has missing values", field=what, value=None)
     return arr.cast(pa.large_string()) if arr.type != pa.large_string() else arr
+
+
+def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    return list(values.chunks) if isinstance(values, pa.ChunkedArray) else [values]
 
 
 def _encode(values: pa.Array | pa.ChunkedArray) -> tuple[IntArray, pa.Array]:
@@ -273,9 +277,9 @@ def code(
         keep=keep,
         score=score_all if keep is None else score_all[keep],
         order=order,
-        docs=_arrow_strings(doc_ids(run, level), "doc"),
+        docs=_arrow_strings(doc_ids(run, level), "doc", contiguous=False),
         qrels_query=jq,
-        qrels_docs=_arrow_strings(qrels_doc_ids(judgments, level), "doc"),
+        qrels_docs=_arrow_strings(qrels_doc_ids(judgments, level), "doc", contiguous=False),
         qrels_grade=judgments["grade"].to_numpy(dtype=np.int64),
     )
 
@@ -295,7 +299,9 @@ def exact(coded: Coded) -> Graded:
         keep = np.arange(len(coded.query), dtype=np.int64)
     else:
         rdoc = rdoc.take(pa.array(keep))
-    codes, dictionary = _encode(pa.chunked_array([rdoc, coded.qrels_docs], pa.large_string()))
+    codes, dictionary = _encode(
+        pa.chunked_array([*_chunks(rdoc), *_chunks(coded.qrels_docs)], pa.large_string())
+    )
     rdoc_codes, jdoc_codes = codes[: len(keep)], codes[len(keep) :]
 
     def doc_rank() -> IntArray:
