@@ -14,7 +14,7 @@ by one Arrow sort of the tied rows.
 
 This is the one place that decides between this path and the exact one:
 :func:`graded` returns None when it is switched off (:data:`ENABLED`) or in
-any doubt (a hash collision, ids too short to hash), and
+any doubt (a hash match the strings do not confirm), and
 :func:`askkit.metrics.prepare.prepare` then takes the exact path, so results
 never depend on the hash. ``tests/metrics/test_fast.py`` holds the two paths
 equal; ``benchmarks/metrics_bench.py`` times one against the other.
@@ -344,8 +344,14 @@ class _Judged:
     shift: np.uint64
 
 
-def _index_qrels(coded: Coded, jhash: np.ndarray[Any, np.dtype[np.uint64]]) -> _Judged:
-    jq, jdoc, jgrade, n = coded.qrels_query, coded.qrels_docs, coded.qrels_grade, len(coded.qids)
+def _index_qrels(coded: Coded, rows: IntArray) -> _Judged:
+    """The judgments in ``rows`` (qrels rows, whole queries), one grade per (query,
+    document), the highest, indexed by pair key. Raises :class:`_Doubt`."""
+    jdoc, n = coded.qrels_docs, len(coded.qids)
+    jq, jgrade = coded.qrels_query[rows], coded.qrels_grade[rows]
+    jhash = _hash_rows(jdoc, rows)
+    if jhash is None:
+        raise _Doubt
     jkey = _pair_keys(jq, jhash, n)
     by = np.argsort(jkey, kind="stable")
     sk = jkey[by]
@@ -354,26 +360,48 @@ def _index_qrels(coded: Coded, jhash: np.ndarray[Any, np.dtype[np.uint64]]) -> _
     inner = np.flatnonzero(~new[1:])
     if len(inner):
         a, b = by[inner], by[inner + 1]
-        if not (np.all(jq[a] == jq[b]) and _same_strings(jdoc, a, jdoc, b).all()):
+        if not (np.all(jq[a] == jq[b]) and _same_strings(jdoc, rows[a], jdoc, rows[b]).all()):
             raise _Doubt
     starts = np.flatnonzero(new)
-    urow = by[starts]
-    query = jq[urow]
+    first = by[starts]
+    query = jq[first]
     # a bitmap of the judged keys' bits rules most run rows out before the search
     bits = min(max(len(starts), 1).bit_length() + 4, _BITMAP_BITS)
     shift = np.uint64(64 - bits)
     seen = np.zeros(1 << bits, dtype=bool)
-    uslot = jhash[urow] + query.view(np.uint64)
+    uslot = jhash[first] + query.view(np.uint64)
     uslot *= _QMIX
     seen[uslot >> shift] = True
     return _Judged(
         key=sk[starts],
-        row=urow,
+        row=rows[first],
         grade=np.maximum.reduceat(jgrade[by], starts),
         query=query,
         seen=seen,
         shift=shift,
     )
+
+
+def _hash_rows(
+    docs: pa.Array | pa.ChunkedArray, rows: IntArray
+) -> np.ndarray[Any, np.dtype[np.uint64]] | None:
+    """:func:`_hash_strings` of ``docs[rows]`` (a run of consecutive rows is sliced,
+    not copied); strings under 8 bytes in all are hashed beside a padding string."""
+    if (
+        len(rows)
+        and int(rows[-1]) - int(rows[0]) == len(rows) - 1
+        and (len(rows) < 2 or bool(np.all(rows[1:] > rows[:-1])))
+    ):
+        part = docs.slice(int(rows[0]), len(rows))
+    else:
+        part = docs.take(pa.array(rows))
+    h = _hash_strings(part)
+    if h is None and len(rows):
+        chunks = part.chunks if isinstance(part, pa.ChunkedArray) else [part]
+        padded = pa.chunked_array([*chunks, pa.array(["\0" * 8], pa.large_string())])
+        h = _hash_strings(padded)
+        h = None if h is None else h[:-1]
+    return h
 
 
 def _slices(block: IntArray) -> list[int]:
@@ -437,6 +465,32 @@ def _grade_slice(
     return kept, grade, judged, duplicates
 
 
+def _rank_slice(
+    q: IntArray,
+    s: FloatArray,
+    o: IntArray,
+    ties: Ties,
+    *,
+    docs: pa.Array | pa.ChunkedArray,
+    rows: IntArray,
+) -> tuple[IntArray | None, FloatArray]:
+    """The order that ranks a slice of whole queries (None: it is ranked), and the
+    scores in that order; tied scores in trec_eval's order for ``ties="trec"``."""
+    by = None
+    if not _is_ranked(q, s, o, ties):
+        by = _rank_order(q, s, o, ties, grouped=True)
+        s = s[by]
+    if ties == "trec":
+        fix = _tie_order(by, q, s, docs, rows)
+        if fix is not None:
+            if by is None:  # s may still be a view of the caller's scores
+                by, s = np.arange(len(q), dtype=np.int64), s.copy()
+            pos, perm = fix
+            by[pos] = by[pos][perm]
+            s[pos] = s[pos][perm]  # -0.0 and 0.0 tie, and keep their own rows
+    return by, s
+
+
 def _graded(
     coded: Coded,
     *,
@@ -448,74 +502,74 @@ def _graded(
     """Rank, de-duplicate and grade a grouped run, without a document dictionary.
 
     ``run_q`` (each query's rows contiguous) and ``score`` cover the rows to
-    score; ``doc_rows`` maps them to
-    rows of ``coded.docs`` (None: ``coded.keep``, or the rows themselves).
-    With ``order`` (the input order) each query's rows are put in rank order
-    here; without it they already are, tied scores included, and the queries
-    are in code order. None when a hash is in doubt.
+    score; ``doc_rows`` maps them to rows of ``coded.docs`` (None:
+    ``coded.keep``, or the rows themselves). With ``order`` (the input
+    order) each query's rows are put in rank order here; without it they
+    already are, tied scores included, and the queries are in code order.
+    None when a hash is in doubt.
 
-    The qrels are indexed once; the run is then ranked and graded in slices
-    of whole queries in code order (about :data:`_SLICE` rows each), so each
-    step's temporaries stay small and their memory is reused, not freshly
-    mapped.
+    The run is ranked and graded in slices of whole queries in code order
+    (about :data:`_SLICE` rows each), each with the judgments of its queries
+    (and of the judged queries before them that the run lacks), so that
+    every step's temporaries stay small and their memory is reused, not
+    freshly mapped.
     """
-    rows_n, ties = len(run_q), coded.ties
-    rdoc, jq = coded.docs, coded.qrels_query
+    rows_n, ties, jq = len(run_q), coded.ties, coded.qrels_query
+    rdoc = coded.docs
     if doc_rows is None:
         doc_rows = coded.keep
     if rows_n < 2:
         return None
-    hashes = _hash_strings(rdoc)
-    jhash = _hash_strings(coded.qrels_docs) if len(jq) else None
-    if hashes is None or (len(jq) and jhash is None):
-        return None
     by_query = block_order(run_q) if order is not None else None  # queries in code order
     q_all = run_q if by_query is None else run_q[by_query]
+    j_sorted = len(jq) < 2 or bool(np.all(jq[1:] >= jq[:-1]))
+    j_order = np.arange(len(jq), dtype=np.int64) if j_sorted else _radix_argsort(jq)
+    edges = _slices(q_all)
+    # each slice's judgments: those of its queries, and of judged queries the run lacks
+    cuts = np.searchsorted(jq[j_order], q_all[edges[1:-1]], side="left")
+    j_edges = [0, *cuts.tolist(), len(jq)]
+    width = max(len(coded.qids) - 1, 1).bit_length()
+    parts: list[list[Any]] = [[], [], [], [], [], [], []]
+    duplicates = 0
     try:
-        index = _index_qrels(coded, jhash) if jhash is not None else None
-        width = max(len(coded.qids) - 1, 1).bit_length()
-        parts: list[list[Any]] = [[], [], [], [], []]  # rows, query, score, grade, judged
-        duplicates = 0
-        for lo, hi in itertools.pairwise(_slices(q_all)):
+        for (lo, hi), (ja, jb) in zip(
+            itertools.pairwise(edges), itertools.pairwise(j_edges), strict=True
+        ):
+            index = _index_qrels(coded, j_order[ja:jb]) if jb > ja else None
             at: IntArray | slice = slice(lo, hi) if by_query is None else by_query[lo:hi]
             q, s = q_all[lo:hi], score[at]
             if doc_rows is not None:
                 rows = doc_rows[at]
             else:
                 rows = np.arange(lo, hi, dtype=np.int64) if by_query is None else by_query[lo:hi]
-            by = None
+            h = _hash_rows(rdoc, rows)
+            if h is None:
+                raise _Doubt
             if order is not None:
-                o = order[at]
-                if not _is_ranked(q, s, o, ties):
-                    by = _rank_order(q, s, o, ties, grouped=True)
-                    s = s[by]
-                if ties == "trec":
-                    fix = _tie_order(by, q, s, rdoc, rows)
-                    if fix is not None:
-                        if by is None:  # s may still be a view of the caller's scores
-                            by, s = np.arange(hi - lo, dtype=np.int64), s.copy()
-                        pos, perm = fix
-                        by[pos] = by[pos][perm]
-                        s[pos] = s[pos][perm]  # -0.0 and 0.0 tie, and keep their own rows
+                by, s = _rank_slice(q, s, order[at], ties, docs=rdoc, rows=rows)
                 if by is not None:
-                    rows = rows[by]  # rows move within their query: q is unchanged
+                    rows, h = rows[by], h[by]  # rows move within their query: q is unchanged
             kept, grade, judged, dups = _grade_slice(
-                coded, index, q=q, h=hashes[rows], doc_rows=rows, width=width
+                coded, index, q=q, h=h, doc_rows=rows, width=width
             )
             duplicates += dups
             for out, value in zip(parts, (rows, q, s), strict=False):
                 out.append(value if kept is None else value[kept])
             parts[3].append(grade)
             parts[4].append(judged)
+            if index is not None:
+                parts[5].append(index.query)
+                parts[6].append(index.grade)
     except _Doubt:
         return None
-    rows, q, out_score, grade, judged = (np.concatenate(p) for p in parts)
+    rows, q, out_score, grade, judged = (np.concatenate(p) for p in parts[:5])
+    empty = np.empty(0, dtype=np.int64)
     return Graded(
         ranked=Ranked(rows, q, rows, group_rank(q), duplicates),
         docs=rdoc,
         score=out_score,
         grade=grade,
         judged=judged,
-        qrels_query=index.query if index is not None else jq,
-        qrels_grade=index.grade if index is not None else coded.qrels_grade,
+        qrels_query=np.concatenate(parts[5]) if parts[5] else empty,
+        qrels_grade=np.concatenate(parts[6]) if parts[6] else empty,
     )

@@ -379,7 +379,7 @@ def test_a_judgment_whose_hash_matches_another_document_is_not_taken(
         ([("q", "notes/b.md", 1.0), ("q", "notes/a.md", 1.0)], False),  # trec order: b, a
         ([("q", "notes/a.md", 1.0), ("q", "notes/b.md", 1.0)], False),  # tied: put in that order
         ([("q", "notes/a.md", 1.0)], True),  # one row: nothing to gain
-        ([("q", "a", 2.0), ("q", "b", 1.0)], True),  # under 8 bytes of ids: no hash
+        ([("q", "a", 2.0), ("q", "b", 1.0)], False),  # under 8 bytes: hashed beside padding
     ],
 )
 def test_when_it_declines(rows: list[tuple[str, str, float]], declines: bool) -> None:
