@@ -91,12 +91,11 @@ class Coded:
     """A run and its judgments with integer query codes: where both paths start.
 
     Query codes index ``qids`` (sorted). The run's kept rows (those of
-    ``qids``' queries) are ``query``, ``block``, ``score`` and ``order``;
+    ``qids``' queries) are ``query``, ``score`` and ``order``;
     ``keep`` maps them to rows of the run (None: every row) and ``docs`` holds
-    the document id of every row of the run (Arrow ``large_string``, an array or its chunks).
-    ``block`` numbers the run's query ids in order of first appearance, so it
-    never decreases when the kept rows are ``grouped`` (each query's rows
-    contiguous). ``order`` is the input order (the ``rank``
+    the document id of every row of the run (Arrow ``large_string``, an array
+    or its chunks). ``grouped``: each query's kept rows are contiguous.
+    ``order`` is the input order (the ``rank``
     column, else the row number). The qrels are ``qrels_query``,
     ``qrels_docs`` and ``qrels_grade``, one row per judgment as read.
     """
@@ -108,7 +107,6 @@ class Coded:
     ties: Ties
     grouped: bool
     query: IntArray
-    block: IntArray
     keep: IntArray | None
     score: FloatArray
     order: IntArray
@@ -259,9 +257,9 @@ def code(
         order = order_all if keep is None else order_all[keep]
     else:
         order = np.arange(len(rq), dtype=np.int64) if keep is None else keep
-    block = run_codes if keep is None else run_codes[keep]
     if keep is not None:  # the kept rows may be grouped when the whole run is not
-        grouped = bool(np.all(block[1:] >= block[:-1]))
+        first_seen = run_codes[keep]  # numbered in order of first appearance
+        grouped = bool(np.all(first_seen[1:] >= first_seen[:-1]))
     n = len(qids)
     in_run = np.zeros(n, dtype=bool)
     in_run[qmap[qmap >= 0]] = True
@@ -273,7 +271,6 @@ def code(
         ties=ties,
         grouped=grouped,
         query=rq if keep is None else rq[keep],
-        block=block,
         keep=keep,
         score=score_all if keep is None else score_all[keep],
         order=order,

@@ -135,7 +135,8 @@ def test_kept_rows_are_grouped_when_only_a_dropped_query_splits_them() -> None:
     assert code(run, QRELS, "note", "trec", run_queries=True).grouped is False
     kept = code(run, QRELS, "note", "trec")
     assert kept.grouped is True
-    assert kept.block.tolist() == [0, 0]
+    assert kept.query.tolist() == [0, 0]  # q1's two rows, q9's left out
+    assert kept.keep.tolist() == [0, 2]
 
 
 def test_code_names_documents_at_either_level() -> None:

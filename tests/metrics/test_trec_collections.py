@@ -52,6 +52,14 @@ def reference(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]]
     return evaluator.evaluate(run)  # type: ignore[no-any-return]
 
 
+def assert_pytrec_values(per_query: pd.DataFrame, want: dict, tolerance: float) -> None:
+    """askkit's per-query frame holds pytrec_eval's queries and values."""
+    assert sorted(per_query.index) == sorted(want)
+    for qid, values in want.items():
+        for ours, theirs in MEASURES.items():
+            assert per_query.loc[qid, ours] == pytest.approx(values[theirs], abs=tolerance)
+
+
 def test_ids_vault_path_would_change_are_kept_exact(tmp_path: Path) -> None:
     assert all(str(VaultPath(i)) != i for i in IDS)  # every id here would be rewritten
     qrels = write(
@@ -71,8 +79,7 @@ def test_ids_vault_path_would_change_are_kept_exact(tmp_path: Path) -> None:
         {"Q1": {d: 10.0 - i for i, d in enumerate(reversed(IDS), start=1)}},
     )
     assert ev.mean["map"] > 0
-    for ours, theirs in MEASURES.items():
-        assert ev.per_query.loc["Q1", ours] == pytest.approx(want["Q1"][theirs], abs=1e-12)
+    assert_pytrec_values(ev.per_query, want, 1e-12)
 
 
 def test_ids_vault_normalises_both_sides_only_when_asked(tmp_path: Path) -> None:
@@ -200,9 +207,7 @@ def test_negative_grades_and_any_iteration_field(tmp_path: Path) -> None:
     assert q["iteration"].tolist() == ["Q0", "iter7", "0"]
     run = read_run(write(tmp_path / "run", ["q1 Q0 FT-1 1 3 x", "q1 Q0 FT-2 2 2 x"]))
     want = reference({"q1": {"FT-1": -1, "FT-2": 2, "FT-3": 1}}, {"q1": {"FT-1": 3.0, "FT-2": 2.0}})
-    ev = evaluate(run, q, list(MEASURES))
-    for ours, theirs in MEASURES.items():
-        assert ev.per_query.loc["q1", ours] == pytest.approx(want["q1"][theirs], abs=1e-12)
+    assert_pytrec_values(evaluate(run, q, list(MEASURES)).per_query, want, 1e-12)
 
 
 def test_comment_lines_where_trec_eval_takes_them(tmp_path: Path) -> None:
@@ -356,11 +361,7 @@ def test_random_ids_equal_pytrec_eval_through_the_files(
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "No run query matches", UserWarning)
         ev = evaluate(run, qrels, list(MEASURES))
-    want = reference(qrels_dict, run_dict)
-    assert sorted(ev.per_query.index) == sorted(want)
-    for q, values in want.items():
-        for ours, theirs in MEASURES.items():
-            assert ev.per_query.loc[q, ours] == pytest.approx(values[theirs], abs=1e-9)
+    assert_pytrec_values(ev.per_query, reference(qrels_dict, run_dict), 1e-9)
 
 
 def test_write_run_and_read_run_keep_opaque_ids(tmp_path: Path) -> None:
@@ -438,8 +439,4 @@ def test_the_parse_is_columnar_and_shuffled_ties_take_the_vectorised_sort(
     assert len(clean) == 2
     assert all(t is not None for t in clean)
     got = evaluate(run, qrels, list(MEASURES)).per_query
-    want = reference(qrels_dict, run_dict)
-    assert sorted(got.index) == sorted(want)
-    for ours, theirs in MEASURES.items():
-        for qid, values in want.items():
-            assert got.loc[qid, ours] == pytest.approx(values[theirs], abs=1e-12)
+    assert_pytrec_values(got, reference(qrels_dict, run_dict), 1e-12)
