@@ -43,6 +43,21 @@ _MIN_BLOCK = 1 << 20
 _MAX_BLOCK = 64 << 20
 
 
+def _pool() -> pa.MemoryPool:
+    """The pool the CSV reader fills: jemalloc where pyarrow has it, else the default.
+
+    pyarrow's default pool on Linux is mimalloc, whose arenas are reserved with
+    ``MADV_HUGEPAGE``: every first touch of one is a 2 MB page fault, which on a
+    virtual machine that hands freed memory back to its host (virtio free page
+    reporting) costs the host's faults as well. Reading a 180 MB run took 1.1 to
+    1.6 s of kernel time that way, against 0.35 s in jemalloc's 4 kB pages.
+    """
+    try:
+        return pa.jemalloc_memory_pool()
+    except NotImplementedError:  # a pyarrow built without jemalloc
+        return pa.default_memory_pool()
+
+
 def shown(line: str) -> str:
     """A line as an error shows it: at most 120 characters."""
     return line if len(line) <= _SHOWN else line[:_SHOWN] + "…"
@@ -145,6 +160,7 @@ def _clean_table(
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
             ),
+            memory_pool=_pool(),
         )
     except (pa.ArrowInvalid, UnicodeDecodeError):
         return None

@@ -42,10 +42,13 @@ from askkit.metrics.measures import (
     Ties,
     block_order,
     descending_or_tied,
+    fresh,
     group_rank,
+    query_blocks,
 )
 
 if TYPE_CHECKING:  # prepare imports this module at run time
+    from askkit.metrics.measures import Blocks
     from askkit.metrics.prepare import Coded
 
 __all__ = ["ENABLED", "graded"]
@@ -56,11 +59,15 @@ ENABLED = True
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _QMIX = np.uint64(0x9E3779B97F4A7C15)
-#: At most 2**22 slots (4 MiB) in the judged-keys bitmap: a larger table misses the
-#: CPU caches on every lookup, which costs more than the extra candidates it saves.
-_BITMAP_BITS = 22
+#: At most 2**21 slots (2 MiB) in the judged-keys bitmap: a larger table misses the
+#: CPU caches on every lookup, which costs more than the extra candidates it saves,
+#: and from 4 MiB numpy would fault in fresh huge pages for it on every slice.
+_BITMAP_BITS = 21
 #: Rows per slice of :func:`_graded` (whole queries; a larger query is one slice).
-_SLICE = 1 << 19
+#: A slice's int64 temporaries stay under 4 MiB, the size from which numpy advises
+#: transparent huge pages, so they reuse the heap's pages instead of faulting in
+#: fresh 2 MB ones.
+_SLICE = 500_000
 
 
 def _mix(
@@ -239,13 +246,37 @@ def _sort_blocks(packed: IntArray, block: IntArray) -> None:
     packed.sort(kind="stable")  # timsort: the blocks are already in order
 
 
+def take(values: pa.Array | pa.ChunkedArray, rows: IntArray) -> pa.Array | pa.ChunkedArray:
+    """``values[rows]`` without joining a chunked array's chunks.
+
+    Arrow's ``take`` joins every chunk first: 100 MB of copies per call for the
+    ids of a 5M-row run. Rows in chunk order are taken chunk by chunk; any
+    other rows from the slice they span, so a slice of queries joins only its
+    own rows.
+    """
+    if not isinstance(values, pa.ChunkedArray) or values.num_chunks < 2 or not len(rows):
+        return values.take(pa.array(rows))
+    bounds = np.cumsum([0, *(len(c) for c in values.chunks)])
+    chunk = np.searchsorted(bounds, rows, side="right") - 1
+    if len(chunk) < 2 or bool(np.all(chunk[1:] >= chunk[:-1])):
+        cuts = np.searchsorted(chunk, np.arange(values.num_chunks + 1), side="left")
+        parts = [
+            values.chunk(i).take(pa.array(rows[a:b] - bounds[i]))
+            for i, (a, b) in enumerate(itertools.pairwise(cuts.tolist()))
+            if b > a
+        ]
+        return pa.chunked_array(parts, values.type)
+    lo, hi = int(rows.min()), int(rows.max())
+    return values.slice(lo, hi - lo + 1).take(pa.array(rows - lo))
+
+
 def _same_strings(
     left: pa.Array | pa.ChunkedArray, a: IntArray, right: pa.Array | pa.ChunkedArray, b: IntArray
 ) -> BoolArray:
     """Whether ``left[a] == right[b]``, element-wise."""
     if len(a) == 0:
         return np.zeros(0, dtype=bool)
-    eq = pc.equal(left.take(pa.array(a)), right.take(pa.array(b)))
+    eq = pc.equal(take(left, a), take(right, b))
     return np.asarray(eq, dtype=bool)
 
 
@@ -315,7 +346,7 @@ def _tie_order(
     pos = np.flatnonzero(tied)  # positions (in rank order) of tied rows
     run = np.cumsum(~tied_prev[pos])  # the tie run of each, non-decreasing
     local = pos if by is None else by[pos]
-    doc = docs.take(pa.array(local if keep is None else keep[local]))
+    doc = take(docs, local if keep is None else keep[local])
     perm = np.asarray(
         pc.sort_indices(
             pa.table({"run": run, "doc": doc}),
@@ -394,7 +425,7 @@ def _hash_rows(
     ):
         part = docs.slice(int(rows[0]), len(rows))
     else:
-        part = docs.take(pa.array(rows))
+        part = take(docs, rows)
     h = _hash_strings(part)
     if h is None and len(rows):
         chunks = part.chunks if isinstance(part, pa.ChunkedArray) else [part]
@@ -404,11 +435,11 @@ def _hash_rows(
     return h
 
 
-def _slices(block: IntArray) -> list[int]:
-    """Edges of slices of about :data:`_SLICE` rows, each cut at a block boundary."""
-    n = len(block)
-    cuts = np.searchsorted(block, block[np.arange(_SLICE, n, _SLICE)], side="left")
-    return [0, *sorted({int(c) for c in cuts if c > 0}), n]
+def _slices(blocks: Blocks, n: int) -> list[int]:
+    """Edges (block indices) of slices of about :data:`_SLICE` of the ``n`` rows,
+    each a run of whole blocks."""
+    cuts = np.searchsorted(blocks.first, np.arange(_SLICE, n, _SLICE), side="right") - 1
+    return [0, *sorted({int(c) for c in cuts if c > 0}), len(blocks.first)]
 
 
 def _grade_slice(
@@ -520,28 +551,37 @@ def _graded(
         doc_rows = coded.keep
     if rows_n < 2:
         return None
-    by_query = block_order(run_q) if order is not None else None  # queries in code order
-    q_all = run_q if by_query is None else run_q[by_query]
+    blocks = query_blocks(run_q)  # a slice's rows are found block by block: no whole permutation
     j_sorted = len(jq) < 2 or bool(np.all(jq[1:] >= jq[:-1]))
-    j_order = np.arange(len(jq), dtype=np.int64) if j_sorted else _radix_argsort(jq)
-    edges = _slices(q_all)
+    j_order = None if j_sorted else _radix_argsort(jq)
+    edges = _slices(blocks, rows_n)
     # each slice's judgments: those of its queries, and of judged queries the run lacks
-    cuts = np.searchsorted(jq[j_order], q_all[edges[1:-1]], side="left")
+    cuts = np.searchsorted(
+        jq if j_order is None else jq[j_order], blocks.code[edges[1:-1]], side="left"
+    )
     j_edges = [0, *cuts.tolist(), len(jq)]
     width = max(len(coded.qids) - 1, 1).bit_length()
-    parts: list[list[Any]] = [[], [], [], [], [], [], []]
-    duplicates = 0
+    # (rows, query, score, grade, judged) of the rows kept; (query, grade) of the judgments
+    outs = [fresh(rows_n, t) for t in (np.int64, np.int64, np.float64, np.int64, bool)]
+    out_jq, out_jgrade = fresh(len(jq), np.int64), fresh(len(jq), np.int64)
+    filled = judgments = duplicates = 0
     try:
-        for (lo, hi), (ja, jb) in zip(
+        for (ba, bb), (ja, jb) in zip(
             itertools.pairwise(edges), itertools.pairwise(j_edges), strict=True
         ):
-            index = _index_qrels(coded, j_order[ja:jb]) if jb > ja else None
-            at: IntArray | slice = slice(lo, hi) if by_query is None else by_query[lo:hi]
-            q, s = q_all[lo:hi], score[at]
-            if doc_rows is not None:
-                rows = doc_rows[at]
+            j_rows = np.arange(ja, jb, dtype=np.int64) if j_order is None else j_order[ja:jb]
+            index = _index_qrels(coded, j_rows) if jb > ja else None
+            if blocks.in_order:
+                lo = int(blocks.first[ba])
+                hi = int(blocks.first[bb]) if bb < len(blocks.first) else rows_n
+                at: IntArray | slice = slice(lo, hi)
+                q = run_q[lo:hi]
+                rows = np.arange(lo, hi, dtype=np.int64) if doc_rows is None else doc_rows[at]
             else:
-                rows = np.arange(lo, hi, dtype=np.int64) if by_query is None else by_query[lo:hi]
+                at = blocks.rows(ba, bb)
+                q = np.repeat(blocks.code[ba:bb], blocks.size[ba:bb])
+                rows = at if doc_rows is None else doc_rows[at]
+            s = score[at]
             h = _hash_rows(rdoc, rows)
             if h is None:
                 raise _Doubt
@@ -553,23 +593,25 @@ def _graded(
                 coded, index, q=q, h=h, doc_rows=rows, width=width
             )
             duplicates += dups
-            for out, value in zip(parts, (rows, q, s), strict=False):
-                out.append(value if kept is None else value[kept])
-            parts[3].append(grade)
-            parts[4].append(judged)
+            if kept is not None:
+                rows, q, s = rows[kept], q[kept], s[kept]
+            end = filled + len(q)
+            for out, value in zip(outs, (rows, q, s, grade, judged), strict=True):
+                out[filled:end] = value
+            filled = end
             if index is not None:
-                parts[5].append(index.query)
-                parts[6].append(index.grade)
+                end = judgments + len(index.query)
+                out_jq[judgments:end], out_jgrade[judgments:end] = index.query, index.grade
+                judgments = end
     except _Doubt:
         return None
-    rows, q, out_score, grade, judged = (np.concatenate(p) for p in parts[:5])
-    empty = np.empty(0, dtype=np.int64)
+    rows, q, out_score, grade, judged = (out[:filled] for out in outs)
     return Graded(
-        ranked=Ranked(rows, q, rows, group_rank(q), duplicates),
+        ranked=Ranked(rows, q, rows, group_rank(q, out=fresh(len(q), np.int64)), duplicates),
         docs=rdoc,
         score=out_score,
         grade=grade,
         judged=judged,
-        qrels_query=np.concatenate(parts[5]) if parts[5] else empty,
-        qrels_grade=np.concatenate(parts[6]) if parts[6] else empty,
+        qrels_query=out_jq[:judgments],
+        qrels_grade=out_jgrade[:judgments],
     )

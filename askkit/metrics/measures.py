@@ -14,6 +14,7 @@ every measure is a ``bincount`` (a per-query sum) over the relevant rows.
 
 from __future__ import annotations
 
+import mmap
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from askkit.errors import SchemaError
 
 __all__ = [
     "KINDS",
+    "Blocks",
     "Graded",
     "Measure",
     "Ranked",
@@ -35,9 +37,11 @@ __all__ = [
     "compute",
     "counts_as_relevant",
     "descending_or_tied",
+    "fresh",
     "group_rank",
     "lookup_grades",
     "parse_measure",
+    "query_blocks",
     "rank_run",
     "trec_values",
 ]
@@ -46,6 +50,8 @@ IntArray = np.ndarray[Any, np.dtype[np.int64]]
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 Ties = Literal["trec", "input"]
+#: numpy advises transparent huge pages for arrays of this many bytes and more.
+_HUGE_PAGES = 4 << 20
 
 #: Measure kind -> (needs a cutoff, may take a cutoff). Aliases map to these kinds.
 KINDS: dict[str, tuple[bool, bool]] = {
@@ -144,6 +150,20 @@ class Graded:
     qrels_grade: IntArray
 
 
+def fresh(n: int, dtype: Any) -> np.ndarray[Any, Any]:
+    """An uninitialised array of ``n`` values in ordinary 4 kB pages.
+
+    numpy advises transparent huge pages for arrays of 4 MiB and more. On a
+    virtual machine whose freed memory goes back to its host, the first touch
+    of each fresh 2 MB page then costs milliseconds; the long outputs of a
+    large run are mapped in small pages instead.
+    """
+    nbytes = n * np.dtype(dtype).itemsize
+    if nbytes < _HUGE_PAGES:
+        return np.empty(n, dtype=dtype)
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype)
+
+
 def group_rank(query: IntArray, out: IntArray | None = None) -> IntArray:
     """1-based position within each run of equal values of a grouped ``query``.
 
@@ -227,6 +247,50 @@ def descending_or_tied(score: FloatArray, same: BoolArray) -> tuple[BoolArray, I
     return ok, np.flatnonzero(same & tied)
 
 
+@dataclass(frozen=True, slots=True)
+class Blocks:
+    """The query blocks of a grouped run (each query's rows contiguous), in query order."""
+
+    start: IntArray
+    """Each block's first row in the run."""
+    size: IntArray
+    code: IntArray
+    """Each block's query code (non-decreasing)."""
+    first: IntArray
+    """Where each block starts once the blocks are in query order."""
+    in_order: bool
+    """The run's blocks already are in query order (``start == first``)."""
+
+    def rows(self, a: int, b: int) -> IntArray:
+        """The run's rows of blocks ``a`` to ``b - 1``, in query order."""
+        lo = int(self.first[a]) if b > a else 0
+        hi = int(self.first[b - 1] + self.size[b - 1]) if b > a else 0
+        moved = np.repeat(self.start[a:b] - self.first[a:b], self.size[a:b])
+        moved += np.arange(lo, hi, dtype=np.int64)
+        return moved
+
+
+def query_blocks(query: IntArray) -> Blocks:
+    """The blocks of a grouped ``query``, put in query order (a stable sort of blocks).
+
+    >>> b = query_blocks(np.array([5, 5, 2, 7, 7]))
+    >>> b.code.tolist(), b.size.tolist(), b.rows(0, 3).tolist()
+    ([2, 5, 7], [1, 2, 2], [2, 0, 1, 3, 4])
+    """
+    n = len(query)
+    if n == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return Blocks(empty, empty, empty, empty, in_order=True)
+    starts = np.flatnonzero(np.concatenate([[True], query[1:] != query[:-1]]))
+    by_block = np.argsort(query[starts], kind="stable")
+    in_order = bool(np.all(by_block[1:] > by_block[:-1]))
+    sizes = np.diff(np.append(starts, n))
+    if not in_order:
+        starts, sizes = starts[by_block], sizes[by_block]
+    first = starts if in_order else np.cumsum(sizes) - sizes
+    return Blocks(starts, sizes, query[starts], first, in_order)
+
+
 def block_order(query: IntArray) -> IntArray | None:
     """The rows of a grouped run (each query's rows contiguous), blocks in query order;
     None when they already are.
@@ -236,14 +300,8 @@ def block_order(query: IntArray) -> IntArray | None:
     >>> block_order(np.array([0, 0, 1])) is None
     True
     """
-    n = len(query)
-    starts = np.flatnonzero(np.concatenate([[True], query[1:] != query[:-1]]))
-    by_block = np.argsort(query[starts], kind="stable")
-    if bool(np.all(by_block[1:] > by_block[:-1])):
-        return None
-    sizes = np.diff(np.append(starts, n))[by_block]
-    first = np.cumsum(sizes) - sizes  # where each block lands
-    return np.repeat(starts[by_block] - first, sizes) + np.arange(n, dtype=np.int64)
+    blocks = query_blocks(query)
+    return None if blocks.in_order else blocks.rows(0, len(blocks.start))
 
 
 def rank_run(
@@ -405,7 +463,11 @@ def _ideal_dcg(
 def trec_values(grade: IntArray, judged: BoolArray) -> IntArray:
     """trec_eval's value of each retrieved row: its grade when judged 0 or more,
     -2 when judged negative, -1 when not judged (``-l`` compares against it)."""
-    return np.where(judged, np.where(grade >= 0, grade, -2), -1)
+    value = fresh(len(grade), np.int64)
+    value.fill(-1)
+    np.copyto(value, grade, where=judged)
+    value[judged & (grade < 0)] = -2
+    return value
 
 
 def counts_as_relevant(qrels_grade: IntArray, relevance_level: int) -> BoolArray:

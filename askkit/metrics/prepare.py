@@ -56,6 +56,7 @@ from askkit.metrics.measures import (
     Ranked,
     Ties,
     argsort_keys,
+    fresh,
     lookup_grades,
     rank_run,
 )
@@ -202,7 +203,7 @@ def _query_codes(turn: pa.Array | pa.ChunkedArray) -> tuple[IntArray, pa.Array, 
     if 2 * len(starts) > n:  # hardly any blocks (a shuffled run): hash every id in place
         codes, uniques = _encode(turn)
         return codes, uniques, len(uniques) == len(starts)
-    block_codes, uniques = _encode(turn.take(pa.array(starts)))
+    block_codes, uniques = _encode(fast.take(turn, starts))
     codes = np.repeat(block_codes, np.diff(np.append(starts, n)))
     return codes, uniques, len(uniques) == len(starts)
 
@@ -243,7 +244,7 @@ def code(
     qids = pd.Index(pd.array(sorted_ids, dtype=STRING), name="query_id")
     qmap = _positions(run_ids, sorted_ids)
     run_only = sorted(run_ids.filter(pa.array(qmap < 0)).to_pylist())
-    rq = qmap[run_codes] if len(run_codes) else np.empty(0, dtype=np.int64)
+    rq = np.take(qmap, run_codes, out=fresh(len(run_codes), np.int64))
     keep = None if bool(np.all(qmap >= 0)) else np.flatnonzero(rq >= 0)
     jq = _positions(jq_ids, sorted_ids)[jq_codes] if len(jq_codes) else jq_codes
     scores = run["score"]
@@ -295,7 +296,7 @@ def exact(coded: Coded) -> Graded:
     if keep is None:
         keep = np.arange(len(coded.query), dtype=np.int64)
     else:
-        rdoc = rdoc.take(pa.array(keep))
+        rdoc = fast.take(rdoc, keep)
     codes, dictionary = _encode(
         pa.chunked_array([*_chunks(rdoc), *_chunks(coded.qrels_docs)], pa.large_string())
     )

@@ -28,7 +28,7 @@ from askkit.metrics.fast import (
     _tie_order,
     graded,
 )
-from askkit.metrics.measures import Graded, compute, parse_measure
+from askkit.metrics.measures import Graded, compute, parse_measure, query_blocks
 from askkit.metrics.prepare import Coded, code, exact
 
 MEASURES = [parse_measure(m) for m in ("ndcg@5", "ndcg", "map", "mrr", "recall@3", "P@2")]
@@ -174,12 +174,22 @@ def test_grading_in_slices_of_whole_queries_changes_nothing(
 
 def test_slices_are_cut_at_query_boundaries() -> None:
     block = np.array([0, 0, 0, 1, 2, 2, 2, 2, 3], dtype=np.int64)
+    blocks = query_blocks(block)
     saved = fast._SLICE
     fast._SLICE = 2
     try:
-        assert fast._slices(block) == [0, 4, 8, 9]  # a query is never split
+        edges = fast._slices(blocks, len(block))
     finally:
         fast._SLICE = saved
+    assert edges == [0, 2, 3, 4]  # blocks: a query is never split
+    assert [*blocks.first.tolist(), len(block)] == [0, 3, 4, 8, 9]
+    # out of query order: the blocks are cut in query order
+    shuffled = np.array([2, 2, 2, 2, 0, 0, 0, 3, 1], dtype=np.int64)
+    moved = query_blocks(shuffled)
+    assert not moved.in_order
+    assert moved.code.tolist() == [0, 1, 2, 3]
+    assert moved.rows(0, 4).tolist() == [4, 5, 6, 8, 0, 1, 2, 3, 7]
+    assert moved.rows(2, 3).tolist() == [0, 1, 2, 3]
 
 
 def test_the_fast_path_takes_kimuns_runs_and_shuffled_ones() -> None:
@@ -425,6 +435,26 @@ def test_a_chunked_column_hashes_as_the_joined_one(chunks: list[list[str]]) -> N
     else:
         assert got is not None
         assert got.tolist() == whole.tolist()
+
+
+@given(
+    st.lists(st.lists(st.text(max_size=4), max_size=5), min_size=1, max_size=5),
+    st.data(),
+)
+def test_take_from_chunks_equals_arrows_take(chunks: list[list[str]], data: Any) -> None:
+    """Rows in chunk order are taken chunk by chunk, others from their span; either
+    way the values are Arrow's own ``take``."""
+    chunked = pa.chunked_array([pa.array(c, pa.large_string()) for c in chunks])
+    n = len(chunked)
+    rows = np.array(
+        data.draw(st.lists(st.integers(0, n - 1), max_size=12) if n else st.just([])),
+        dtype=np.int64,
+    )
+    if data.draw(st.booleans()):
+        rows = np.sort(rows)  # chunk order: the chunk-by-chunk branch
+    got = fast.take(chunked, rows)
+    assert got.to_pylist() == chunked.take(pa.array(rows, pa.int64())).to_pylist()
+    assert got.type == chunked.type
 
 
 def test_short_strings_hash_their_own_bytes_only() -> None:

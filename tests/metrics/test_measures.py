@@ -23,6 +23,7 @@ from askkit.metrics.measures import (
     argsort_keys,
     block_order,
     compute,
+    fresh,
     group_rank,
     lookup_grades,
     parse_measure,
@@ -271,3 +272,15 @@ def test_block_order_keeps_rows_within_their_block() -> None:
     assert block_order(query).tolist() == [3, 4, 5, 0, 1, 2]
     ascending = np.array([0, 0, 1, 3], dtype=np.int64)
     assert block_order(ascending) is None  # already in order
+
+
+@pytest.mark.parametrize("n", [0, 3, (4 << 20) // 8, (4 << 20) // 8 + 5])
+def test_fresh_arrays_are_writable_and_sized_under_and_over_the_huge_page_size(n: int) -> None:
+    """Long outputs are mapped in small pages; either way they are plain writable arrays."""
+    for dtype in (np.int64, np.float64, bool):
+        arr = fresh(n, dtype)
+        assert arr.shape == (n,)
+        assert arr.dtype == np.dtype(dtype)
+        assert arr.flags.writeable
+        arr[:] = 1
+        assert int(arr.sum()) == n
