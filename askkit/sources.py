@@ -51,8 +51,10 @@ HEADING_JOINER = " › "
 #: What the UI puts between a journal date and its heading: space, U+00B7, space.
 DATE_JOINER = " · "
 
-_DOTTED = re.compile(r"\.{2,}.+", re.DOTALL)
-_RESERVED = re.compile(r"(CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(\..+)?", re.IGNORECASE | re.DOTALL)
+# kimun's core/src/nfs/filename.rs, used with fullmatch for its ^...$. No DOTALL: Rust's
+# ``.`` never matches a newline, so "..foo\n" keeps its dots there ("..foo_").
+_DOTTED = re.compile(r"\.{2,}.+")
+_RESERVED = re.compile(r"(CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(\..+)?", re.IGNORECASE)
 _INVALID = frozenset('\\/:*?"<>|[]^#') | {chr(c) for c in range(0x20)} | {"\x7f"}
 _NOTE_EXTENSION = ".md"
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from askkit import BREADCRUMB_SEP, HEADING_JOINER, AskSource, ChunkResult, Turn, VaultPath
+from askkit import BREADCRUMB_SEP, HEADING_JOINER, AskSource, ChunkResult, Turn, VaultPath, sources
 from askkit.sources import heading_from_title, sanitize_component
 from tests import strategies as st_kimun
 from tests.conftest import load
@@ -238,6 +238,12 @@ def test_to_chunk_rebuilds_title_for_a_hand_made_source() -> None:
         ("  spaced  ", "spaced"),
         ("\u3000wide\u3000", "wide"),
         ("Ünïcödé.md", "ünïcödé.md"),
+        # Rust's "." never matches "\n": the dots stay, the newline becomes "_"
+        ("..foo\n", "..foo_"),
+        ("..\n", ".._"),
+        ("...\n", "..._"),
+        ("a/..foo\n/b", "a/..foo_/b"),
+        ("..a\nb", "..a_b"),
     ],
 )
 def test_vault_path_sanitizes_like_kimun(raw: str, printed: str) -> None:
@@ -271,6 +277,36 @@ def test_flatten_and_escape() -> None:
 def test_vault_path_rejects_non_str() -> None:
     with pytest.raises(TypeError, match="VaultPath takes a str"):
         VaultPath(3)  # type: ignore[arg-type]
+
+
+# kimun's own tests of these rules, core/src/nfs/filename.rs at commit
+# 054e083d3403886ae5cd834023b5b4e06d83c94e, on askkit's ports of its three patterns.
+
+
+def test_disallowed_chars_match_legacy_set() -> None:
+    for c in ["\\", "/", ":", "*", "?", '"', "<", ">", "|", "[", "]", "^", "#"]:
+        assert c in sources._INVALID, f"{c!r} should be disallowed"
+    for c in ["\u0000", "\u001f", "\u007f"]:
+        assert c in sources._INVALID, f"control {c!r} should be disallowed"
+    for c in ["a", "1", "_", "-", ".", " ", "ñ"]:
+        assert c not in sources._INVALID, f"{c!r} should be allowed"
+
+
+def test_windows_reserved_detection() -> None:
+    for n in ["CON", "con", "Prn.txt", "AUX", "nul", "com1", "COM9", "lpt1", "LPT9"]:
+        assert sources._RESERVED.fullmatch(n), f"{n} should be reserved"
+    for n in ["console", "communicator", "lptest", "foo"]:
+        assert not sources._RESERVED.fullmatch(n), f"{n} should not be reserved"
+    assert not sources._RESERVED.fullmatch("con.\n")  # Rust's "." stops at a newline
+
+
+def test_invalid_leading_dots_detection() -> None:
+    assert sources._DOTTED.fullmatch("..foo")
+    assert sources._DOTTED.fullmatch("...bar")
+    assert not sources._DOTTED.fullmatch(".foo")
+    assert not sources._DOTTED.fullmatch("foo")
+    assert not sources._DOTTED.fullmatch("..")
+    assert not sources._DOTTED.fullmatch("..foo\n")  # as Rust's ^\.{2,}.+$
 
 
 def test_sanitize_component_dot_prefixed_then_cleaned_like_any_other() -> None:

@@ -180,6 +180,13 @@ def test_path_kernels_match_vault_path(raw: list[str]) -> None:
     ]
 
 
+def test_a_newline_after_leading_dots_keeps_the_dots_as_kimun_does() -> None:
+    """Rust's ``.`` never matches a newline, so kimun keeps the dots of "..foo\n"."""
+    printed, _, folder = (c.to_pylist() for c in map_paths(pa.array(["..foo\n/a.md"])))
+    assert printed == ["..foo_/a.md"]
+    assert folder == ["..foo_"]
+
+
 plain_part = st.text(alphabet="abcnlopruxtm019_-", min_size=1, max_size=6)
 dotted_paths = st.lists(
     st.lists(plain_part, min_size=1, max_size=3).map(".".join), min_size=1, max_size=4
