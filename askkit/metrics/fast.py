@@ -257,8 +257,10 @@ def take(values: pa.Array | pa.ChunkedArray, rows: IntArray) -> pa.Array | pa.Ch
     if not isinstance(values, pa.ChunkedArray) or values.num_chunks < 2 or not len(rows):
         return values.take(pa.array(rows))
     bounds = np.cumsum([0, *(len(c) for c in values.chunks)])
+    if int(rows.min()) < 0 or int(rows.max()) >= len(values):
+        raise IndexError(f"rows out of range for {len(values)} values")
     chunk = np.searchsorted(bounds, rows, side="right") - 1
-    if len(chunk) < 2 or bool(np.all(chunk[1:] >= chunk[:-1])):
+    if bool(np.all(chunk[1:] >= chunk[:-1])):
         cuts = np.searchsorted(chunk, np.arange(values.num_chunks + 1), side="left")
         parts = [
             values.chunk(i).take(pa.array(rows[a:b] - bounds[i]))
@@ -572,8 +574,7 @@ def _graded(
             j_rows = np.arange(ja, jb, dtype=np.int64) if j_order is None else j_order[ja:jb]
             index = _index_qrels(coded, j_rows) if jb > ja else None
             if blocks.in_order:
-                lo = int(blocks.first[ba])
-                hi = int(blocks.first[bb]) if bb < len(blocks.first) else rows_n
+                lo, hi = blocks.span(ba, bb)
                 at: IntArray | slice = slice(lo, hi)
                 q = run_q[lo:hi]
                 rows = np.arange(lo, hi, dtype=np.int64) if doc_rows is None else doc_rows[at]

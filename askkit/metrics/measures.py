@@ -261,10 +261,15 @@ class Blocks:
     in_order: bool
     """The run's blocks already are in query order (``start == first``)."""
 
+    def span(self, a: int, b: int) -> tuple[int, int]:
+        """Where blocks ``a`` to ``b - 1`` lie once the blocks are in query order."""
+        if b <= a:
+            return 0, 0
+        return int(self.first[a]), int(self.first[b - 1] + self.size[b - 1])
+
     def rows(self, a: int, b: int) -> IntArray:
         """The run's rows of blocks ``a`` to ``b - 1``, in query order."""
-        lo = int(self.first[a]) if b > a else 0
-        hi = int(self.first[b - 1] + self.size[b - 1]) if b > a else 0
+        lo, hi = self.span(a, b)
         moved = np.repeat(self.start[a:b] - self.first[a:b], self.size[a:b])
         moved += np.arange(lo, hi, dtype=np.int64)
         return moved

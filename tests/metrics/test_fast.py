@@ -457,6 +457,14 @@ def test_take_from_chunks_equals_arrows_take(chunks: list[list[str]], data: Any)
     assert got.type == chunked.type
 
 
+@pytest.mark.parametrize("row", [-1, 5])
+def test_take_from_chunks_refuses_rows_out_of_range(row: int) -> None:
+    """A row past either end is an error, as in Arrow's take, never a row left out."""
+    chunked = pa.chunked_array([pa.array(["a", "b"]), pa.array(["c", "d", "e"])])
+    with pytest.raises(IndexError, match="out of range for 5 values"):
+        fast.take(chunked, np.array([0, row], dtype=np.int64))
+
+
 def test_short_strings_hash_their_own_bytes_only() -> None:
     arr = pa.array(["ab", "abc", "ab", "", "abcdefgh", "abcdefghi", ""], pa.large_string())
     h = _hash_strings(arr)
