@@ -1,20 +1,22 @@
 """The independent check behind :func:`askkit.vault.chunking.check_note_sections`.
 
-A second, full markdown-it parse of the note finds its headings; the sections
-the chunker cut must carry every heading that owns text, start at heading
-lines and hold the words of their text.
+A separate pass over pulldown-cmark's events (not the chunker's line
+machine) finds every heading of the note, with its plain text and line; the
+sections the chunker cut must carry every heading that owns text, start at
+heading lines and hold the words of their text.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
+import pyromark
 
-from askkit.vault._note_text import SENTINEL, LineOffsets, collapse_wikilinks, split_note
+from askkit.vault._note_text import LineOffsets, collapse_wikilinks, newline_starts, split_note
 from askkit.vault.diacritics import fold
 
 if TYPE_CHECKING:
@@ -23,37 +25,59 @@ if TYPE_CHECKING:
 __all__ = ["section_problems"]
 
 _WORD = re.compile(r"[^\W_]+")
-_FULL_MD = MarkdownIt("commonmark")
-
-
-_LINK_DESTINATION = re.compile(r"\]\([^)\n]*\)")
-_INLINE_MARKUP = re.compile(r"[*_`\[\]]+")
+#: An HTML entity.
+_ENTITY = re.compile(r"&#?\w+;")
 
 
 def _words(text: str) -> set[str]:
+    if "&" in text:
+        text = text + " " + html.unescape(text)
     return set(_WORD.findall(fold(text).lower()))
 
 
-def _source_words(text: str) -> set[str]:
-    """Words of raw markdown, also as they read once inline markup is gone (``**S**ave``)."""
-    bare = _INLINE_MARKUP.sub("", _LINK_DESTINATION.sub("", text))
-    return _words(text) | _words(bare)
+def _letters(text: str) -> str:
+    """The letters and digits of ``text``, folded and lowercased."""
+    return "".join(_WORD.findall(fold(text).lower()))
+
+
+def _in_order(wanted: str, source: str) -> str | None:
+    """``None`` when ``wanted``'s characters appear in ``source`` in order, else the rest."""
+    at = 0
+    for i, ch in enumerate(wanted):
+        at = source.find(ch, at) + 1
+        if not at:
+            return wanted[i : i + 20]
+    return None
 
 
 def _independent_headings(text: str) -> list[tuple[int, int, str]]:
-    """(level, note offset, plain text) of each heading, from a separate full parse."""
+    """(level, note offset of its line, plain text) of each heading pulldown-cmark reports."""
     parts = split_note(text)
-    parsed, segments, _ = collapse_wikilinks(parts.body)
-    tokens = _FULL_MD.parse(parsed)
-    offsets = LineOffsets(parsed, parts, segments)
+    collapsed = collapse_wikilinks(parts.body)
+    parsed = collapsed.text
+    data = parsed.encode()
+    found: list[tuple[int, int, list[str]]] = []
+    depth = 0
+    for event, span in pyromark.events_with_range(parsed):
+        if isinstance(event, str):
+            continue
+        ((kind, value),) = event.items()
+        if kind == "Start" and isinstance(value, dict) and "Heading" in value:
+            level = int(value["Heading"]["level"][1])
+            found.append((level, span["start"], []))
+            depth += 1
+        elif kind == "End" and isinstance(value, dict) and "Heading" in value:
+            depth -= 1
+        elif depth and kind in {"Text", "Code"}:
+            found[-1][2].append(str(value))
+    if not found:
+        return []
+    offsets = LineOffsets(collapsed, parts)
+    lines = newline_starts(parsed)
     out = []
-    for i, tok in enumerate(tokens):
-        if tok.type == "heading_open" and tok.map is not None:
-            inline = tokens[i + 1]
-            plain = "".join(
-                c.content for c in inline.children or [] if c.type in {"text", "code_inline"}
-            ).replace(SENTINEL, "#")
-            out.append((int(tok.tag[1]), offsets.line_start(tok.map[0]), plain))
+    for level, byte, pieces in found:
+        at = len(data[:byte].decode())
+        out.append((level, offsets.line_start(bisect_right(lines, at) - 1), "".join(pieces)))
     return out
 
 
@@ -69,7 +93,8 @@ def section_problems(text: str, sections: Sequence[Section], name: str) -> list[
     problems: list[str] = []
     body = [s for s in sections if not s.is_frontmatter]
     heads = _independent_headings(text)
-    starts = sorted(s.start for s in body)
+    # sections under a heading: the text before the first heading is under none
+    starts = sorted(s.start for s in body if s.breadcrumb)
     for k, (level, start, plain) in enumerate(heads):
         scope_end = next((st for lv, st, _ in heads[k + 1 :] if lv <= level), len(text) + 1)
         i = bisect_right(starts, start - 1)
@@ -95,7 +120,13 @@ def section_problems(text: str, sections: Sequence[Section], name: str) -> list[
             first_line = chunk.split("\n", 1)[0]
             if not _words(s.breadcrumb[-1]) <= _words(first_line):
                 problems.append(f"{where}: heading line missing")
-        missing = _words(s.text) - _source_words(chunk)
-        if missing:
-            problems.append(f"{where}: body words not in range: {sorted(missing)[:5]}")
+        wanted = _letters(s.text)
+        missing = _in_order(wanted, _letters(chunk))
+        if missing is not None and "&" in chunk:  # entities, or escaped ones
+            # each entity as written and as decoded, since code spans and
+            # backslashes keep some entities as written
+            decoded = _ENTITY.sub(lambda m: m.group(0) + html.unescape(m.group(0)), chunk)
+            missing = _in_order(wanted, _letters(decoded)) and missing
+        if missing is not None:
+            problems.append(f"{where}: body text not in range from {missing!r}")
     return problems

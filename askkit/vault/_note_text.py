@@ -1,11 +1,12 @@
 """The text kimun's chunker parses, and the way back to the note.
 
 Before its pulldown-cmark walk kimun cuts the frontmatter off
-(``remove_frontmatter``), collapses wikilinks to their display text and,
-during the walk, drops the ``#`` of hashtags. :mod:`askkit.vault.chunking` does the
-same with :func:`split_note`, :func:`collapse_wikilinks` and
-:func:`strip_hashtags`, and keeps what kimun throws away: :class:`LineOffsets`
-maps a line of the parsed text back to its offset in the note.
+(``remove_frontmatter``), collapses wikilinks to their display text
+(``collapse_wikilinks_with_display_ranges``) and finds the hashtags whose
+``#`` the walk drops (``label_matches_inner``). This module does the same with
+:func:`split_note`, :func:`collapse_wikilinks` and :func:`body_labels`, and
+keeps what kimun throws away: :class:`LineOffsets` maps a line of the parsed
+text back to its offset in the note.
 """
 
 from __future__ import annotations
@@ -16,14 +17,21 @@ from dataclasses import dataclass
 from itertools import accumulate, repeat
 from operator import add
 
+import regex
+
+from askkit.vault._events import code_ranges
+
 __all__ = [
-    "SENTINEL",
     "Body",
+    "Collapsed",
     "LineOffsets",
+    "body_labels",
+    "cleanup_hashtags",
     "collapse_wikilinks",
+    "label_matches",
     "line_starts",
+    "process_wikilinks",
     "split_note",
-    "strip_hashtags",
 ]
 
 
@@ -73,8 +81,8 @@ def split_note(text: str) -> Body:
         first = first[:-1]
     first = first.removeprefix("\ufeff")
     if first not in {"---", "+++"}:
-        base = 1 if text.startswith("\ufeff") else 0
-        return Body("", False, 0, text[base:], base, None, None)
+        # kimun parses the text as it is, a leading BOM included
+        return Body("", False, 0, text, 0, None, None)
     lines, starts = _rust_lines(text)
     close = next((i for i in range(1, len(lines)) if lines[i] == first), None)
     if close is None:
@@ -93,12 +101,8 @@ def split_note(text: str) -> Body:
 
 _WIKILINK = re.compile(r"\[\[([^\]]+)\]\]")
 _HASHTAG = re.compile(r"#([A-Za-z0-9_]+)")
-#: Stands in for a ``#`` that came from a wikilink's display text, which
-#: kimun never treats as a hashtag; restored to ``#`` in every output.
-SENTINEL = "\ue000"
-_SENTINEL_LABEL = re.compile(r"#(?=[A-Za-z0-9_])")
-_MASKABLE = re.compile(r"\[\[[^\]]*#[A-Za-z0-9_][^\]]*\]\]")
-_MULTILINE_WIKILINK = re.compile(r"\[\[[^\]\n]*\n[^\]]*\]\]")
+#: kimun's ``MD_LINK_RX``: a markdown link or image, ``[text](link)``.
+_MD_LINK = re.compile(r"!?\[[^\]]*\]\([^)]+?\)")
 
 
 def _display(match: re.Match[str]) -> str:
@@ -106,24 +110,28 @@ def _display(match: re.Match[str]) -> str:
     return items[0] if len(items) == 1 else items[1]
 
 
-def _masked_display(match: re.Match[str]) -> str:
-    return _SENTINEL_LABEL.sub(SENTINEL, _display(match))
+@dataclass(frozen=True, slots=True)
+class Collapsed:
+    """A body with its wikilinks collapsed to their display text.
 
-
-def collapse_wikilinks(body: str) -> tuple[str, list[tuple[int, int, bool]] | None, bool]:
-    """Replace ``[[a|b]]`` by ``b``: the text, an offset map, and whether ``#`` was masked.
-
-    The offset map (``(out offset, in offset, copied)`` segments) is only
-    built when a wikilink spans lines; otherwise every line starts at the
-    same line number in both texts, which is all the chunker maps.
+    ``displays`` holds the ``(start, end)`` of each display text in ``text``
+    (kimun's ``collapse_wikilinks_with_display_ranges``); ``segments`` maps
+    ``text`` back to the body (``(out offset, in offset, copied)``) and is
+    only built when a wikilink spans lines, since otherwise every line keeps
+    its line number, which is all the chunker maps.
     """
+
+    text: str
+    displays: list[tuple[int, int]]
+    segments: list[tuple[int, int, bool]] | None
+
+
+def collapse_wikilinks(body: str) -> Collapsed:
+    """Replace ``[[a|b]]`` by ``b`` (``[[a]]`` by ``a``, extra ``|`` parts dropped)."""
     if "[[" not in body:
-        return body, None, False
-    # a ``#`` in a wikilink's display text is never a hashtag for kimun
-    mask = SENTINEL not in body and _MASKABLE.search(body) is not None
-    if not _MULTILINE_WIKILINK.search(body):
-        return _WIKILINK.sub(_masked_display if mask else _display, body), None, mask
+        return Collapsed(body, [], None)
     pieces: list[str] = []
+    displays: list[tuple[int, int]] = []
     segments: list[tuple[int, int, bool]] = []
     last = 0
     out = 0
@@ -133,35 +141,98 @@ def collapse_wikilinks(body: str) -> tuple[str, list[tuple[int, int, bool]] | No
             segments.append((out, last, True))
             pieces.append(body[last:a])
             out += a - last
-        display = _masked_display(m) if mask else _display(m)
+        display = _display(m)
         segments.append((out, a, False))
         pieces.append(display)
+        displays.append((out, out + len(display)))
         out += len(display)
         last = b
     segments.append((out, last, True))
     pieces.append(body[last:])
-    return "".join(pieces), segments, mask
+    multiline = any("\n" in m.group(0) or "\r" in m.group(0) for m in _WIKILINK.finditer(body))
+    return Collapsed("".join(pieces), displays, segments if multiline else None)
 
 
-def _label_blocks(ch: str) -> bool:
-    return ch.isalnum() or ch in "_#" or ch == SENTINEL
+def process_wikilinks(text: str) -> str:
+    """kimun's ``process_wikilinks`` with its dropping handler: every wikilink becomes its text."""
+    return _WIKILINK.sub(_display, text) if "[[" in text else text
 
 
-def strip_hashtags(text: str, prev_blocks: bool, next_blocks: bool) -> str:
-    """Drop the ``#`` of every hashtag in ``text`` (kimun's ``label_matches_inner``)."""
-    out: list[str] = []
-    last = 0
+#: Rust's ``char::is_alphanumeric`` (the Alphabetic property or a number, Unicode
+#: 16 as in the Rust standard library), ``_`` or ``#``: next to a hashtag, these
+#: make it no hashtag. ``str.isalnum`` misses Other_Alphabetic marks (``\u0945``)
+#: and Python 3.11's Unicode 14 misses letters added since.
+_LABEL_BLOCKER = regex.compile(r"[\p{Alphabetic}\p{N}_#]")
+
+
+def _blocks_label(ch: str) -> bool:
+    """Rust's ``c.is_alphanumeric() || c == '_' || c == '#'`` next to a hashtag."""
+    return (ch.isascii() and (ch.isalnum() or ch in {"_", "#"})) or (
+        not ch.isascii() and _LABEL_BLOCKER.match(ch) is not None
+    )
+
+
+def label_matches(text: str) -> list[tuple[int, int, str]]:
+    """kimun's ``label_matches_inner``: ``(start, end, name)`` of every hashtag in ``text``.
+
+    A ``#name`` touching a letter, digit, ``_`` or ``#`` on either side is no
+    hashtag (``foo#bar``, ``##h``, ``#a#b``).
+
+    >>> label_matches("#first and foo#no #tag-x")
+    [(0, 6, 'first'), (18, 22, 'tag')]
+    """
+    if "#" not in text:
+        return []
+    found: list[tuple[int, int, str]] = []
     n = len(text)
     for m in _HASHTAG.finditer(text):
         a, b = m.span()
-        if (a and _label_blocks(text[a - 1])) or (not a and prev_blocks):
+        if a and _blocks_label(text[a - 1]):
             continue
-        if (b < n and _label_blocks(text[b])) or (b == n and next_blocks):
+        if b < n and _blocks_label(text[b]):
             continue
-        out.append(text[last:a])
-        last = a + 1
-    if not out:
+        found.append((a, b, m.group(1)))
+    return found
+
+
+def body_labels(collapsed: Collapsed) -> list[tuple[int, int]]:
+    """The hashtags kimun's indexer strips: none lies wholly inside a wikilink's display text."""
+    labels = label_matches(collapsed.text)
+    if not labels or not collapsed.displays:
+        return [(a, b) for a, b, _ in labels]
+    displays = collapsed.displays
+    starts = [s for s, _ in displays]
+    kept = []
+    for a, b, _ in labels:
+        k = bisect_right(starts, a) - 1
+        # display texts never overlap, so only the last one starting at or
+        # before the label can hold it
+        if k >= 0 and b <= displays[k][1]:
+            continue
+        kept.append((a, b))
+    return kept
+
+
+def cleanup_hashtags(text: str) -> str:
+    """kimun's ``cleanup_hashtags``: drop each hashtag's ``#`` outside code, HTML and links.
+
+    Code and HTML come from the parse (:func:`askkit.vault._events.code_ranges`),
+    links from kimun's ``MD_LINK_RX``; a hashtag wholly inside one is kept.
+
+    >>> cleanup_hashtags("plain #tag and `#code` mixed")
+    'plain tag and `#code` mixed'
+    """
+    labels = label_matches(text)
+    if not labels:
         return text
+    zones = code_ranges(text) + [m.span() for m in _MD_LINK.finditer(text)]
+    out: list[str] = []
+    last = 0
+    for a, b, _ in labels:
+        out.append(text[last:a])
+        inside = any(s <= a and b <= e for s, e in zones)
+        out.append(text[a:b] if inside else text[a + 1 : b])
+        last = b
     out.append(text[last:])
     return "".join(out)
 
@@ -172,27 +243,36 @@ def strip_hashtags(text: str, prev_blocks: bool, next_blocks: bool) -> str:
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 
+def newline_starts(text: str) -> list[int]:
+    """The offset of each line of ``text``, lines ended by LF, CRLF or a lone CR."""
+    if "\r" in text:
+        starts = [0]
+        starts.extend(m.end() for m in _NEWLINE.finditer(text))
+        return starts
+    return line_starts(text.split("\n"))
+
+
 class LineOffsets:
-    """Maps a line of the parsed text (markdown-it's line numbers) to its note offset."""
+    """Maps a line of the parsed text to the offset of that line in the note."""
 
     __slots__ = ("_line_starts", "_parts", "_segment_starts", "_segments")
 
     def __init__(
-        self, parsed: str, parts: Body, segments: list[tuple[int, int, bool]] | None
+        self, collapsed: Collapsed, parts: Body, body_lines: list[int] | None = None
     ) -> None:
         # Without a multi-line wikilink, collapsing kept every line in place:
-        # count lines in the body itself and skip the segment map.
-        counted = parsed if segments is not None else parts.body
-        if "\r" in counted:
-            self._line_starts = [0]
-            self._line_starts.extend(m.end() for m in _NEWLINE.finditer(counted))
-        else:
-            self._line_starts = line_starts(counted.split("\n"))
+        # count lines in the body itself (``body_lines``, when the caller has
+        # them) and skip the segment map.
+        segments = collapsed.segments
+        if body_lines is None:
+            body_lines = newline_starts(collapsed.text if segments is not None else parts.body)
+        self._line_starts = body_lines
         self._parts = parts
         self._segments = segments
         self._segment_starts = [s[0] for s in segments] if segments is not None else []
 
     def line_start(self, line: int) -> int:
+        """The note offset of line ``line`` (0-based) of the parsed text."""
         starts = self._line_starts
         pos = starts[line] if line < len(starts) else starts[-1]
         segments = self._segments
@@ -202,7 +282,7 @@ class LineOffsets:
             pos = src + (pos - out) if copied else src
         parts = self._parts
         if parts.line_starts is None or parts.note_line_starts is None:
-            return parts.base + pos if pos else 0  # a leading BOM belongs to line 0
+            return parts.base + pos
         j = bisect_right(parts.line_starts, pos) - 1
         if j < 0:
             return parts.base

@@ -1,17 +1,18 @@
 """The sections kimun core cuts a note into, with their place in the note.
 
 kimun indexes a note in heading sections (``core/src/note/content_extractor.rs``,
-``get_chunks_and_links``). :func:`chunk_note` reproduces that chunker on a
-CommonMark parse by markdown-it-py (``MarkdownIt("commonmark")``, no
-extensions, as kimun runs pulldown-cmark with ``Options::empty()``):
+``get_chunks_and_links``, kimun commit ``0384739416f6``). :func:`chunk_note`
+walks the same events kimun walks -- pulldown-cmark 0.13 with no extensions,
+through pyromark -- and folds them into lines and sections as kimun does:
 
 * YAML/TOML frontmatter (first line exactly ``---`` or ``+++``, a UTF-8 BOM
   allowed before it, closed by the first line equal to the opener) becomes a
   ``FrontMatter`` section, added **last**, only when closed and non-empty. Its
   text is the raw frontmatter lines joined with ``"\\n"`` (not folded).
 * Wikilinks become their display text before parsing (``[[a|b]]`` -> ``b``);
-  a hashtag's ``#`` is dropped in text outside code, links and images
-  (``#tag`` -> ``tag``), with kimun's word-boundary rule.
+  a hashtag's ``#`` is dropped in text events outside code blocks, links and
+  images (``#tag`` -> ``tag``), with kimun's word-boundary rule; a hashtag
+  wholly inside a wikilink's display text keeps it.
 * Every heading (ATX or setext, also inside a list item or a quote; never a
   ``#`` line inside a code block) closes the current section. The breadcrumb
   is a stack of ``(level, heading text)``: a new heading pops every entry of
@@ -40,9 +41,9 @@ heading line, or the end of the note; it holds the heading line and the body.
 The frontmatter section spans the frontmatter block, delimiters included.
 
 The work is done by private modules: ``askkit.vault._note_text`` (frontmatter,
-wikilinks, hashtags, offsets back into the note), ``askkit.vault._markdown`` (the
-fast markdown-it block parse), ``askkit.vault._chunk_events`` (kimun's event machine
-and its inline shortcuts) and ``askkit.vault._chunk_check`` (the vault check).
+wikilinks, hashtags, offsets back into the note), ``askkit.vault._events``
+(pulldown-cmark's events and kimun's line machine over them) and
+``askkit.vault._chunk_check`` (the vault check, a second walk over the events).
 
 Examples
 --------
@@ -56,6 +57,8 @@ Examples
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,9 +66,25 @@ from typing import Any
 
 from askkit._text import rust_trim
 from askkit.vault._chunk_check import section_problems
-from askkit.vault._chunk_events import EMPTY, HEADER, EventMachine, line_text
-from askkit.vault._markdown import REFERENCE_MD, block_parser
-from askkit.vault._note_text import SENTINEL, LineOffsets, collapse_wikilinks, split_note
+from askkit.vault._events import (
+    EMPTY,
+    HEADER,
+    ITEM,
+    TEXT,
+    ByteOffsets,
+    hashtag_stripper,
+    line_text,
+    text_lines,
+)
+from askkit.vault._note_text import (
+    Body,
+    Collapsed,
+    LineOffsets,
+    body_labels,
+    collapse_wikilinks,
+    newline_starts,
+    split_note,
+)
 from askkit.vault.diacritics import fold
 
 __all__ = [
@@ -75,7 +94,10 @@ __all__ = [
     "Section",
     "check_vault_sections",
     "chunk_note",
+    "extract_headings",
+    "extract_title",
     "note_headings",
+    "note_outline",
     "split_frontmatter",
 ]
 
@@ -160,58 +182,71 @@ def split_frontmatter(text: str) -> tuple[str | None, str]:
 # The chunker.
 
 
-def _analyse(text: str, *, reference: bool = False) -> tuple[list[Section], list[Heading]]:
+def _walk(text: str) -> tuple[Body, Collapsed, list[list[Any]], bytes | None]:
+    """kimun's indexing walk over ``text``: the split, the parsed text, its lines and bytes."""
     parts = split_note(text)
-    parsed, segments, sentinel = collapse_wikilinks(parts.body)
-    env: dict[str, Any] = {}
-    machine = EventMachine(env, REFERENCE_MD if reference else None)
-    if parsed:
-        md = REFERENCE_MD if reference else block_parser(parsed)
-        machine.blocks(md.parse(parsed, env))
-    offsets = LineOffsets(parsed, parts, segments) if machine.headings else None
-    heading_starts = [
-        offsets.line_start(line) if offsets is not None else 0 for _, line, _ in machine.headings
-    ]
+    collapsed = collapse_wikilinks(parts.body)
+    parsed = collapsed.text
+    labels = body_labels(collapsed)
+    data = parsed.encode() if labels or not parsed.isascii() else None
+    if labels and data is not None:
+        lines = text_lines(parsed, hashtag_stripper(parsed, data, labels))
+    else:
+        lines = text_lines(parsed)
+    return parts, collapsed, lines, data
+
+
+def _analyse(text: str, outline: bool = True) -> tuple[list[Section], list[Heading]]:
+    """The sections of ``text`` and, with ``outline``, its headings."""
+    parts, collapsed, lines, data = _walk(text)
+    parsed = collapsed.text
+    heads = [line for line in lines if line[0] == HEADER]
+    heading_starts: list[int] = []
+    if heads:
+        parsed_lines = newline_starts(parsed)
+        same = collapsed.segments is None and parsed is parts.body
+        offsets = LineOffsets(collapsed, parts, parsed_lines if same else None)
+        to_str = ByteOffsets(parsed, data)
+        for line in heads:
+            at = to_str.to_str(line[3])
+            heading_starts.append(offsets.line_start(bisect_right(parsed_lines, at) - 1))
 
     sections: list[Section] = []
     headings: list[Heading] = []
     stack: list[tuple[int, str]] = []
     content: list[str] = []
-    start = parts.base if parts.line_starts is not None else 0
+    start = parts.base
     has_section = False
 
     def close(end: int) -> None:
         body = fold("\n".join(content))
         if rust_trim(body):
-            crumb = tuple(t for _, t in stack)
-            if sentinel:
-                body = body.replace(SENTINEL, "#")
-                crumb = tuple(t.replace(SENTINEL, "#") for t in crumb)
-            sections.append(Section(crumb, body, start, end))
+            sections.append(Section(tuple(t for _, t in stack), body, start, end))
 
-    for line in machine.lines:
+    idx = 0
+    for line in lines:
         kind = line[0]
         if kind == HEADER:
-            level, idx = line[1], line[3]
+            level, heading_text = line[1], line[2]
             head_start = heading_starts[idx]
             if has_section or content:
                 close(head_start)
-            while stack and stack[-1][0] >= level:
-                stack.pop()
             # ``retain(lvl < level)`` keeps a strictly increasing stack, so
             # popping from the top is the same filter.
-            heading_text = line[2].replace(SENTINEL, "#") if sentinel else line[2]
-            stack.append((level, line[2]))
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, heading_text))
             content = []
             start = head_start
             has_section = True
-            newline = text.find("\n", head_start)
-            line_end = len(text) if newline < 0 else newline
-            if line_end > head_start and text[line_end - 1] == "\r":
-                line_end -= 1
-            headings.append(
-                Heading(level, heading_text, head_start, line_end, machine.headings[idx][2])
-            )
+            if outline:
+                newline = _LINE_END.search(text, head_start)
+                line_end = len(text) if newline is None else newline.start()
+                if data is None:
+                    data = parsed.encode()
+                setext = _is_setext(data, line[3], line[4])
+                headings.append(Heading(level, heading_text, head_start, line_end, setext))
+            idx += 1
         elif kind != EMPTY:
             content.append(line_text(line))
     if has_section or content:
@@ -219,6 +254,19 @@ def _analyse(text: str, *, reference: bool = False) -> tuple[list[Section], list
     if parts.closed and parts.frontmatter:
         sections.append(Section((FRONTMATTER,), parts.frontmatter, 0, parts.fm_end))
     return sections, headings
+
+
+_LINE_END = re.compile(r"[\r\n]")
+
+
+def _is_setext(data: bytes, start: int, end: int) -> bool:
+    """Whether a heading event's byte range ``[start, end)`` spans lines: a setext heading.
+
+    An ATX heading is one line; a setext heading's range runs over its text
+    and the underline.
+    """
+    span = data[start:end].rstrip(b"\r\n")
+    return b"\n" in span or b"\r" in span
 
 
 def chunk_note(text: str) -> list[Section]:
@@ -235,7 +283,7 @@ def chunk_note(text: str) -> list[Section]:
     """
     if not isinstance(text, str):
         raise TypeError(f"chunk_note takes the note text as a str, got {type(text).__name__}")
-    return _analyse(text)[0]
+    return _analyse(text, outline=False)[0]
 
 
 def note_headings(text: str) -> list[Heading]:
@@ -252,6 +300,55 @@ def note_headings(text: str) -> list[Heading]:
     return _analyse(text)[1]
 
 
+def note_outline(text: str) -> tuple[list[Section], list[Heading]]:
+    """:func:`chunk_note` and :func:`note_headings` of ``text`` from one parse."""
+    if not isinstance(text, str):
+        raise TypeError(f"note_outline takes the note text as a str, got {type(text).__name__}")
+    return _analyse(text)
+
+
+def extract_headings(text: str) -> list[tuple[int, str]]:
+    """kimun's ``extract_headings``: ``(level, text)`` of every heading with text, in order.
+
+    The outline kimun shows: frontmatter cut off, ``#`` lines in code are no
+    headings, inline markup rendered to its text. Unlike the breadcrumbs,
+    wikilinks and hashtags stay as written.
+
+    >>> extract_headings("# Release<br>notes\\n## [[x]] #t\\n#\\n")
+    [(1, 'Release notes'), (2, '[[x]] #t')]
+    """
+    body = split_note(text).body
+    return [(line[1], line[2]) for line in text_lines(body) if line[0] == HEADER and line[2]]
+
+
+def extract_title(text: str) -> str:
+    """kimun's ``extract_title``: the text of the note's first non-empty line of content.
+
+    A heading's text, a paragraph line, or the first line of a list item
+    (frontmatter cut off, markup rendered as in :func:`extract_headings`).
+
+    >>> extract_title("---\\na: 1\\n---\\n- item one\\n  wraps\\n")
+    'item one'
+    """
+    for line in text_lines(split_note(text).body):
+        kind = line[0]
+        if kind in {HEADER, TEXT}:
+            return str(line[2])
+        if kind == ITEM:
+            first = _rust_lines(line[2])
+            if first:
+                return first[0]
+    return ""
+
+
+def _rust_lines(text: str) -> list[str]:
+    """Rust ``str::lines``: split on LF, a CR before it dropped, no empty last line."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 # ---------------------------------------------------------------------------
 # Whole-vault check (issue 4, item 8).
 
@@ -259,11 +356,13 @@ def note_headings(text: str) -> list[Heading]:
 def check_note_sections(text: str, name: str = "<note>") -> list[str]:
     """Problems with ``chunk_note(text)`` found by an independent parse.
 
-    * every heading markdown-it-py finds outside code that owns or encloses a
-      non-blank section appears in some section's breadcrumb (kimun drops
-      blank sections, so an empty heading appears only as an ancestor);
-    * every section's ``text[start:end]`` starts at its heading line and holds
-      the heading and every word of the section text.
+    * every heading pulldown-cmark reports (found by a separate walk over its
+      events) that owns or encloses a non-blank section appears in some
+      section's breadcrumb (kimun drops blank sections, so an empty heading
+      appears only as an ancestor);
+    * every section's ``text[start:end]`` starts at its heading line, holds
+      the words of its heading on that line and, in order, every letter and
+      digit of the section text.
     """
     return section_problems(text, chunk_note(text), name)
 

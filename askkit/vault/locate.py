@@ -3,10 +3,10 @@
 kimun's source reader scrolls to a retrieved chunk in three steps
 (``tui/src/ask/locate.rs``): the first verbatim occurrence of the chunk text;
 else the first re-chunked section whose innermost heading equals the heading
-(ASCII case-insensitively), found verbatim; else a line scan for an ATX
-heading line with that text. :func:`kimun_section_range` reproduces it, gaps
-included. :func:`section_range` keeps the three steps and their order and
-closes each gap:
+(ASCII case-insensitively), found verbatim; else a line scan for a heading
+line whose rendered text (``heading_display_text``) matches.
+:func:`kimun_section_range` reproduces it, gaps included. :func:`section_range`
+keeps the three steps and their order and closes each gap:
 
 =====================================  ======================================
 kimun                                  askkit
@@ -15,9 +15,11 @@ step 1 misses a chunk of an accented   step 1 also searches the note folded
 or CRLF note (the text was folded,     and with CRLF read as LF, mapping the
 the lines re-joined with LF)           match back to note offsets
 step 2 needs the section text          step 2 uses the section's own range
-verbatim in the note (fails on any     from :func:`askkit.vault.chunking.chunk_note`;
-markup, accent or CRLF)                among sections with that heading, the
-                                       one holding the chunk text wins
+verbatim in the note (fails on any     from :func:`askkit.vault.chunking.chunk_note`,
+markup, accent or CRLF)                grown over the deeper sections under
+                                       its heading; among sections with
+                                       that heading, the one holding the
+                                       chunk text wins
 step 2 gives up (``None``) when no     askkit goes on to step 3
 section carries the heading
 step 3 misses setext headings          step 3 uses the parsed headings:
@@ -42,12 +44,15 @@ Examples
 
 from __future__ import annotations
 
-from askkit._text import rust_trim, rust_trim_start
+from askkit._text import rust_trim, rust_trim_end, rust_trim_start
 from askkit.sources import BREADCRUMB_SEP, AskSource
-from askkit.vault.chunking import Section, chunk_note, note_headings
+from askkit.vault._events import HEADER, text_lines
+from askkit.vault._note_text import cleanup_hashtags, process_wikilinks
+from askkit.vault.chunking import Heading, Section, chunk_note, note_outline
 from askkit.vault.diacritics import eq_ignore_ascii_case, fold, fold_ascii_lower
 
 __all__ = [
+    "atx_heading_text",
     "heading_display_text",
     "kimun_heading_section_range",
     "kimun_section_range",
@@ -83,18 +88,29 @@ def _strip_block_markers(line: str) -> str:
 def heading_display_text(line: str) -> str | None:
     """kimun's ``heading_display_text``: the breadcrumb text of one ATX heading line.
 
+    Indentation and list or quote markers go first; the rest must start with
+    ``#``; its wikilinks collapse, its hashtags lose their ``#`` (kimun's
+    ``cleanup_hashtags``) and the first heading of its parse is the answer.
+
     >>> heading_display_text("- # Setup"), heading_display_text("#tag here")
     ('Setup', None)
     """
     stripped = _strip_block_markers(line)
     if not stripped.startswith("#"):
         return None
-    headings = note_headings(stripped)
-    return headings[0].text if headings else None
+    rendered = cleanup_hashtags(process_wikilinks(stripped))
+    return next((str(x[2]) for x in text_lines(rendered) if x[0] == HEADER), None)
 
 
-def _atx_heading_text(line: str) -> str | None:
-    """kimun's ``atx_heading_text`` (used to find where a section ends)."""
+def atx_heading_text(line: str) -> str | None:
+    """kimun's ``atx_heading_text``: the text of an ATX heading line, else ``None``.
+
+    One to six ``#``, then a space, a tab or the end of the line; the text is
+    trimmed and loses a closing ``#`` run that follows a space or a tab.
+
+    >>> atx_heading_text("## Title ##"), atx_heading_text("## C#"), atx_heading_text("#tag")
+    ('Title', 'C#', None)
+    """
     trimmed = rust_trim_start(line)
     after = trimmed.lstrip("#")
     count = len(trimmed) - len(after)
@@ -102,14 +118,22 @@ def _atx_heading_text(line: str) -> str | None:
         return None
     if after and after[0] not in {" ", "\t"}:
         return None
-    return after
+    text = rust_trim(after)
+    closed = text.rstrip("#")
+    if closed[-1:] in {" ", "\t"}:
+        return rust_trim_end(closed[:-1])
+    if text and not closed:
+        return ""
+    return text
 
 
 def kimun_heading_section_range(note_text: str, heading: str) -> Range | None:
-    """kimun's ``heading_section_range``: a line scan for an ATX heading line.
+    """kimun's ``heading_section_range``: a line scan for a heading line with that text.
 
-    The range runs from the matching line to the next ATX-looking line (any
-    level, code fences not recognised), or the end of the note.
+    A line matches when its :func:`heading_display_text`, folded, equals the
+    folded ``heading`` ASCII case-insensitively. The range runs from that line
+    to the next line :func:`atx_heading_text` accepts (any level, code fences
+    not recognised), or the end of the note.
 
     >>> note = "# a\\nfirst\\n# b\\nsecond\\n# c\\nthird\\n"
     >>> start, end = kimun_heading_section_range(note, "b")
@@ -125,7 +149,7 @@ def kimun_heading_section_range(note_text: str, heading: str) -> Range | None:
             title = heading_display_text(line)
             if title is not None and eq_ignore_ascii_case(fold(title), needle):
                 start = offset
-        elif _atx_heading_text(line) is not None:
+        elif atx_heading_text(line) is not None:
             return (start, offset)
         offset += width
     return None if start is None else (start, len(note_text))
@@ -207,14 +231,18 @@ def _pick_section(sections: list[Section], heading: str, chunk_text: str) -> Sec
     return candidates[0]
 
 
-def _heading_range(note_text: str, heading: str) -> Range | None:
+def _scope_end(note_text: str, headings: list[Heading], i: int) -> int:
+    """Where heading ``i``'s scope ends: the next heading of its level or above, or the end."""
+    level = headings[i].level
+    return next((o.start for o in headings[i + 1 :] if o.level <= level), len(note_text))
+
+
+def _heading_range(note_text: str, headings: list[Heading], heading: str) -> Range | None:
     """Step 3, askkit: parsed headings (setext too, none in code), parent keeps children."""
     key = fold_ascii_lower(heading)
-    headings = note_headings(note_text)
     for i, h in enumerate(headings):
         if fold_ascii_lower(h.text) == key:
-            end = next((o.start for o in headings[i + 1 :] if o.level <= h.level), len(note_text))
-            return (h.start, end)
+            return (h.start, _scope_end(note_text, headings, i))
     return None
 
 
@@ -225,27 +253,43 @@ def section_range(note_text: str, heading: str, chunk_text: str) -> Range | None
     module docstring): the chunk text (verbatim, then folded and
     CRLF-insensitive); the section whose innermost heading matches (accent-
     and ASCII-case-insensitive; the section holding the chunk wins among
-    duplicates), by its own range; the heading's whole section from the
-    parsed headings. ``heading=""`` matches the text before the first
-    heading in step 2.
+    duplicates), where kimun finds its text verbatim kimun's answer, else its
+    heading's whole scope, deeper sections included; the heading's whole
+    scope from the parsed headings. ``heading=""`` matches the text before
+    the first heading in step 2.
 
-    >>> note = "Title\\n=====\\nintro\\n\\n## Sub\\nbody\\n"
-    >>> section_range(note, "Title", "not in the note")  # the setext section
-    (0, 19)
+    >>> note = "Café\\n====\\nCrème\\n\\n## Sub\\nbody\\n"
+    >>> section_range(note, "Cafe", "not in the note")  # the setext section and Sub
+    (0, 29)
     """
     found = _find_loose(note_text, chunk_text)
     if found is not None:
         return found
-    sections = chunk_note(note_text)
+    sections, headings = note_outline(note_text)
     if heading:
         section = _pick_section(sections, heading, chunk_text)
     else:
         section = next((s for s in sections if not s.breadcrumb), None)
-    if section is not None:
+    if section is not None and section is _kimun_pick(sections, heading):
+        verbatim = note_text.find(section.text)
+        if verbatim >= 0:  # kimun's step 2 finds this place too
+            return (verbatim, verbatim + len(section.text))
+    if section is not None and not section.breadcrumb:
         return (section.start, section.end)
+    if section is not None:
+        # the section's own text, then every deeper section under its heading
+        at = next(i for i, h in enumerate(headings) if h.start == section.start)
+        return (section.start, _scope_end(note_text, headings, at))
     if not heading:
         return None
-    return _heading_range(note_text, heading)
+    return _heading_range(note_text, headings, heading)
+
+
+def _kimun_pick(sections: list[Section], heading: str) -> Section | None:
+    """kimun's step 2 choice: the first section whose innermost heading matches."""
+    return next(
+        (s for s in sections if s.heading and eq_ignore_ascii_case(s.heading, heading)), None
+    )
 
 
 def _source_heading(source: AskSource) -> str:

@@ -90,7 +90,8 @@ def test_step1_exact_chunk_text_wins() -> None:
 def test_step2_section_found_verbatim() -> None:
     note = "# Intro\nplain words here\n"
     assert kimun_section_range(note, "intro", "a piece the server cut") == (8, 24)
-    assert section_range(note, "intro", "a piece the server cut") == (0, len(note))
+    # kimun's step 2 finds the right place, so askkit gives the same range
+    assert section_range(note, "intro", "a piece the server cut") == (8, 24)
 
 
 def test_step2_no_section_means_none_in_kimun() -> None:
@@ -130,7 +131,8 @@ def test_fix_setext_heading() -> None:
     assert kimun_heading_section_range(note, "Intro") is None
     # kimun's step 2 finds the section but not its text verbatim, then step 3 misses
     assert kimun_section_range(note, "Intro", "x") is None
-    assert span(note, section_range(note, "Intro", "x")) == "Intro\n=====\n**Bold** start\n\n"
+    # askkit: the setext section, with the deeper section under it
+    assert span(note, section_range(note, "Intro", "x")) == note
 
 
 def test_fix_hash_lines_inside_code_fences() -> None:
@@ -200,7 +202,16 @@ def test_locate_source_journal_date_heading() -> None:
     note = "# 2026-04-08\n*walked* far\n## Evening\nread\n"
     src = source("2026-04-08", "nothing", path="2026-04-08.md", date="2026-04-08")
     assert src.heading == ""
-    assert span(note, locate_source(note, src)) == "# 2026-04-08\n*walked* far\n"
+    assert span(note, locate_source(note, src)) == note
+
+
+def test_fix_step_two_keeps_deeper_sections_inside_their_parent() -> None:
+    """kimun's step 2 gives the section's own text; askkit's the heading's whole scope."""
+    note = "# A\n*a* text\n## B\nb text\n# C\nc text\n"
+    assert span(note, kimun_section_range(note, "A", "nothing")) == "# A\n*a* text\n"
+    assert span(note, section_range(note, "A", "nothing")) == "# A\n*a* text\n## B\nb text\n"
+    # B's text is verbatim in the note: kimun's step 2 answer stands
+    assert span(note, section_range(note, "B", "nothing")) == "b text"
 
 
 def test_locate_source_frontmatter() -> None:
@@ -214,7 +225,7 @@ def test_locate_source_hand_made_source_falls_back_to_match_heading() -> None:
     src = AskSource(
         path=source("", "").path, heading="A › B", date=None, score=0.0, text="none", ordinal=1
     )
-    assert span(note, locate_source(note, src)) == "## B\n*y*\n"
+    assert span(note, locate_source(note, src)) == "y"
 
 
 @given(st.text(max_size=200), st.text(max_size=10), st.text(max_size=20))
