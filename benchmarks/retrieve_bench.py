@@ -5,9 +5,13 @@ Usage::
     .venv/bin/python benchmarks/retrieve_bench.py ../shared/corpora/obsidian-help-en
     .venv/bin/python benchmarks/retrieve_bench.py VAULT --generated 10000 --queries 200
 
-For each vault (the one given, and a generated one of ``--generated`` notes)
-it prints: chunking MB/s (``chunk_note`` over every note, text already in
-memory, best and median of 5 passes), the time to build a ``LocalIndex`` from
+For each vault (the one given, ``data/vault`` copied ``--copies`` times, and a
+generated one of ``--generated`` notes) it prints: chunking MB/s
+(``chunk_note`` over every note, text already in memory, best and median of 5
+passes) beside two named baselines on the same texts in the same process --
+markdown-it-py's plain CommonMark parse (the parser the chunker was built on
+before it walked pulldown-cmark's events) and pyromark's bare event stream
+(the parse alone, the ceiling) --, the time to build a ``LocalIndex`` from
 scratch, the time to re-open
 it from its cache with nothing changed, query p50/p95 for ``LocalIndex.search``
 and, as the named baseline run in the same process on the same section
@@ -20,18 +24,26 @@ from __future__ import annotations
 import argparse
 import platform
 import random
+import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 
 import bm25s
 import numpy as np
+import pyromark
+from markdown_it import MarkdownIt
 
 from askkit.retrieve.local import LocalIndex, tokenize
 from askkit.vault import Vault
+from askkit.vault._events import pulldown_cmark_version
 from askkit.vault.chunking import chunk_note
+
+DATA_VAULT = Path(__file__).resolve().parent.parent / "data" / "vault"
 
 WORDS = [
     "starter",
@@ -134,17 +146,26 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
 
+def passes(work: Callable[[str], object], texts: list[str]) -> tuple[float, float]:
+    """Best and median seconds of 5 passes of ``work`` over ``texts``."""
+    runs = []
+    for _ in range(5):  # best of 5: the machine is shared
+        t0 = time.perf_counter()
+        for text in texts:
+            work(text)
+        runs.append(time.perf_counter() - t0)
+    return min(runs), statistics.median(runs)
+
+
 def bench(label: str, root: Path, queries: int, seed: int = 11) -> None:
     vault = Vault(root)
     texts = [vault.read(p) for p in vault.notes()]
     size_mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
-    runs = []
-    for _ in range(5):  # best of 5: the machine is shared
-        t0 = time.perf_counter()
-        sections = sum(len(chunk_note(text)) for text in texts)
-        runs.append(time.perf_counter() - t0)
-    chunk_s = min(runs)
-    chunk_median = statistics.median(runs)
+    sections = sum(len(chunk_note(text)) for text in texts)
+    chunk_s, chunk_median = passes(chunk_note, texts)
+    commonmark = MarkdownIt("commonmark")
+    mdit_s, mdit_median = passes(commonmark.parse, texts)
+    events_s, events_median = passes(lambda t: list(pyromark.events_with_range(t)), texts)
 
     with tempfile.TemporaryDirectory() as cache:
         t0 = time.perf_counter()
@@ -196,6 +217,15 @@ def bench(label: str, root: Path, queries: int, seed: int = 11) -> None:
         f"| chunking, best / median of 5 | {size_mb / chunk_s:.1f} / "
         f"{size_mb / chunk_median:.1f} MB/s (target >= 5) |"
     )
+    print(
+        f"| markdown-it-py parse (baseline), best / median | {size_mb / mdit_s:.1f} / "
+        f"{size_mb / mdit_median:.1f} MB/s |"
+    )
+    print(f"| chunking / markdown-it-py parse (best) | {mdit_s / chunk_s:.2f}x faster |")
+    print(
+        f"| pyromark events alone, best / median | {size_mb / events_s:.1f} / "
+        f"{size_mb / events_median:.1f} MB/s |"
+    )
     print(f"| index from scratch | {build_s:.2f} s |")
     print(f"| re-open from cache, nothing changed | {reopen_s:.2f} s |")
     print(f"| LocalIndex.search p50 / p95 | {pct(ours, 50):.2f} / {pct(ours, 95):.2f} ms |")
@@ -212,10 +242,23 @@ def main() -> int:
         "--generated", type=int, default=10_000, help="notes in the generated vault (0: none)"
     )
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--copies", type=int, default=50, help="copies of data/vault in one vault (0: none)"
+    )
     args = parser.parse_args()
-    print(f"python {platform.python_version()} on {platform.machine()}, bm25s {bm25s.__version__}")
+    print(
+        f"python {platform.python_version()} on {platform.machine()}, bm25s {bm25s.__version__}, "
+        f"pyromark {metadata.version('pyromark')} (pulldown-cmark {pulldown_cmark_version()}), "
+        f"markdown-it-py {metadata.version('markdown-it-py')}"
+    )
     if args.vault:
         bench(Path(args.vault).name, Path(args.vault), args.queries)
+    if args.copies:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "vault"
+            for k in range(args.copies):
+                shutil.copytree(DATA_VAULT, root / f"copy{k:03d}")
+            bench(f"data/vault x{args.copies}", root, args.queries)
     if args.generated:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp) / "vault"
