@@ -8,6 +8,8 @@ package), so ``except ValueError`` keeps working around askkit calls.
 
 from __future__ import annotations
 
+import reprlib
+
 __all__ = [
     "AskkitError",
     "AuthError",
@@ -26,8 +28,20 @@ __all__ = [
 _MAX_VALUE_REPR = 80
 
 
+#: Shortens containers and strings before they are printed: a value nested
+#: 100,000 deep or an integer of thousands of digits never reaches ``repr``.
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxstring = _MAX_VALUE_REPR
+_REPR.maxother = _MAX_VALUE_REPR
+_REPR.maxlong = _MAX_VALUE_REPR
+
+
 def _short_repr(value: object) -> str:
-    text = repr(value)
+    try:
+        text = _REPR.repr(value)
+    except (RecursionError, ValueError, OverflowError):  # a hostile value
+        text = f"<{type(value).__name__} that cannot be shown>"
     if len(text) > _MAX_VALUE_REPR:
         return text[: _MAX_VALUE_REPR - 3] + "..."
     return text

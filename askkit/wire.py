@@ -6,6 +6,12 @@ These are the payloads a kimun server sends: a retrieved chunk
 (:class:`AnswerResult`). ``from_dict`` validates at the boundary and raises
 :class:`askkit.SchemaError` naming the field (with list indices) and the value;
 unknown extra fields are ignored, as kimun's own client ignores them.
+:func:`load_json` parses JSON text the same way: whatever the text holds, the
+only error that comes out is a :class:`askkit.SchemaError`.
+
+kimun sends UTF-8. A string UTF-8 cannot encode (a lone surrogate, written
+``"\\ud800"`` in JSON) can never have come from kimun, so every string field is
+refused with one (:func:`check_string`), as are bytes that are not UTF-8.
 
 Examples
 --------
@@ -22,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +41,7 @@ __all__ = [
     "AnswerResult",
     "ChunkResult",
     "EmbeddingsResponse",
+    "check_string",
     "check_wire_date",
     "chunk_list",
     "load_json",
@@ -50,20 +58,131 @@ def _join(prefix: str, name: str) -> str:
 
 
 def load_json(data: str | bytes | bytearray, *, what: str = "payload") -> Any:
-    """Parse JSON text, turning a syntax error into a :class:`SchemaError`."""
+    """Parse JSON text; every way it can fail is a :class:`SchemaError`.
+
+    ``what`` names the text in messages (``"the line"``, a file name). Bytes are
+    decoded strictly: UTF-8 (with or without a byte order mark; UTF-16 and
+    UTF-32 as the JSON standard detects them), and bytes that are not valid
+    there are refused, naming the field whose string holds them
+    (``sources[2].title``) with its raw bytes, else the line and the bytes. A
+    syntax error names its line and column; nesting deeper than Python's JSON
+    parser reads (about :func:`sys.getrecursionlimit` levels of arrays and
+    objects) and an integer longer than :func:`sys.get_int_max_str_digits`
+    digits are refused. A lone surrogate escape (``"\\ud800"``) parses: the
+    validators refuse it in the fields they read (:func:`check_string`).
+
+    >>> load_json('{"a": [1, 2]}')
+    {'a': [1, 2]}
+    >>> try:
+    ...     load_json(b'{"title": "caf\\xe9"}', what="the line")
+    ... except SchemaError as err:
+    ...     print(err.field, err.value, err.message, sep="; ")
+    title; b'caf\\xe9'; not UTF-8 (unexpected end of data at byte 3 of the string)
+    """
+    text = _decode(data, what) if isinstance(data, bytes | bytearray) else data
     try:
-        return json.loads(data)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SchemaError(
             f"{what} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
             line=exc.lineno,
             has_value=False,
         ) from None
+    except RecursionError:
+        raise SchemaError(
+            f"{what} is nested too deeply: Python's JSON parser reads about "
+            f"{sys.getrecursionlimit()} levels of arrays and objects, kimun sends a handful",
+            has_value=False,
+        ) from None
+    except ValueError as exc:  # an integer past sys.get_int_max_str_digits()
+        raise SchemaError(
+            f"{what} holds a number too long to read ({exc})", has_value=False
+        ) from None
+
+
+def _decode(data: bytes | bytearray, what: str) -> str:
+    """JSON bytes as text, strictly (``json.loads`` would let UTF-8-encoded surrogates in)."""
+    encoding = json.detect_encoding(data)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(bytes(data), exc, what) from None
+
+
+def _not_utf8(data: bytes, exc: UnicodeDecodeError, what: str) -> SchemaError:
+    """The error for JSON bytes that do not decode: the field whose string holds the
+    first bad bytes when the text parses once they are escaped, else the line."""
+    line = data.count(b"\n", 0, exc.start) + 1
+    found = None
+    if exc.encoding.lower().startswith("utf-8"):
+        try:
+            found = _escaped_string(json.loads(data.decode(exc.encoding, "surrogateescape")))
+        except (ValueError, RecursionError):
+            found = None  # not JSON either: name the line
+    if found is None:
+        encoding = "UTF-8" if exc.encoding.lower().startswith("utf-8") else exc.encoding
+        return SchemaError(
+            f"{what} is not {encoding} ({exc.reason} at byte {exc.start})",
+            line=line,
+            value=data[exc.start : exc.end],
+        )
+    field, raw, is_key = found
+    start, reason = _first_bad_byte(raw)
+    return SchemaError(
+        f"{'a field name is ' if is_key else ''}not UTF-8 "
+        f"({reason} at byte {start} of the {'name' if is_key else 'string'})",
+        field=field or None,
+        value=raw,
+        line=line,
+    )
+
+
+def _first_bad_byte(raw: bytes) -> tuple[int, str]:
+    """(offset, reason) of the first bytes of ``raw`` that are not UTF-8."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start, exc.reason
+    return len(raw), "no error"  # not reached: the caller found bad bytes
+
+
+def _escaped_string(obj: object) -> tuple[str, bytes, bool] | None:
+    """(field, raw bytes, is a key) of the first string, in document order, that
+    holds bytes ``surrogateescape`` stood in for; walked without recursion."""
+    stack: list[tuple[str, object, bool]] = [("", obj, False)]
+    while stack:
+        field, value, is_key = stack.pop()
+        if isinstance(value, str):
+            raw = _escaped_bytes(value)
+            if raw is not None:
+                return field, raw, is_key
+        elif isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                stack.append((_join(field, key), item, False))
+                stack.append((field, key, True))
+        elif isinstance(value, list):
+            stack.extend((f"{field}[{i}]", v, False) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def _escaped_bytes(text: str) -> bytes | None:
+    """The raw bytes of a string decoded with ``surrogateescape`` when it holds bytes
+    that are not UTF-8; ``None`` when it holds none (or a lone surrogate escape)."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return None  # a "\\ud800" escape, not a byte: check_string refuses it
+    return None
 
 
 def _mapping(obj: object, field: str, what: str) -> Mapping[str, Any]:
     if not isinstance(obj, Mapping):
-        raise SchemaError(f"expected a JSON object ({what})", field=field or None, value=obj)
+        raise _invalid(f"expected a JSON object ({what})", field or None, obj)
     return obj
 
 
@@ -75,20 +194,64 @@ def _required(obj: Mapping[str, Any], name: str, prefix: str) -> Any:
     return obj[name]
 
 
-def _string(value: object, field: str) -> str:
+def _invalid(message: str, field: str | None, value: object) -> SchemaError:
+    """A :class:`SchemaError` for ``value``; a value ``repr`` cannot print (nested
+    too deeply, or an integer of more than :func:`sys.get_int_max_str_digits`
+    digits) is kept on the error but left out of the message."""
+    try:
+        return SchemaError(message, field=field, value=value)
+    except (RecursionError, ValueError):
+        return SchemaError(
+            f"{message} (a value too large to print)",
+            field=field,
+            value=value,
+            has_value=False,
+        )
+
+
+def check_string(value: object, field: str) -> str:
+    """A wire string: a ``str`` that UTF-8 can encode, else a :class:`SchemaError`.
+
+    kimun sends UTF-8, which cannot carry a lone surrogate (U+D800..U+DFFF,
+    ``"\\ud800"`` in JSON): a string holding one never came from kimun and is
+    refused, as askkit could not write it to a frame, a file or a server.
+
+    >>> check_string("Afternoon", "title")
+    'Afternoon'
+    >>> try:
+    ...     check_string("A\\ud800", "title")
+    ... except SchemaError as err:
+    ...     print(err.field, err.message, sep="; ")
+    title; holds a lone surrogate (U+D800 at index 1): UTF-8 cannot encode it, kimun never sends one
+    """
     if not isinstance(value, str):
-        raise SchemaError("expected a string", field=field, value=value)
+        raise _invalid("expected a string", field, value)
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise SchemaError(
+                f"holds a lone surrogate (U+{ord(value[exc.start]):04X} at index {exc.start}): "
+                "UTF-8 cannot encode it, kimun never sends one",
+                field=field,
+                value=value,
+            ) from None
     return value
 
 
 def _number(value: object, field: str, *, non_negative: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SchemaError("expected a number", field=field, value=value)
-    number = float(value)
+        raise _invalid("expected a number", field, value)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise _invalid(
+            "expected a number within float64 range (about ±1.8e308)", field, value
+        ) from None
     if not math.isfinite(number):
-        raise SchemaError("expected a finite number", field=field, value=value)
+        raise _invalid("expected a finite number", field, value)
     if non_negative and number < 0:
-        raise SchemaError("expected a number >= 0", field=field, value=value)
+        raise _invalid("expected a number >= 0", field, value)
     return number
 
 
@@ -109,7 +272,7 @@ def check_wire_date(value: object, field: str = "date") -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise SchemaError("expected a string date YYYY-MM-DD or null", field=field, value=value)
+        raise _invalid("expected a string date YYYY-MM-DD or null", field, value)
     if not _WIRE_DATE.fullmatch(value):
         raise SchemaError("expected a date written YYYY-MM-DD", field=field, value=value)
     if not is_valid_date(int(value[0:4]), int(value[5:7]), int(value[8:10])):
@@ -119,13 +282,11 @@ def check_wire_date(value: object, field: str = "date") -> str | None:
 
 def _ordinal(value: object, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SchemaError("expected a whole number >= 0", field=field, value=value)
+        raise _invalid("expected a whole number >= 0", field, value)
     if value < 0:
-        raise SchemaError("expected a whole number >= 0 (0 means absent)", field=field, value=value)
+        raise _invalid("expected a whole number >= 0 (0 means absent)", field, value)
     if value > MAX_ORDINAL:
-        raise SchemaError(
-            "ordinal does not fit a 64-bit unsigned integer", field=field, value=value
-        )
+        raise _invalid("ordinal does not fit a 64-bit unsigned integer", field, value)
     return value
 
 
@@ -169,11 +330,11 @@ class ChunkResult:
         data = _mapping(obj, field, "a chunk")
         ordinal_value = data.get("ordinal", 0)
         return cls(
-            path=_string(_required(data, "path", field), _join(field, "path")),
-            title=_string(_required(data, "title", field), _join(field, "title")),
+            path=check_string(_required(data, "path", field), _join(field, "path")),
+            title=check_string(_required(data, "title", field), _join(field, "title")),
             date=check_wire_date(data.get("date"), _join(field, "date")),
-            content=_string(_required(data, "content", field), _join(field, "content")),
-            hash=_string(_required(data, "hash", field), _join(field, "hash")),
+            content=check_string(_required(data, "content", field), _join(field, "content")),
+            hash=check_string(_required(data, "hash", field), _join(field, "hash")),
             similarity_score=_number(
                 _required(data, "similarity_score", field), _join(field, "similarity_score")
             ),
@@ -201,7 +362,7 @@ class ChunkResult:
 def chunk_list(value: object, field: str) -> tuple[ChunkResult, ...]:
     """A JSON list of wire chunks, each validated; ``field`` names the list in errors."""
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise SchemaError("expected a list of chunks", field=field, value=value)
+        raise _invalid("expected a list of chunks", field, value)
     return tuple(ChunkResult.from_dict(item, field=f"{field}[{i}]") for i, item in enumerate(value))
 
 
@@ -251,7 +412,7 @@ class AnswerResult:
         """Validate and build from a decoded JSON object."""
         data = _mapping(obj, field, "an answer result")
         return cls(
-            answer=_string(_required(data, "answer", field), _join(field, "answer")),
+            answer=check_string(_required(data, "answer", field), _join(field, "answer")),
             sources=chunk_list(_required(data, "sources", field), _join(field, "sources")),
         )
 

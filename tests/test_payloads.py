@@ -74,3 +74,14 @@ def test_an_unreadable_file_is_a_schema_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(SchemaError, match="cannot read the file") as info:
         read_turn(tmp_path / "missing.json")
     assert info.value.file == str(tmp_path / "missing.json")
+
+
+def test_a_device_or_fifo_is_refused_never_read(tmp_path: Path) -> None:
+    """Hardening: ``askkit sources /dev/zero`` hung reading forever; now refused at once."""
+    import os
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", fifo):
+        with pytest.raises(SchemaError, match="not a regular file"):
+            read_turn(path)

@@ -6,15 +6,25 @@ chunk. Consecutive bare chunk lines form one result list (one turn).
 
 The fast path parses the whole file with ``pyarrow.json`` against an explicit
 schema and applies kimun's ``from_chunk`` rules with Arrow kernels
-(:mod:`askkit.frame.columns`). Anything it cannot vouch for (a parse error, a
-missing or ill-typed field, a blank line, a null ordinal, an ordinal beyond
-int64, an integer ``id``) sends the file to the slow path, which reads it line
-by line with askkit's wire validators: that path names the file, line, field
-and value of every problem and, in lenient mode, drops exactly the bad lines.
+(:mod:`askkit.frame.columns`). Anything it cannot vouch for (bytes that are
+not UTF-8 anywhere in the file, a first line that is not a JSON object, a
+parse error, a missing or ill-typed field, a blank line, a null ordinal, an
+ordinal beyond int64, an integer ``id``) sends the file to the slow path,
+which reads it line by line with askkit's wire validators: that path names the
+file, line, field and value of every problem and, in lenient mode, drops
+exactly the bad lines.
+
+A log is UTF-8, as kimun writes it. ``pyarrow.json`` does not check that, so
+the fast path validates every byte of the file (Arrow's UTF-8 validation,
+while Arrow parses) before it trusts a string; the slow path refuses a line
+that is not UTF-8, naming the field whose string holds the bad bytes, or a
+string holding a lone surrogate escape (``"\\ud800"``, which UTF-8 cannot
+encode).
 """
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,7 +46,7 @@ from askkit.frame.columns import (
     take_rows,
 )
 from askkit.sources import AskSource, SourceList
-from askkit.wire import ChunkResult, chunk_list, load_json
+from askkit.wire import ChunkResult, check_string, chunk_list, load_json
 
 __all__ = ["INT64_MAX", "Fallback", "TurnRecord", "read_columnar", "read_lines"]
 
@@ -44,6 +54,7 @@ INT64_MAX = 2**63 - 1
 _BLOCK = 1 << 24
 _LINE_BLOCK = 1 << 20
 _NEWLINE = ord("\n")
+_JSON_WHITESPACE = b" \t\r\n"
 _CHUNK_FIELDS = [
     ("path", pa.string()),
     ("title", pa.string()),
@@ -88,22 +99,63 @@ class TurnRecord:
 # --------------------------------------------------------------------------- fast path
 
 
-def _count_lines(path: Path) -> int:
-    """Lines in the file (a last line without a newline counts).
+def _count_lines(path: Path) -> int | None:
+    """Lines in the file (a last line without a newline counts), or ``None`` when
+    the file is not UTF-8.
 
-    Read in 1 MiB blocks into reused buffers, which stay in the CPU cache, and
-    counted with numpy, while ``pyarrow.json`` parses the file on other threads.
+    Read in 1 MiB blocks into reused buffers, which stay in the CPU cache:
+    newlines are counted with numpy and each block's bytes validated as UTF-8
+    with Arrow (the few bytes of a character cut by the block's end are carried
+    into the next block), while ``pyarrow.json`` parses the file on other
+    threads.
     """
     newlines = 0
     last = _NEWLINE
-    block = np.empty(_LINE_BLOCK, np.uint8)
+    carry = 0  # bytes of an incomplete character at the start of the block
+    block = np.empty(_LINE_BLOCK + 3, np.uint8)
     found = np.empty(_LINE_BLOCK, bool)
     with path.open("rb", buffering=0) as f:
-        while size := f.readinto(block.data):
-            np.equal(block[:size], _NEWLINE, out=found[:size])
+        while size := f.readinto(block[carry : carry + _LINE_BLOCK].data):
+            new = block[carry : carry + size]
+            np.equal(new, _NEWLINE, out=found[:size])
             newlines += int(np.count_nonzero(found[:size]))
-            last = int(block[size - 1])
+            last = int(new[-1])
+            end = carry + size
+            cut = _complete_prefix(block, end)
+            if not _utf8(block[:cut]):
+                return None
+            carry = end - cut
+            block[:carry] = block[cut:end]
+    if carry:  # the file ends inside a character
+        return None
     return newlines + (last != _NEWLINE)
+
+
+def _complete_prefix(block: np.ndarray[Any, Any], end: int) -> int:
+    """Where the last UTF-8 character that ``block[:end]`` holds only in part starts
+    (``end`` when none is cut): only its lead byte and continuation bytes are looked
+    at; whether they are valid is :func:`_utf8`'s question."""
+    for back in range(1, min(3, end) + 1):
+        byte = int(block[end - back])
+        if byte < 0x80:  # ASCII: nothing is cut
+            return end
+        if byte >= 0xC0:  # a lead byte: 2, 3 or 4 bytes long
+            size = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return end - back if back < size else end
+    return end
+
+
+def _utf8(data: np.ndarray[Any, Any]) -> bool:
+    """Whether the bytes are valid UTF-8: Arrow's validation of a one-row string
+    array over them (no copy; the GIL is released)."""
+    offsets = pa.py_buffer(np.array([0, len(data)], np.int32))
+    try:
+        pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(data)]).validate(
+            full=True
+        )
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def _count_ordinal_keys(path: Path) -> int:
@@ -176,16 +228,40 @@ def _check(items: pa.ChunkedArray) -> None:
         raise Fallback("date")
 
 
+def _starts_with_object(path: Path) -> bool:
+    """Whether the file's first value starts with ``{`` (after a UTF-8 byte order
+    mark and JSON whitespace), as a log's first line does.
+
+    ``pyarrow.json`` crashes the process (a null pointer dereference, apache/arrow
+    issue 47409) on a file whose first value is ``null``; it is only ever handed
+    a file that starts with an object.
+    """
+    with path.open("rb") as f:
+        head = f.read(len(codecs.BOM_UTF8))
+        if not head.startswith(codecs.BOM_UTF8):
+            f.seek(0)
+        while block := f.read(_LINE_BLOCK):
+            rest = block.lstrip(_JSON_WHITESPACE)
+            if rest:
+                return rest.startswith(b"{")
+    return False
+
+
 def _parse(path: Path) -> pa.Table:
     """The file through ``pyarrow.json``, one row per line, or :class:`Fallback`."""
+    if not _starts_with_object(path):
+        raise Fallback("the first line is not a JSON object")
     with ThreadPoolExecutor(1) as pool:  # count lines while Arrow parses
         n_lines = pool.submit(_count_lines, path)
         try:
             table = pj.read_json(path, read_options=_READ, parse_options=_PARSE)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise Fallback(str(exc)) from None
+    lines = n_lines.result()
+    if lines is None:  # pyarrow.json does not validate UTF-8: the slow path names the line
+        raise Fallback("not UTF-8")
     # blank lines (or, with as many blank lines, two records on one line) shift line numbers
-    if table.num_rows != n_lines.result():
+    if table.num_rows != lines:
         raise Fallback("line count")
     return table
 
@@ -288,16 +364,29 @@ def read_columnar(path: Path, name: str) -> pd.DataFrame:
 # --------------------------------------------------------------------------- slow path
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    with path.open("r", encoding="utf-8", newline="") as f:
-        yield from enumerate(f, start=1)
+def _lines(path: Path) -> Iterator[tuple[int, str | bytes]]:
+    """(line number, text) of each line; a line that is not UTF-8 comes as its bytes,
+    for :func:`askkit.wire.load_json` to name the field that holds them."""
+    with path.open("r", encoding="utf-8", errors="surrogateescape", newline="") as f:
+        for number, text in enumerate(f, start=1):
+            if text.isascii():
+                yield number, text
+                continue
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:  # surrogateescape stood in for bytes
+                yield number, text.encode("utf-8", "surrogateescape")
+            else:
+                yield number, text
 
 
 def _optional_str(obj: dict[str, Any], name: str) -> str | None:
     value = obj.get(name)
-    if value is not None and not isinstance(value, str):
+    if value is None:
+        return None
+    if not isinstance(value, str):
         raise SchemaError("expected a string or null", field=name, value=value)
-    return value
+    return check_string(value, name)
 
 
 def _check_ordinals(sources: SourceList, prefix: str) -> None:
@@ -319,6 +408,8 @@ def parse_record(obj: Any) -> tuple[str, tuple[str | None, str, str, SourceList]
         raw_id = obj.get("id")
         if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, str | int)):
             raise SchemaError("expected a string (or integer) id", field="id", value=raw_id)
+        if isinstance(raw_id, str):
+            check_string(raw_id, "id")
         question = _optional_str(obj, "question") or ""
         answer = _optional_str(obj, "answer") or ""
         sources = AskSource.from_chunks(chunk_list(obj[key], key))
@@ -334,6 +425,14 @@ def parse_record(obj: Any) -> tuple[str, tuple[str | None, str, str, SourceList]
     if chunk.ordinal > INT64_MAX:
         _check_ordinals(SourceList([AskSource.from_chunk(0, chunk)]), "")
     return "chunk", chunk
+
+
+def _parse_line(text: str | bytes) -> tuple[str, Any]:
+    """:func:`parse_record` of one line's JSON; every error is a :class:`SchemaError`."""
+    try:
+        return parse_record(load_json(text, what="the line"))
+    except RecursionError:  # a value near the recursion limit, too deep to print
+        raise SchemaError("the line is nested too deeply to read", has_value=False) from None
 
 
 @dataclass
@@ -358,20 +457,12 @@ def read_lines(
             records.append(TurnRecord(f"{name}:{run.line}", "", "", run.line, sources))
             run = None
 
-    try:
-        lines = list(_lines(path))
-    except UnicodeDecodeError as exc:
-        raise SchemaError(
-            f"the file is not UTF-8 ({exc.reason} at byte {exc.start})",
-            file=str(path),
-            has_value=False,
-        ) from None
-    for number, text in lines:
-        if not text.strip(" \t\r\n"):
-            continue
+    for number, text in _lines(path):
+        if isinstance(text, str) and not text.strip(" \t\r\n"):
+            continue  # a blank line (a line that is not UTF-8 is never blank)
         seen += 1
         try:
-            _kind, value = parse_record(load_json(text, what="the line"))
+            _kind, value = _parse_line(text)
         except SchemaError as exc:
             located = exc.located(file=str(path), line=number)
             if strict:
@@ -401,6 +492,6 @@ def read_json_document(path: Path) -> Any:
             f"cannot read the file ({exc.strerror})", file=str(path), has_value=False
         ) from None
     try:
-        return load_json(raw, what=str(path))
+        return load_json(raw, what="the file")
     except SchemaError as exc:
         raise exc.located(file=str(path)) from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -34,7 +35,7 @@ from askkit.frame.jsonl import (
 from askkit.frame.schema import ERROR_COLUMNS, empty_errors, empty_frame
 from askkit.payloads import turn_from_payload
 from askkit.sources import AskSource, SourceList, Turn, VaultPath, printed_paths
-from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse
+from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse, check_string
 
 __all__ = [
     "Loaded",
@@ -110,15 +111,30 @@ def sources_frame(data: Any, *, strict: bool = True) -> pd.DataFrame | Loaded:
         errors: list[SchemaError] = []
         for number, item in enumerate(items, start=1):
             try:
-                records.append(item() if callable(item) else item)
+                records.append(_record(item, number))
             except SchemaError as exc:
                 if strict:
                     raise exc.located(line=number) if len(items) > 1 else exc from None
                 errors.append(exc.located(line=number))
-        frame = _from_records(records)
+        frame = _from_text_records(records, strict=strict, errors=errors, many=len(items) > 1)
     if strict:
         return frame
     return Loaded(frame, _errors_frame(errors), len(items))
+
+
+def _record(item: Any, number: int) -> TurnRecord:
+    """A record, or the thunk that builds it called; an error is a SchemaError.
+
+    A value nested too deeply for ``repr`` (a JSON document near Python's
+    recursion limit) cannot be printed in the error that names it: the record is
+    refused all the same.
+    """
+    try:
+        return item() if callable(item) else item  # type: ignore[no-any-return]
+    except RecursionError:
+        raise SchemaError(
+            f"record {number} holds a value nested too deeply to read", has_value=False
+        ) from None
 
 
 def _is_path(x: object) -> bool:
@@ -162,8 +178,25 @@ def _sources_of(items: Sequence[Any]) -> SourceList:
 def _payload_record(obj: Any, number: int, default_id: str = "") -> TurnRecord:
     raw_id = obj.get("id") if isinstance(obj, Mapping) else None
     turn = turn_from_payload(obj)
-    turn_id = str(raw_id) if raw_id is not None else (default_id or f"turn-{number}")
+    check_string(turn.question, "question")
+    check_string(turn.answer, "answer")
+    turn_id = _turn_id(raw_id) if raw_id is not None else (default_id or f"turn-{number}")
     return TurnRecord(turn_id, turn.question, turn.answer, number, _check_int64(turn.sources))
+
+
+def _turn_id(raw_id: object) -> str:
+    """A payload's ``id`` as the frame's ``turn_id``: itself when a string, else ``str``."""
+    if isinstance(raw_id, str):
+        return check_string(raw_id, "id")
+    try:
+        printed = str(raw_id)
+    except (ValueError, RecursionError):  # an int past the digit limit, a deep list
+        raise SchemaError(
+            "expected a string (or integer) id; this one is too large to print",
+            field="id",
+            has_value=False,
+        ) from None
+    return check_string(printed, "id")
 
 
 def _is_turn_record(x: object) -> bool:
@@ -220,6 +253,72 @@ def _path_parts(
     return note, folder
 
 
+#: The string fields of a source the frame holds, besides its printed path.
+_SOURCE_STRINGS = ("heading", "date", "text", "hash", "title")
+
+
+def _from_text_records(
+    records: list[TurnRecord], *, strict: bool, errors: list[SchemaError], many: bool
+) -> pd.DataFrame:
+    """:func:`_from_records` of the records whose every string UTF-8 can encode.
+
+    A string holding a lone surrogate cannot go into an Arrow column (nor can
+    kimun have sent it; the wire validators refuse one): its record is refused
+    (strict; located when ``many``) or reported in ``errors`` and left out. A
+    turn's own strings are checked here, the sources' only once building the
+    columns has failed on one, so well-formed input pays nothing for them.
+    """
+    failure: UnicodeEncodeError | None = None
+    if all(_encodable(r.turn_id, r.question, r.answer) for r in records):
+        try:
+            return _from_records(records)
+        except UnicodeEncodeError as exc:
+            failure = exc
+    good: list[TurnRecord] = []
+    for record in records:
+        problem = _text_problem(record)
+        if problem is None:
+            good.append(record)
+        elif strict:
+            raise problem.located(line=record.line) if many else problem
+        else:
+            errors.append(problem.located(line=record.line))
+    if failure is not None and len(good) == len(records):
+        raise failure  # not a string of a record: a fault to report, not to hide
+    errors.sort(key=lambda e: e.line or 0)
+    return _from_records(good)
+
+
+def _encodable(*texts: str) -> bool:
+    """Whether UTF-8 encodes each string (no lone surrogate); ASCII is checked in O(1)."""
+    for text in texts:
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+    return True
+
+
+def _text_problem(record: TurnRecord) -> SchemaError | None:
+    """The error for the first string of the record UTF-8 cannot encode, or None."""
+    fields: list[tuple[str, object]] = [
+        ("id", record.turn_id),
+        ("question", record.question),
+        ("answer", record.answer),
+    ]
+    for i, source in enumerate(record.sources):
+        fields.append((f"sources[{i}].path", str(source.path)))
+        fields.extend((f"sources[{i}].{name}", getattr(source, name)) for name in _SOURCE_STRINGS)
+    for field, value in fields:
+        if isinstance(value, str) and not _encodable(value):
+            try:
+                check_string(value, field)
+            except SchemaError as exc:
+                return exc
+    return None
+
+
 def _from_records(records: Sequence[TurnRecord]) -> pd.DataFrame:
     """The object path: per-source values from the objects, then :func:`finish`."""
     sources = [s for r in records for s in r.sources]
@@ -270,6 +369,16 @@ def _from_records(records: Sequence[TurnRecord]) -> pd.DataFrame:
     return finish(base, [r.answer for r in records])
 
 
+def _printed_value(error: SchemaError) -> str:
+    """``repr`` of the error's value; ``""`` when it has none or cannot be printed."""
+    if not error.has_value:
+        return ""
+    try:
+        return repr(error.value)
+    except (ValueError, RecursionError):  # an int past the digit limit, a deep list
+        return f"<a {type(error.value).__name__} too large to print>"
+
+
 def _errors_frame(errors: Sequence[SchemaError]) -> pd.DataFrame:
     if not errors:
         return empty_errors()
@@ -278,7 +387,7 @@ def _errors_frame(errors: Sequence[SchemaError]) -> pd.DataFrame:
             "file": [e.file for e in errors],
             "line": [e.line if e.line is not None else 0 for e in errors],
             "field": [e.field or "" for e in errors],
-            "value": [repr(e.value) if e.has_value else "" for e in errors],
+            "value": [_printed_value(e) for e in errors],
             "message": [e.message for e in errors],
         }
     )
@@ -319,7 +428,7 @@ def _read_json_file(path: Path, *, strict: bool) -> Loaded:
     for number, item in enumerate(items, start=1):
         default = f"{path.name}#{number}" if many else path.stem
         try:
-            records.append(_payload_record(item, number, default))
+            records.append(_record(partial(_payload_record, item, number, default), number))
         except SchemaError as exc:
             located = exc.located(file=str(path), line=number if many else None)
             if strict:
