@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -164,21 +166,25 @@ def test_case_collisions_are_reported(tmp_path: Path) -> None:
 def test_nothing_outside_is_opened(
     vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # every descriptor the vault opens is checked by what it really names (/proc/self/fd)
     opened: list[Path] = []
-    real = Path.read_bytes
+    real_open = os.open
 
-    def spy(self: Path) -> bytes:
-        opened.append(self.resolve())
-        return real(self)
+    def spy(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        fd = real_open(path, flags, *args, **kwargs)
+        opened.append(Path(f"/proc/self/fd/{fd}").readlink())
+        return fd
 
-    monkeypatch.setattr(Path, "read_bytes", spy)
+    (vault.root / "link.md").symlink_to(tmp_path / "secret.md")
+    vault.refresh()
+    monkeypatch.setattr(os, "open", spy)
     for path in vault.notes():
         vault.read(path)
-    for bad in ["../secret.md", "a/../../secret.md"]:
+    for bad in ["../secret.md", "a/../../secret.md", "link.md", tmp_path / "secret.md"]:
         with pytest.raises(VaultError):
             vault.read(bad)
-    assert opened
-    assert all(vault.root in p.parents for p in opened)
+    assert any(p.name == "bom.md" for p in opened)
+    assert all(p == vault.root or vault.root in p.parents for p in opened)
 
 
 # --- journal dates ---------------------------------------------------------------------
