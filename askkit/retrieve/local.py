@@ -21,17 +21,26 @@ The index persists in a cache folder and re-indexes incrementally: a note
 whose size and modification time are unchanged is not read again; a changed
 one is re-hashed and re-chunked only when its content hash changed; deleted
 notes leave the index. The BM25 statistics are then rebuilt over all chunks
-(they are global), which is fast.
+(they are global), which is fast. A note that cannot be read (not UTF-8, a
+dangling link, vanished, unreadable) is skipped with a warning and listed in
+:attr:`IndexReport.skipped`; the rest is indexed.
+
+askkit only ever writes a cache folder that is new, empty, or marked as its own
+(a ``CACHEDIR.TAG`` naming askkit); any other folder, the vault itself, a
+folder inside the vault or one containing it is refused with a
+:class:`~askkit.errors.UsageError`. A cache is checked whole when it is opened;
+a damaged one is rebuilt from the vault with a warning saying what was wrong
+(see :mod:`askkit.retrieve._cache`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
-import tempfile
+import stat
+import sys
 import time
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -40,8 +49,6 @@ from typing import Any
 import bm25s
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from askkit.errors import SchemaError, VaultError
@@ -50,6 +57,10 @@ from askkit.metrics.io import Queries, read_queries
 from askkit.ranking.pool import deduplicate_chunks
 from askkit.ranking.settings import CutSettings
 from askkit.ranking.surfaces import CutPreview, cut_preview
+from askkit.retrieve._cache import COLUMNS as _COLUMNS
+from askkit.retrieve._cache import CorruptCache, claim, is_ours
+from askkit.retrieve._cache import load as load_cache
+from askkit.retrieve._cache import save as save_cache
 from askkit.retrieve.split import CHUNK_MAX, CHUNK_TARGET, split_for_rag
 from askkit.sources import BREADCRUMB_SEP, VaultPath
 from askkit.vault import Vault, content_hash
@@ -68,10 +79,9 @@ __all__ = [
 
 #: How many chunks kimun's server ranks before keeping one per note.
 CANDIDATE_POOL = 80
-_FORMAT = 1
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 _STOPWORDS = frozenset(bm25s.stopwords.STOPWORDS_EN)
-_COLUMNS = ("path", "title", "date", "text", "hash", "section", "piece", "start", "end")
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
 #: The long pool frame of :meth:`LocalIndex.pools` (what ``sweep_cuts`` reads): column -> dtype.
 POOL_COLUMNS: dict[str, Any] = {
     "query_id": STRING,
@@ -95,7 +105,13 @@ def tokenize(text: str) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class IndexReport:
-    """What an (incremental) indexing run did."""
+    """What an (incremental) indexing run did.
+
+    ``deleted`` lists the notes that left the index: gone from the vault, or
+    no longer readable. ``skipped`` maps each file that was not indexed to the
+    reason: links leaving the vault (:attr:`askkit.vault.Vault.skipped`) and
+    notes that could not be read or decoded.
+    """
 
     added: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
@@ -116,6 +132,22 @@ class IndexReport:
             f"{self.unchanged} unchanged; {self.chunks} chunks in {self.seconds:.2f}s"
             + (f"; {len(self.skipped)} skipped" if self.skipped else "")
         )
+
+
+def _warn(message: str) -> None:
+    """A UserWarning attributed to the first caller outside askkit (the user's line)."""
+    level, frame = 2, sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, UserWarning, stacklevel=level)
+
+
+def _reason(file: Path, exc: OSError) -> str:
+    """Why a note was not indexed: a VaultError's own message, or the system's."""
+    if isinstance(exc, VaultError):
+        return str(exc).removeprefix(f"{file}: ")
+    return f"cannot read it: {exc.strerror or exc}"
 
 
 def _default_cache(root: Path) -> Path:
@@ -154,7 +186,10 @@ class LocalIndex:
     cache_dir:
         Where the index persists. ``None`` (default): ``$ASKKIT_CACHE_DIR`` or
         ``~/.cache/askkit``, in a folder named after the vault's path.
-        ``False``: keep it in memory only.
+        ``False``: keep it in memory only. The folder must be new, empty, or
+        one askkit made; anything else (a folder of other files, a file, the
+        vault, a folder inside the vault or holding it) raises
+        :class:`~askkit.errors.UsageError` and nothing is touched.
     pool:
         Candidate pool before keeping one chunk per note (kimun: 80), kept as
         :attr:`pool_size`; also the default size of :meth:`pool`.
@@ -206,6 +241,8 @@ class LocalIndex:
         self._bm25: bm25s.BM25 | None = None
         self._path_arr: np.ndarray[Any, Any] = np.empty(0, dtype=object)
         self.last_report = IndexReport()
+        if self.cache_dir is not None:
+            claim(self.cache_dir, self.vault.root)  # refuse a folder askkit may not write
         if not self._load():
             self.update()
 
@@ -219,7 +256,6 @@ class LocalIndex:
 
     def _params(self) -> dict[str, Any]:
         return {
-            "format": _FORMAT,
             "k1": self.k1,
             "b": self.b,
             "index_headings": self.index_headings,
@@ -228,42 +264,44 @@ class LocalIndex:
         }
 
     def update(self) -> IndexReport:
-        """Bring the index up to date with the vault; return what changed."""
+        """Bring the index up to date with the vault; return what changed.
+
+        A note that cannot be read now (a dangling link, vanished, permission
+        denied, not valid UTF-8 under the vault's ``errors="strict"``, any
+        :class:`~askkit.errors.VaultError`) is skipped with a warning naming
+        the file, listed in the report's ``skipped``, and left out of the index.
+        """
         t0 = time.perf_counter()
         self.vault.refresh()
         listing = {str(p): p for p in self.vault.notes()}
         old = self._notes
-        by_note: dict[str, dict[str, list[Any]]] = {}
-        for i, p in enumerate(self._cols["path"]):
-            by_note.setdefault(p, {c: [] for c in _COLUMNS})
-            for c in _COLUMNS:
-                by_note[p][c].append(self._cols[c][i])
+        by_note = self._chunks_by_note()
         added: list[str] = []
         changed: list[str] = []
-        unchanged = 0
-        notes: dict[str, dict[str, Any]] = {}
-        todo: list[tuple[str, VaultPath, os.stat_result]] = []
-        for key, vp in listing.items():
-            st = self.vault.resolve(vp).stat()
+        failed: dict[str, str] = {}
+        notes, todo = self._stat_notes(listing, failed)
+        unchanged = len(notes)
+        bar = tqdm(todo, desc="indexing notes", unit="note", disable=not self.progress or not todo)
+        for key, vp, file, st in bar:
             prev = old.get(key)
-            if prev and prev["size"] == st.st_size and prev["mtime_ns"] == st.st_mtime_ns:
-                notes[key] = prev
+            try:
+                data = self.vault.read_bytes(vp)
+                h = content_hash(data)
+                fresh = prev is None or prev["hash"] != h
+                if fresh:
+                    text = self.vault.decode(data, file)
+                    by_note[key] = note_chunks(vp, text, h, Vault.journal_date(key))
+            except OSError as exc:
+                failed[str(file)] = _reason(file, exc)
+                continue
+            notes[key] = {"hash": h, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+            if not fresh:
                 unchanged += 1
             else:
-                todo.append((key, vp, st))
-        bar = tqdm(todo, desc="indexing notes", unit="note", disable=not self.progress or not todo)
-        for key, vp, st in bar:
-            data = self.vault.read_bytes(vp)
-            h = content_hash(data)
-            prev = old.get(key)
-            notes[key] = {"hash": h, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-            if prev is not None and prev["hash"] == h:
-                unchanged += 1
-                continue
-            text = self.vault.decode(data, self.vault.resolve(vp))
-            by_note[key] = note_chunks(vp, text, h, Vault.journal_date(key))
-            (changed if prev is not None else added).append(key)
-        deleted = sorted(set(old) - set(listing))
+                (changed if prev is not None else added).append(key)
+        for file, reason in failed.items():
+            _warn(f"not indexing {file}: {reason}")
+        deleted = sorted(set(old) - set(notes))  # gone from the vault, or unreadable now
         touched = bool(added or changed or deleted) or self._bm25 is None
         if touched:
             cols: dict[str, list[Any]] = {c: [] for c in _COLUMNS}
@@ -283,12 +321,44 @@ class LocalIndex:
             unchanged=unchanged,
             chunks=len(self),
             seconds=time.perf_counter() - t0,
-            skipped={str(k): v for k, v in self.vault.skipped.items()},
+            skipped={**{str(k): v for k, v in self.vault.skipped.items()}, **failed},
         )
         self.last_report = report
         if touched or notes != old:
             self._save()
         return report
+
+    def _chunks_by_note(self) -> dict[str, dict[str, list[Any]]]:
+        by_note: dict[str, dict[str, list[Any]]] = {}
+        for i, p in enumerate(self._cols["path"]):
+            by_note.setdefault(p, {c: [] for c in _COLUMNS})
+            for c in _COLUMNS:
+                by_note[p][c].append(self._cols[c][i])
+        return by_note
+
+    def _stat_notes(
+        self, listing: dict[str, VaultPath], failed: dict[str, str]
+    ) -> tuple[dict[str, dict[str, Any]], list[tuple[str, VaultPath, Path, os.stat_result]]]:
+        """The notes unchanged since the last run (same size and mtime), and the rest to read."""
+        notes: dict[str, dict[str, Any]] = {}
+        todo: list[tuple[str, VaultPath, Path, os.stat_result]] = []
+        for key, vp in listing.items():
+            file = self.vault.root / key
+            try:
+                file = self.vault.resolve(vp)
+                st = self.vault.stat(vp)  # on the file opened inside the vault
+            except OSError as exc:  # VaultError is an OSError
+                failed[str(file)] = _reason(file, exc)
+                continue
+            if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read
+                failed[str(file)] = "not a regular file"
+                continue
+            prev = self._notes.get(key)
+            if prev and prev["size"] == st.st_size and prev["mtime_ns"] == st.st_mtime_ns:
+                notes[key] = prev
+            else:
+                todo.append((key, vp, file, st))
+        return notes, todo
 
     def _doc_text(self, i: int) -> str:
         text: str = self._cols["text"][i]
@@ -315,49 +385,31 @@ class LocalIndex:
     def _save(self) -> None:
         if self.cache_dir is None:
             return
-        self.cache_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.cache_dir.parent))
-        try:
-            table = pa.table({c: pa.array(self._cols[c], type=_ARROW_TYPES[c]) for c in _COLUMNS})
-            pq.write_table(table, tmp / "chunks.parquet")
-            if self._bm25 is not None:
-                self._bm25.save(str(tmp / "bm25"))
-            manifest = {
-                "params": self._params(),
-                "vault": str(self.vault.root),
-                "notes": self._notes,
-            }
-            (tmp / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-            old = self.cache_dir.with_name(self.cache_dir.name + ".old")
-            if self.cache_dir.exists():
-                if old.exists():
-                    shutil.rmtree(old)
-                self.cache_dir.rename(old)
-            tmp.rename(self.cache_dir)
-            if old.exists():
-                shutil.rmtree(old)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
+        manifest = {
+            "params": self._params(),
+            "vault": str(self.vault.root),
+            "notes": self._notes,
+            "chunks": len(self),
+        }
+        save_cache(
+            self.cache_dir, self.vault.root, cols=self._cols, bm25=self._bm25, manifest=manifest
+        )
 
     def _load(self) -> bool:
-        if self.cache_dir is None or not (self.cache_dir / "manifest.json").is_file():
+        if self.cache_dir is None or not is_ours(self.cache_dir):
             return False
         try:
-            manifest = json.loads((self.cache_dir / "manifest.json").read_text(encoding="utf-8"))
-            if manifest.get("params") != self._params():
-                return False
-            table = pq.read_table(self.cache_dir / "chunks.parquet")
-            self._cols = {c: table.column(c).to_pylist() for c in _COLUMNS}
-            self._notes = manifest["notes"]
-            bm25_dir = self.cache_dir / "bm25"
-            self._bm25 = bm25s.BM25.load(str(bm25_dir)) if bm25_dir.is_dir() else None
-            self._path_arr = np.asarray(self._cols["path"], dtype=object)
-        except (OSError, ValueError, KeyError, pa.ArrowException):
-            self._notes = {}
-            self._cols = {c: [] for c in _COLUMNS}
-            self._bm25 = None
+            cached = load_cache(self.cache_dir, params=self._params(), vault=str(self.vault.root))
+        except CorruptCache as exc:
+            _warn(
+                f"the index cache {self.cache_dir} is damaged: {exc}; "
+                f"rebuilding it from the vault {self.vault.root}"
+            )
             return False
+        if cached is None:  # other settings, another vault or format: rebuilt quietly
+            return False
+        self._notes, self._cols, self._bm25 = cached.notes, cached.cols, cached.bm25
+        self._path_arr = np.asarray(self._cols["path"], dtype=object)
         self.update()
         return True
 
@@ -538,16 +590,3 @@ class LocalIndex:
     def note_of(self, chunk: ChunkResult | str) -> str:
         """The full text of the note a chunk (or a path) comes from."""
         return self.vault.read(chunk.path if isinstance(chunk, ChunkResult) else chunk)
-
-
-_ARROW_TYPES = {
-    "path": pa.string(),
-    "title": pa.string(),
-    "date": pa.string(),
-    "text": pa.string(),
-    "hash": pa.string(),
-    "section": pa.int32(),
-    "piece": pa.int32(),
-    "start": pa.int64(),
-    "end": pa.int64(),
-}

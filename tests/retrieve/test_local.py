@@ -157,7 +157,8 @@ def test_in_memory_index_writes_nothing(root: Path, tmp_path: Path) -> None:
 def test_corrupt_cache_is_rebuilt(root: Path, tmp_path: Path) -> None:
     LocalIndex(root, cache_dir=tmp_path / "c", progress=False)
     (tmp_path / "c" / "chunks.parquet").write_bytes(b"garbage")
-    index = LocalIndex(root, cache_dir=tmp_path / "c", progress=False)
+    with pytest.warns(UserWarning, match=r"index cache .* is damaged: chunks\.parquet"):
+        index = LocalIndex(root, cache_dir=tmp_path / "c", progress=False)
     assert len(index.last_report.added) == 4
     assert index.search("starter")
 

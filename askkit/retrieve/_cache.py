@@ -1,0 +1,445 @@
+"""The cache folder of a :class:`~askkit.retrieve.local.LocalIndex`: owned, swapped whole, checked.
+
+A cache folder holds::
+
+    CACHEDIR.TAG     askkit's marker, written first (a standard cache directory tag)
+    manifest.json    {"askkit_cache": FORMAT, "params", "vault", "notes", "chunks"}
+    chunks.parquet   one row per chunk, columns COLUMNS, sorted by note path
+    bm25/            bm25s's own save of the BM25 matrix (absent when there are no chunks)
+
+Ownership: askkit writes, replaces and deletes only folders that carry its
+``CACHEDIR.TAG``. :func:`claim` refuses, with a :class:`~askkit.errors.UsageError`
+naming the path, a cache folder that holds anything else, that is a file or a
+symbolic link, that is the vault, lies inside it or contains it. A new cache
+is written to a fresh sibling temporary folder (marked first), then swapped in
+by renames; the previous folder is deleted only if it carries the marker, and
+a sibling ``.old`` that is not askkit's is left alone (another name is used).
+
+Loading: :func:`load` checks every file against the schema askkit writes
+before anything is used, and raises :class:`CorruptCache` saying what is
+wrong; a cache written for other settings, another vault or another format is
+not corrupt, only stale (``None``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import bm25s
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from askkit.errors import UsageError
+
+__all__ = [
+    "ARROW_TYPES",
+    "COLUMNS",
+    "FORMAT",
+    "TAG_NAME",
+    "Cached",
+    "CorruptCache",
+    "bm25_params",
+    "claim",
+    "is_ours",
+    "load",
+    "save",
+]
+
+#: The cache layout's version (``manifest.json``'s ``askkit_cache``); another one is stale.
+FORMAT = 2
+#: The chunk columns, in the order ``chunks.parquet`` stores them.
+COLUMNS = ("path", "title", "date", "text", "hash", "section", "piece", "start", "end")
+ARROW_TYPES = {
+    "path": pa.string(),
+    "title": pa.string(),
+    "date": pa.string(),
+    "text": pa.string(),
+    "hash": pa.string(),
+    "section": pa.int32(),
+    "piece": pa.int32(),
+    "start": pa.int64(),
+    "end": pa.int64(),
+}
+_NULLABLE = frozenset({"date"})
+#: The marker: a cache directory tag (https://bford.info/cachedir/) that names askkit.
+TAG_NAME = "CACHEDIR.TAG"
+_TAG_HEAD = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by askkit"
+)
+_TAG = (
+    _TAG_HEAD + ": a local index of a kimun vault.\n"
+    "# askkit replaces this folder whenever it re-indexes; delete it freely.\n"
+    "# For information about cache directory tags, see https://bford.info/cachedir/\n"
+)
+_MANIFEST_KEYS = frozenset({"askkit_cache", "params", "vault", "notes", "chunks"})
+_NOTE_KEYS = frozenset({"hash", "size", "mtime_ns"})
+_BM25_ARRAYS = ("data", "indices", "indptr")
+
+
+class CorruptCache(Exception):
+    """The cache folder does not hold what askkit writes; the message says what is wrong."""
+
+
+class _Stale(Exception):
+    """The cache is sound but was written by another bm25s version."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cached:
+    """A cache read back and checked: the notes, the chunk columns and the BM25 index."""
+
+    notes: dict[str, dict[str, Any]]
+    cols: dict[str, list[Any]]
+    bm25: bm25s.BM25 | None
+
+
+# -- ownership ------------------------------------------------------------------------------
+
+
+def is_ours(folder: Path) -> bool:
+    """Whether ``folder`` is a real folder (not a link) carrying askkit's marker."""
+    tag = folder / TAG_NAME
+    try:
+        if folder.is_symlink() or not folder.is_dir() or tag.is_symlink() or not tag.is_file():
+            return False
+        with tag.open("rb") as fh:
+            head = fh.read(len(_TAG_HEAD.encode()))
+    except OSError:
+        return False
+    return head == _TAG_HEAD.encode()
+
+
+def claim(folder: Path, vault: Path) -> Literal["missing", "empty", "ours"]:
+    """Check that askkit may write ``folder``; say whether it is missing, empty or askkit's.
+
+    ``vault`` is the vault's resolved root. Anything else raises
+    :class:`~askkit.errors.UsageError` naming the folder, and nothing is touched.
+    """
+    fix = "give another cache_dir (--cache-dir): a new or empty folder, or one askkit made"
+    if folder.is_symlink():
+        raise UsageError(f"the cache folder {folder} is a symbolic link; {fix}")
+    try:
+        real = folder.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on Python 3.11
+        raise UsageError(f"the cache folder {folder} cannot be resolved ({exc}); {fix}") from None
+    if real == vault:
+        raise UsageError(
+            f"the cache folder {folder} is the vault itself; askkit never writes into a vault: "
+            f"{fix}"
+        )
+    if real in vault.parents:
+        raise UsageError(
+            f"the cache folder {folder} contains the vault {vault}, and askkit replaces its "
+            f"cache folder whole: {fix}"
+        )
+    if vault in real.parents:
+        raise UsageError(
+            f"the cache folder {folder} is inside the vault {vault}; askkit never writes into "
+            f"a vault: {fix}"
+        )
+    if not folder.exists():
+        return "missing"
+    if not folder.is_dir():
+        raise UsageError(f"the cache folder {folder} is a file, not a folder; {fix}")
+    if is_ours(folder):
+        return "ours"
+    try:
+        with os.scandir(folder) as entries:
+            empty = next(entries, None) is None
+    except OSError as exc:
+        raise UsageError(f"cannot list the cache folder {folder}: {exc.strerror}; {fix}") from None
+    if empty:
+        return "empty"
+    raise UsageError(
+        f"the cache folder {folder} holds files askkit did not make (it has no askkit "
+        f"{TAG_NAME}), and askkit never deletes what it did not create: {fix}, "
+        "or remove that folder yourself"
+    )
+
+
+def _old_name(folder: Path) -> Path:
+    """A free sibling to move the previous cache to: ``<name>.old`` unless that is not askkit's."""
+    old = folder.with_name(folder.name + ".old")
+    if os.path.lexists(old) and is_ours(old):  # left by an interrupted save
+        shutil.rmtree(old, ignore_errors=True)
+    while os.path.lexists(old):  # someone else's: never touched
+        old = folder.with_name(f"{folder.name}.old-{secrets.token_hex(4)}")
+    return old
+
+
+def save(
+    folder: Path,
+    vault: Path,
+    *,
+    cols: dict[str, list[Any]],
+    bm25: bm25s.BM25 | None,
+    manifest: dict[str, Any],
+) -> None:
+    """Write the cache to a marked temporary sibling, then swap it in for ``folder``."""
+    state = claim(folder, vault)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
+    try:
+        (tmp / TAG_NAME).write_text(_TAG, encoding="utf-8")
+        table = pa.table({c: pa.array(cols[c], type=ARROW_TYPES[c]) for c in COLUMNS})
+        pq.write_table(table, tmp / "chunks.parquet")
+        if bm25 is not None:
+            bm25.save(str(tmp / "bm25"), show_progress=False)
+        (tmp / "manifest.json").write_text(
+            json.dumps({"askkit_cache": FORMAT, **manifest}), encoding="utf-8"
+        )
+        if state == "empty":
+            folder.rmdir()  # fails, harmlessly, if something appeared in it meanwhile
+        if state != "ours":
+            tmp.rename(folder)
+            return
+        old = _old_name(folder)
+        folder.rename(old)
+        try:
+            tmp.rename(folder)
+        except OSError:
+            old.rename(folder)
+            raise
+        if is_ours(old):
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# -- loading --------------------------------------------------------------------------------
+
+
+def _kind(value: object) -> str:
+    """A JSON value's kind, with ``bool`` apart from numbers."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _read_json(path: Path, name: str) -> Any:
+    if path.is_symlink() or not path.is_file():
+        raise CorruptCache(f"{name} is missing")
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:
+        raise CorruptCache(f"{name} is not JSON ({exc})") from None
+
+
+def _check_like(value: object, expected: dict[str, Any], name: str) -> dict[str, Any]:
+    """``value`` must be an object with exactly ``expected``'s keys, each of the same kind."""
+    if not isinstance(value, dict):
+        raise CorruptCache(f"{name} is {_kind(value)}, not an object")
+    if set(value) != set(expected):
+        raise CorruptCache(f"{name} has the keys {sorted(value)}, expected {sorted(expected)}")
+    for key, want in expected.items():
+        if _kind(value[key]) != _kind(want):
+            raise CorruptCache(f"{name}.{key} is {_kind(value[key])}, expected {_kind(want)}")
+    return value
+
+
+def _check_notes(notes: object) -> dict[str, dict[str, Any]]:
+    if not isinstance(notes, dict):
+        raise CorruptCache(f"manifest.json's notes is {_kind(notes)}, not an object")
+    for key, note in notes.items():
+        where = f"manifest.json's notes[{key!r}]"
+        if not isinstance(note, dict) or set(note) != _NOTE_KEYS:
+            raise CorruptCache(f"{where} is not {{hash, size, mtime_ns}}")
+        if not isinstance(note["hash"], str) or not note["hash"]:
+            raise CorruptCache(f"{where}.hash is not a hash string")
+        if not _is_count(note["size"]):
+            raise CorruptCache(f"{where}.size is not a byte count")
+        if not isinstance(note["mtime_ns"], int) or isinstance(note["mtime_ns"], bool):
+            raise CorruptCache(f"{where}.mtime_ns is not an integer")
+    return notes
+
+
+def _read_chunks(path: Path, rows: int, notes: dict[str, dict[str, Any]]) -> dict[str, list[Any]]:
+    if path.is_symlink() or not path.is_file():
+        raise CorruptCache("chunks.parquet is missing")
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # any failure of a reader on a damaged file means "rebuild"
+        raise CorruptCache(f"chunks.parquet cannot be read ({type(exc).__name__}: {exc})") from None
+    if table.schema.names != list(COLUMNS):
+        raise CorruptCache(f"chunks.parquet has the columns {table.schema.names}, not {COLUMNS}")
+    for c in COLUMNS:
+        got = table.schema.field(c).type
+        if got != ARROW_TYPES[c]:
+            raise CorruptCache(f"chunks.parquet's {c!r} column is {got}, not {ARROW_TYPES[c]}")
+        if c not in _NULLABLE and table.column(c).null_count:
+            raise CorruptCache(f"chunks.parquet's {c!r} column has missing values")
+    if table.num_rows != rows:
+        raise CorruptCache(
+            f"chunks.parquet has {table.num_rows} rows but manifest.json counts {rows} chunks"
+        )
+    cols = {c: table.column(c).to_pylist() for c in COLUMNS}
+    paths = cols["path"]
+    if any(a > b for a, b in itertools.pairwise(paths)):
+        raise CorruptCache("chunks.parquet's rows are not sorted by note path")
+    for p, h in zip(paths, cols["hash"], strict=True):
+        note = notes.get(p)
+        if note is None:
+            raise CorruptCache(f"chunks.parquet has chunks of {p!r}, a note manifest.json lacks")
+        if note["hash"] != h:
+            raise CorruptCache(f"chunks.parquet's hash of {p!r} is not manifest.json's")
+    if min(cols["section"] + cols["piece"] + cols["start"], default=0) < 0 or any(
+        s > e for s, e in zip(cols["start"], cols["end"], strict=True)
+    ):
+        raise CorruptCache("chunks.parquet has negative or inverted sections")
+    return cols
+
+
+def bm25_params(k1: float, b: float, num_docs: int) -> dict[str, Any]:
+    """What bm25s writes in ``params.index.json`` for an index askkit builds."""
+    fresh = bm25s.BM25(k1=k1, b=b)
+    return {
+        "k1": fresh.k1,
+        "b": fresh.b,
+        "delta": fresh.delta,
+        "method": fresh.method,
+        "idf_method": fresh.idf_method,
+        "dtype": fresh.dtype,
+        "int_dtype": fresh.int_dtype,
+        "num_docs": num_docs,
+        "version": bm25s.__version__,
+        "backend": fresh.backend,
+    }
+
+
+def _read_bm25(folder: Path, rows: int, k1: float, b: float) -> bm25s.BM25 | None:
+    if rows == 0:
+        if os.path.lexists(folder):
+            raise CorruptCache("bm25/ exists but the index has no chunks")
+        return None
+    if folder.is_symlink() or not folder.is_dir():
+        raise CorruptCache("bm25/ is missing")
+    expected = bm25_params(k1, b, rows)
+    saved = _check_like(
+        _read_json(folder / "params.index.json", "bm25/params.index.json"),
+        expected,
+        "bm25/params.index.json",
+    )
+    if saved["version"] != expected["version"]:
+        raise _Stale
+    if saved["num_docs"] != rows:
+        raise CorruptCache(
+            f"bm25/ indexes {saved['num_docs']} documents but chunks.parquet has {rows} chunks"
+        )
+    wrong = [
+        f"{k} {saved[k]!r} (expected {expected[k]!r})" for k in expected if saved[k] != expected[k]
+    ]
+    if wrong:
+        raise CorruptCache(f"bm25/params.index.json has {', '.join(wrong)}")
+    vocab = _read_json(folder / "vocab.index.json", "bm25/vocab.index.json")
+    if not isinstance(vocab, dict) or not all(_is_count(i) for i in vocab.values()):
+        raise CorruptCache("bm25/vocab.index.json is not an object of term ids")
+    if len(set(vocab.values())) != len(vocab):
+        raise CorruptCache("bm25/vocab.index.json gives two terms the same id")
+    try:
+        bm25 = bm25s.BM25.load(str(folder), mmap=False, allow_pickle=False)
+    except Exception as exc:  # any failure of a reader on a damaged file means "rebuild"
+        raise CorruptCache(f"bm25/ cannot be loaded ({type(exc).__name__}: {exc})") from None
+    _check_matrix(bm25, rows, vocab, expected)
+    return bm25
+
+
+def _array(scores: dict[str, Any], name: str) -> np.ndarray[Any, Any]:
+    array = scores.get(name)
+    if not isinstance(array, np.ndarray) or array.ndim != 1:
+        raise CorruptCache(f"bm25/{name} is not a one-dimensional array")
+    return array
+
+
+def _check_matrix(
+    bm25: bm25s.BM25, rows: int, vocab: dict[str, int], expected: dict[str, Any]
+) -> None:
+    scores = getattr(bm25, "scores", None)
+    if not isinstance(scores, dict) or scores.get("num_docs") != rows:
+        raise CorruptCache(f"bm25/ does not hold a matrix of {rows} documents")
+    data, indices, indptr = (_array(scores, name) for name in _BM25_ARRAYS)
+    if data.dtype != np.dtype(expected["dtype"]) or indices.dtype != np.dtype(
+        expected["int_dtype"]
+    ):
+        raise CorruptCache(
+            f"bm25/ holds {data.dtype} scores and {indices.dtype} document ids, "
+            f"expected {expected['dtype']} and {expected['int_dtype']}"
+        )
+    if indptr.dtype.kind not in "iu" or not len(indptr):
+        raise CorruptCache("bm25/indptr is not an array of offsets")
+    if (
+        indptr[0] != 0
+        or indptr[-1] != len(data)
+        or len(indices) != len(data)
+        or bool((np.diff(indptr) < 0).any())
+    ):
+        raise CorruptCache("bm25/indptr does not index its scores")
+    if len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= rows):
+        raise CorruptCache(f"bm25/ has document ids outside 0..{rows - 1}")
+    if not bool(np.isfinite(data).all()) or bool((data < 0).any()):
+        raise CorruptCache("bm25/ has negative or non-finite scores")
+    terms = len(indptr) - 1
+    if any(i >= terms for t, i in vocab.items() if t):
+        raise CorruptCache(f"bm25/vocab.index.json has term ids beyond the matrix's {terms}")
+    if bm25.vocab_dict != vocab:
+        raise CorruptCache("bm25/vocab.index.json changed while it was read")
+
+
+def load(folder: Path, *, params: dict[str, Any], vault: str) -> Cached | None:
+    """Read the cache in ``folder`` and check it whole before anything is used.
+
+    Returns ``None`` when the cache is sound but stale: written by another
+    cache format or bm25s version, with other ``params``, or for another
+    ``vault``. Raises :class:`CorruptCache` when it is not what askkit writes.
+    """
+    manifest = _read_json(folder / "manifest.json", "manifest.json")
+    if not isinstance(manifest, dict):
+        raise CorruptCache(f"manifest.json is {_kind(manifest)}, not an object")
+    fmt = manifest.get("askkit_cache")
+    if not _is_count(fmt):
+        raise CorruptCache("manifest.json has no askkit_cache format number")
+    if fmt != FORMAT:
+        return None
+    if set(manifest) != _MANIFEST_KEYS:
+        raise CorruptCache(
+            f"manifest.json has the keys {sorted(manifest)}, expected {sorted(_MANIFEST_KEYS)}"
+        )
+    saved = _check_like(manifest["params"], params, "manifest.json's params")
+    if not isinstance(manifest["vault"], str):
+        raise CorruptCache(f"manifest.json's vault is {_kind(manifest['vault'])}, not a string")
+    notes = _check_notes(manifest["notes"])
+    rows = manifest["chunks"]
+    if not _is_count(rows):
+        raise CorruptCache("manifest.json's chunks is not a count")
+    if saved != params or manifest["vault"] != vault:
+        return None
+    cols = _read_chunks(folder / "chunks.parquet", rows, notes)
+    try:
+        bm25 = _read_bm25(folder / "bm25", rows, params["k1"], params["b"])
+    except _Stale:
+        return None
+    return Cached(notes=notes, cols=cols, bm25=bm25)
