@@ -21,9 +21,10 @@ a heading contains `` › ``; a journal section whose only heading is its date
 keeps that date, as a judgment names it), and ``match_heading`` when the
 frame has no title.
 
-Writing TREC files, an id with whitespace (a section id's heading) is
+Writing TREC files, an id with ASCII whitespace (a section id's heading) is
 percent-encoded (:func:`encode_id`) so that it stays one column; any other id
-is written as it is. Readers never decode.
+is written as it is. Readers never decode. A TSV qrels file quotes a field
+holding a tab, CR, LF or ``"`` instead, so every value reads back exactly.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -83,6 +85,8 @@ _ENCODE: tuple[tuple[str, str], ...] = (
     ("\x0b", "%0B"),
     ("\x0c", "%0C"),
 )
+#: The characters a TREC reader splits fields on: the ones :data:`_ENCODE` encodes.
+_SPLIT = "[ \t\n\r\x0b\x0c]"
 PathOrFrame = str | os.PathLike[str] | pd.DataFrame
 
 
@@ -196,6 +200,7 @@ def _check_ids(ids: str) -> None:
 
 
 _INTEGER = r"^[+-]?[0-9]{1,18}$"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _NUMBER = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|inf|infinity))$"
 
 
@@ -221,6 +226,29 @@ def _bad_rows(values: pd.Series, pattern: str) -> np.ndarray[Any, Any]:
     return ~np.asarray(pc.match_substring_regex(arr, pattern).to_numpy(zero_copy_only=False))
 
 
+def _text(
+    values: pd.Series, name: str, source: object, lines: np.ndarray[Any, Any] | None
+) -> pd.Series:
+    """A column as the frame's string dtype; a value that is not valid Unicode text
+    (a lone surrogate, as an undecodable file name gives) raises :class:`SchemaError`."""
+    try:
+        return values.astype(STRING)
+    except UnicodeEncodeError:
+        pass
+    for i, value in enumerate(values.tolist()):
+        if isinstance(value, str) and _SURROGATE.search(value):
+            line = int(lines[i]) if lines is not None else None
+            raise SchemaError(
+                f"row {i}: not valid Unicode text (a lone surrogate, as an undecodable "
+                "file name gives), so it cannot be written as UTF-8; rename the note or "
+                "fix the value",
+                field=name,
+                value=value,
+                **_where(source, line),
+            )
+    return values.astype(STRING)  # not a surrogate after all: let pandas say what it is
+
+
 def _normalise(
     frame: pd.DataFrame, source: object, lines: np.ndarray[Any, Any] | None, *, strict: bool
 ) -> tuple[pd.DataFrame, list[SchemaError]]:
@@ -237,6 +265,9 @@ def _normalise(
             **_where(source),
         )
     frame = frame.reset_index(drop=True)
+    for name in ("query_id", "path", "heading", "doc", "iteration"):
+        if name in frame.columns:
+            frame[name] = _text(frame[name], name, source, lines)
     raw_grade = frame["grade"]
     if pd.api.types.is_integer_dtype(raw_grade.dtype) and not raw_grade.hasnans:
         bad_grade = raw_grade.isna().to_numpy()
@@ -293,7 +324,9 @@ def _normalise(
 
 
 def _sniff(text: str) -> Literal["tsv", "trec"]:
-    for line in text.splitlines():
+    """``"tsv"`` when the first non-blank line (cut at LF or CR only, as both
+    readers cut lines, never at U+0085 or U+2028) has a ``query_id`` column."""
+    for line in text.replace("\r", "\n").split("\n"):
         if line.strip():
             return "tsv" if "query_id" in line.split("\t") else "trec"
     return "tsv"
@@ -454,19 +487,48 @@ def _read_qrels_tsv(path: Path, *, strict: bool) -> tuple[pd.DataFrame, list[Sch
         ) from None
     if not text.strip():
         return read_qrels(pd.DataFrame({c: [] for c in QRELS_COLUMNS})), [], 0
-    frame = pd.read_csv(
-        io.StringIO(text),
-        sep="\t",
-        dtype=str,
-        keep_default_na=False,
-        quoting=csv.QUOTE_MINIMAL,
-        skip_blank_lines=True,
-    )
-    # the file line of each row: line 1 is the header; blank lines are skipped
-    starts = [i for i, line in enumerate(text.split("\n")[1:], start=2) if line.strip()]
-    lines = np.asarray(starts[: len(frame)], dtype=np.int64) if len(starts) >= len(frame) else None
+    try:
+        frame = pd.read_csv(
+            io.StringIO(text),
+            sep="\t",
+            dtype=str,
+            keep_default_na=False,
+            quoting=csv.QUOTE_MINIMAL,
+            skip_blank_lines=True,
+        )
+    except pd.errors.ParserError as exc:
+        raise SchemaError(
+            f"not a qrels TSV: {' '.join(str(exc).split())}; each line needs the header's "
+            "fields, separated by tabs, a field holding a tab, line break or quote in quotes",
+            has_value=False,
+            file=str(path),
+        ) from None
+    starts = _record_lines(text)
+    lines = np.asarray(starts, dtype=np.int64) if len(starts) == len(frame) else None
     out, errors = _normalise(frame, path, lines, strict=strict)
     return out, errors, len(frame)
+
+
+def _record_lines(text: str) -> list[int]:
+    r"""The line each row of a qrels TSV starts on (line 1 is the header).
+
+    Lines end as pandas ends them (LF, CRLF or CR); a quoted field may span
+    lines; lines of spaces alone are blank, as pandas skips them.
+
+    >>> _record_lines('h\n\na\t"x\ny"\t1\r\nb\t2\n')
+    [3, 5]
+    """
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t")
+    starts: list[int] = []
+    previous = 0
+    try:
+        for row in reader:
+            if row and (len(row) > 1 or row[0].strip(" ")):
+                starts.append(previous + 1)
+            previous = reader.line_num
+    except csv.Error:  # a field over the csv module's size limit: lines unknown
+        return []
+    return starts[1:]  # the first row is the header
 
 
 def write_qrels(
@@ -479,15 +541,20 @@ def write_qrels(
     """Write judgments atomically (temporary file, then rename): a reader never sees half a file.
 
     ``format="tsv"`` writes the header ``query_id path heading grade``
-    (tab-separated; a field holding a tab, newline or quote is quoted);
+    (tab-separated; a field holding a tab, CR, LF or ``"`` is quoted, its
+    quotes doubled, so that :func:`read_qrels` reads every value back as it
+    was, backslashes and a leading ``#`` included);
     ``"trec"`` writes ``qid iter docid grade``: ``docid`` is the ``doc``
     column when there is one (a TREC file read back gives the same lines),
     else the id at ``level`` (:func:`qrels_doc_ids`: ``path`` for notes,
     ``path#heading`` for sections; ``None``: sections when a heading is
     given, as :func:`askkit.metrics.write_run` writes a section-level run);
-    ``iter`` the ``iteration`` column, else ``0``. An id with whitespace is
-    percent-encoded (:func:`encode_id`), any other id written as it is. Rows
-    keep their order.
+    ``iter`` the ``iteration`` column, else ``0``. An id with ASCII
+    whitespace is percent-encoded (:func:`encode_id`), any other id written
+    as it is; a line that would not read back (a query id starting with
+    ``#``, a comment to TREC readers; an empty field) raises
+    :class:`SchemaError` naming the row, field and value. So does a value
+    that is not valid Unicode text (a lone surrogate). Rows keep their order.
 
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "qrels.tsv"
@@ -497,10 +564,9 @@ def write_qrels(
     """
     frame = read_qrels(qrels)
     if format == "tsv":
-        columns = [c for c in frame.columns if c not in ("doc", "iteration")]
-        text = frame[columns].to_csv(
-            sep="\t", index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL
-        )
+        qid, path_, heading = (_tsv_field(frame[c]) for c in ("query_id", "path", "heading"))
+        rows = qid + "\t" + path_ + "\t" + heading + "\t" + frame["grade"].astype(str)
+        text = "\t".join(QRELS_COLUMNS) + "\n" + "".join(r + "\n" for r in rows.tolist())
     elif format == "trec":
         if level is None:
             level = "section" if bool((frame["heading"] != "").any()) else "note"
@@ -510,30 +576,60 @@ def write_qrels(
             if "iteration" in frame.columns
             else pd.Series(["0"] * len(frame), dtype=STRING)
         )
-        lines = (
-            trec_id(frame["query_id"])
-            + " "
-            + trec_id(iteration.reset_index(drop=True))
-            + " "
-            + trec_id(doc)
-            + " "
-            + frame["grade"].astype(str).astype(STRING)
-        )
+        qid, it, docid = (trec_id(v) for v in (frame["query_id"], iteration, doc))
+        _check_trec(qid, it, docid)
+        lines = qid + " " + it + " " + docid + " " + frame["grade"].astype(str).astype(STRING)
         text = "".join(line + "\n" for line in lines.tolist())
     else:
         raise ValueError(f"format must be 'tsv' or 'trec', got {format!r}")
     atomic_write_text(path, text)
 
 
-def trec_id(values: pd.Series) -> pd.Series:
-    """Ids as a TREC file's column: as they are, but percent-encoded
-    (:func:`encode_id`) when they hold whitespace.
+def _tsv_field(values: pd.Series) -> pd.Series:
+    r"""A qrels TSV column: a value holding a tab, CR, LF or ``"`` is quoted, its
+    quotes doubled (as the csv module quotes; :func:`read_qrels` reads it back
+    exactly); any other value, backslashes and ``#`` included, as it is.
 
-    >>> trec_id(pd.Series(["FT911-1", "a.md#Bake log", "50%"])).tolist()
-    ['FT911-1', 'a.md#Bake%20log', '50%']
+    >>> _tsv_field(pd.Series(["Top", "A\rB", 'a "b" c', "#1\\x"])).tolist()
+    ['Top', '"A\rB"', '"a ""b"" c"', '#1\\x']
     """
     out = values.astype(STRING).reset_index(drop=True)
-    spaced = out.str.contains(r"\s", regex=True).fillna(False).to_numpy(dtype=bool)
+    special = out.str.contains('[\t\n\r"]', regex=True).to_numpy(dtype=bool)
+    if special.any():
+        out = out.copy()
+        out[special] = '"' + out[special].str.replace('"', '""', regex=False) + '"'
+    return out
+
+
+def _check_trec(qid: pd.Series, iteration: pd.Series, doc: pd.Series) -> None:
+    """Refuse a TREC line that would not read back as written: an empty field
+    (the line would have three), or a query id starting with ``#`` (a comment)."""
+    comment = qid.str.startswith("#").to_numpy(dtype=bool)
+    fields = {"query_id": qid, "iteration": iteration, "doc": doc}
+    empty = {name: (col == "").to_numpy(dtype=bool) for name, col in fields.items()}
+    for i in np.flatnonzero(comment | np.logical_or.reduce(list(empty.values()))).tolist():
+        if comment[i]:
+            raise SchemaError(
+                f"row {i}: a TREC qrels line whose query id starts with '#' is a comment "
+                "and would be skipped; rename the query or write format='tsv'",
+                field="query_id",
+                value=qid.iloc[i],
+            )
+        name = next(n for n, bad in empty.items() if bad[i])
+        raise SchemaError(f"row {i}: a TREC qrels field must not be empty", field=name, value="")
+
+
+def trec_id(values: pd.Series) -> pd.Series:
+    r"""Ids as a TREC file's column: as they are, but percent-encoded
+    (:func:`encode_id`) when they hold ASCII whitespace, which trec_eval and
+    :func:`read_qrels` split fields on (other characters, U+001F or a
+    no-break space, stay in one field). An id read back is written the same.
+
+    >>> trec_id(pd.Series(["FT911-1", "a.md#Bake log", "50%", "A\x1fB%"])).tolist()
+    ['FT911-1', 'a.md#Bake%20log', '50%', 'A\x1fB%']
+    """
+    out = values.astype(STRING).reset_index(drop=True)
+    spaced = out.str.contains(_SPLIT, regex=True).fillna(False).to_numpy(dtype=bool)
     if spaced.any():
         out = out.copy()
         out[spaced] = encode_id(out[spaced])

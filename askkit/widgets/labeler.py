@@ -2,10 +2,13 @@
 
 Every grade is written at once, atomically (:func:`askkit.metrics.write_qrels`:
 a temporary file, then a rename). Before each write the file is read again
-and this grade is merged into it, so judgments written earlier, by this
-Labeler, by another one or by hand, are never lost; the file is read when
-the Labeler starts, so the grade of a source judged in an earlier session
-shows up again.
+and this grade is merged into it, while holding the file's lock
+(:func:`askkit.widgets._qrels.update_judgments`), so judgments written
+earlier or at the same time, by this Labeler, by another one in another
+process or by hand, are never lost; the file is read when the Labeler
+starts, so the grade of a source judged in an earlier session shows up
+again. A grade that cannot be saved (a malformed file, a full disk, a path
+that is not valid text) is shown in the status line and not kept.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from typing import Any
 import ipywidgets as w
 
 from askkit import _html
+from askkit.errors import SchemaError
 from askkit.metrics.io import read_queries
 from askkit.sources import AskSource
-from askkit.widgets._qrels import GRADES, Key, judgment_key, load_judgments, save_judgments
+from askkit.widgets._qrels import GRADES, Key, judgment_key, load_judgments, update_judgments
 from askkit.widgets.reader import SourceReader
 
 __all__ = ["GRADE_LABELS", "Labeler", "read_queries"]
@@ -156,8 +160,14 @@ class Labeler(w.VBox):  # type: ignore[misc]
 
     # -- actions
 
-    def grade(self, grade: int) -> None:
-        """Judge the shown source ``grade`` (0-3) and save the file atomically."""
+    def grade(self, grade: int) -> bool:
+        """Judge the shown source ``grade`` (0-3) and save the file atomically.
+
+        Returns ``True`` once the grade is in the file. When it cannot be saved
+        (nothing shown; a malformed file, which is never overwritten; a full
+        disk; a field that cannot be written), the status line says why and
+        ``False`` is returned.
+        """
         if grade not in GRADES:
             raise ValueError(f"grade must be one of {GRADES}, got {grade!r}")
         key = self.key()
@@ -165,12 +175,16 @@ class Labeler(w.VBox):  # type: ignore[misc]
             self.status_html.value = _html.message(
                 "nothing to grade: show a source and set a query id", tone="error"
             )
-            return
-        merged = load_judgments(self.path)
-        merged[key] = grade
-        save_judgments(self.path, merged)
-        self.judgments = merged
+            return False
+        try:
+            self.judgments = update_judgments(self.path, {key: grade})
+        except (SchemaError, OSError) as exc:
+            self.status_html.value = _html.message(
+                f"grade {grade} not saved: {exc}", tone="error", lead="error"
+            )
+            return False
         self._render(saved=True)
+        return True
 
     def move(self, delta: int) -> None:
         """Show the next (``+1``) or previous (``-1``) source of the view's table."""
