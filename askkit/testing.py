@@ -9,7 +9,12 @@ set; ``400`` for a bad body or vault id, ``404`` for an unknown job, errors as
 sourdough vault, the same as ``data/embeddings.json`` and
 ``data/answer_job.json``) or any retriever ``query -> chunks`` (a local
 index). Faults are switched on with :meth:`KimunTestServer.fail`, and every
-request is recorded for assertions.
+request is recorded for assertions. Besides a server's ordinary failures
+(error statuses, slow or dropped responses, failing jobs), the faults include
+a hostile server's: a response dripped one byte at a time, a huge or endless
+body, gzip bombs, and JSON no kimun sends (nested 100,000 deep, 400-digit
+numbers, bytes that are not UTF-8, lone surrogates). They are generated as
+they are sent, so the server itself stays small.
 
 It binds 127.0.0.1 only, on a free port, in a background thread; use it as a
 context manager so it always shuts down.
@@ -27,14 +32,17 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import hmac
 import json
 import socket
+import struct
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -86,6 +94,24 @@ class _ServerToken(enum.Enum):
 #:   body, then close the connection;
 #: - ``job_fails``: answer jobs end ``failed`` with ``message``;
 #: - ``job_never_completes``: answer jobs stay ``processing``.
+#:
+#: A hostile server's, each acting on the response the route would send:
+#:
+#: - ``drip``: send the headers, then the body one byte every ``delay``
+#:   seconds (default 0.5);
+#: - ``drip_headers``: the same from the status line on;
+#: - ``huge_body``: declare a ``Content-Length`` of ``size`` bytes (default
+#:   400 MB) and send that many spaces;
+#: - ``gzip_bomb``: a gzip body that inflates to ``size`` bytes of spaces
+#:   (default 1 GiB, about 1 MB on the wire);
+#: - ``gzip_stack``: the same bomb gzipped once more, ``Content-Encoding: gzip, gzip``
+#:   (a few KB on the wire);
+#: - ``endless``: a chunked body of spaces that never ends;
+#: - ``deep_json``: arrays nested ``size`` deep (default 100,000);
+#: - ``huge_number``: every number of the response as a ``size``-digit
+#:   integer (default 400; one is added when it has none);
+#: - ``bad_utf8``: the first string of the response holds ``caf\xe9``, not UTF-8;
+#: - ``lone_surrogate``: the first string of the response holds ``"\ud800"``.
 FaultKind = Literal[
     "status",
     "unauthorized",
@@ -95,6 +121,16 @@ FaultKind = Literal[
     "drop",
     "job_fails",
     "job_never_completes",
+    "drip",
+    "drip_headers",
+    "huge_body",
+    "gzip_bomb",
+    "gzip_stack",
+    "endless",
+    "deep_json",
+    "huge_number",
+    "bad_utf8",
+    "lone_surrogate",
 ]
 #: The routes a fault can target: ``GET /health``, ``POST /api/embeddings``,
 #: ``POST /api/answer``, ``GET /api/job/{id}``.
@@ -103,6 +139,21 @@ Route = Literal["health", "embeddings", "answer", "job"]
 _FAULT_KINDS = frozenset(get_args(FaultKind))
 _ROUTES = frozenset(get_args(Route))
 _JOB_FAULTS = frozenset({"job_fails", "job_never_completes"})
+_REPLY_FAULTS = frozenset({"status", "unauthorized", "invalid_json", "body"})
+_STREAM_FAULTS = frozenset(
+    {"drip", "drip_headers", "huge_body", "gzip_bomb", "gzip_stack", "endless"}
+)
+_PAYLOAD_FAULTS = frozenset({"deep_json", "huge_number", "bad_utf8", "lone_surrogate"})
+_DEFAULT_DELAYS = {"drip": 0.5, "drip_headers": 0.5}
+_DEFAULT_SIZES = {
+    "huge_body": 400_000_000,
+    "gzip_bomb": 2**30,
+    "gzip_stack": 2**30,
+    "deep_json": 100_000,
+    "huge_number": 400,
+}
+_MARK = "@@askkit-hostile@@"  # where a payload fault puts its bytes
+_MIB = 2**20
 _DEFAULT_MESSAGES = {
     "status": "internal error (a fault injected by KimunTestServer)",
     "unauthorized": "invalid bearer token",
@@ -231,6 +282,7 @@ class _Fault:
     remaining: int | None
     reply: _Reply  # what status/unauthorized/invalid_json/body send
     delay: float
+    size: int | None = None
 
     def applies(self, route: str) -> bool:
         if self.kind in _JOB_FAULTS:
@@ -446,17 +498,26 @@ class KimunTestServer:
         status: int | None = None,
         message: str | None = None,
         body: Any = None,
-        delay: float = 1.0,
+        delay: float | None = None,
+        size: int | None = None,
     ) -> None:
         """Switch a fault on (see :data:`FaultKind`) until :meth:`clear_faults`.
 
         ``route`` limits it to some routes (default: all; the job faults act
         on the jobs ``POST /api/answer`` creates); ``times`` switches it off
         after that many uses. ``status`` defaults to 500 (``status``), 401
-        (``unauthorized``) or 200 (``body``).
+        (``unauthorized``) or 200 (``body``). ``delay`` is the wait of
+        ``slow`` (1 s) and between two bytes of ``drip`` (0.5 s); ``size`` is
+        the body size of ``huge_body``, what a gzip bomb inflates to (rounded
+        up to whole MiB), the depth of ``deep_json`` or the digits of
+        ``huge_number``.
         """
         if kind not in _FAULT_KINDS:
             raise ValueError(f"unknown fault {kind!r}: expected one of {sorted(_FAULT_KINDS)}")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+            raise ValueError(f"a fault's size must be a whole number >= 1, got {size!r}")
+        if delay is not None and not delay >= 0:
+            raise ValueError(f"a fault's delay must be >= 0 seconds, got {delay!r}")
         routes = None
         if route is not None:
             routes = frozenset([route] if isinstance(route, str) else route)
@@ -476,7 +537,14 @@ class KimunTestServer:
             reply = _error(
                 status, message if message is not None else _DEFAULT_MESSAGES.get(kind, "")
             )
-        fault = _Fault(kind, routes, times, reply, delay)
+        fault = _Fault(
+            kind,
+            routes,
+            times,
+            reply,
+            _DEFAULT_DELAYS.get(kind, 1.0) if delay is None else delay,
+            _DEFAULT_SIZES.get(kind) if size is None else size,
+        )
         with self._state.lock:
             self._state.faults.append(fault)
 
@@ -524,7 +592,7 @@ class KimunTestServer:
             _send(handler, reply or _error(404, "not found"))
             return
         fault = self._take_fault(route)
-        if fault is not None and fault.kind in {"status", "unauthorized", "invalid_json", "body"}:
+        if fault is not None and fault.kind in _REPLY_FAULTS:
             _send(handler, fault.reply)
             return
         if fault is not None and fault.kind == "slow" and state.stopping.wait(fault.delay):
@@ -533,6 +601,13 @@ class KimunTestServer:
         reply = self._auth(route, headers) or self._serve(route, path, body, fault)
         if fault is not None and fault.kind == "drop":
             _send(handler, reply, drop=True)
+            return
+        if fault is not None and fault.kind in _PAYLOAD_FAULTS:
+            reply = _hostile_payload(fault, reply)
+        if fault is not None and fault.kind in _STREAM_FAULTS:
+            handler.close_connection = True
+            with contextlib.suppress(OSError):  # the client hung up, as it should
+                _hostile_stream(handler, fault, reply, state.stopping)
             return
         _send(handler, reply)
 
@@ -709,6 +784,143 @@ def _send(handler: _Handler, reply: _Reply, *, drop: bool = False) -> None:
         return
     if drop:
         handler.close_connection = True
+
+
+# -- a hostile server's responses
+
+
+def _hostile_payload(fault: _Fault, reply: _Reply) -> _Reply:
+    """``reply`` with JSON no kimun sends: deep nesting, huge numbers, bad strings."""
+    size = fault.size or 1
+    if fault.kind == "deep_json":
+        return _Reply(reply.status, None, raw=b"[" * size + b"]" * size)
+    marked, found = _marked(reply.payload, numbers=fault.kind == "huge_number")
+    if not found:
+        marked = {**marked, "hostile": _MARK} if isinstance(marked, dict) else [marked, _MARK]
+    text = json.dumps(marked, ensure_ascii=False)
+    if fault.kind == "huge_number":
+        return _Reply(reply.status, None, raw=text.replace(f'"{_MARK}"', "9" * size).encode())
+    if fault.kind == "lone_surrogate":
+        return _Reply(reply.status, None, raw=text.replace(_MARK, "\\ud800", 1).encode())
+    return _Reply(reply.status, None, raw=text.encode().replace(_MARK.encode(), b"caf\xe9", 1))
+
+
+def _marked(payload: Any, *, numbers: bool) -> tuple[Any, bool]:
+    """A copy of ``payload`` with :data:`_MARK` for every number, or in its first string."""
+    found = False
+
+    def mark(value: Any) -> Any:
+        nonlocal found
+        if isinstance(value, dict):
+            return {k: mark(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [mark(v) for v in value]
+        if numbers and isinstance(value, int | float) and not isinstance(value, bool):
+            found = True
+            return _MARK
+        if not numbers and isinstance(value, str) and not found:
+            found = True
+            return _MARK + value
+        return value
+
+    return mark(payload), found
+
+
+def _hostile_stream(
+    handler: _Handler, fault: _Fault, reply: _Reply, stopping: threading.Event
+) -> None:
+    """Send ``reply`` as ``fault`` says, until done, the client hangs up or the server stops."""
+    write = handler.wfile.write
+    body = reply.body()
+    headers = [("Content-Type", "application/json"), ("Connection", "close")]
+    if fault.kind == "drip_headers":
+        phrase = handler.responses.get(reply.status, ("",))[0]
+        head = f"HTTP/1.1 {reply.status} {phrase}\r\n"
+        for name, value in [*headers, ("Content-Length", str(len(body)))]:
+            head += f"{name}: {value}\r\n"
+        _drip(write, head.encode("latin-1") + b"\r\n" + body, fault.delay, stopping)
+        return
+    size = fault.size or _MIB
+    pieces: Iterable[bytes]
+    if fault.kind == "drip":
+        headers.append(("Content-Length", str(len(body))))
+        pieces = ()
+    elif fault.kind == "huge_body":
+        headers.append(("Content-Length", str(size)))
+        pieces = _spaces(size)
+    elif fault.kind == "gzip_bomb":
+        length, pieces = _gzip_bomb(size)
+        headers += [("Content-Encoding", "gzip"), ("Content-Length", str(length))]
+    elif fault.kind == "gzip_stack":
+        stacked = _gzip_stack(size)
+        headers += [("Content-Encoding", "gzip, gzip"), ("Content-Length", str(len(stacked)))]
+        pieces = (stacked,)
+    else:  # endless
+        headers.append(("Transfer-Encoding", "chunked"))
+        block = b" " * 65536
+        pieces = iter(lambda: b"%x\r\n%b\r\n" % (len(block), block), None)
+    handler.send_response(reply.status)
+    for name, value in headers:
+        handler.send_header(name, value)
+    handler.end_headers()
+    if fault.kind == "drip":
+        _drip(write, body, fault.delay, stopping)
+        return
+    for piece in pieces:
+        if stopping.is_set():
+            return
+        write(piece)
+
+
+def _drip(
+    write: Callable[[bytes], Any], data: bytes, delay: float, stopping: threading.Event
+) -> None:
+    for i in range(len(data)):
+        write(data[i : i + 1])
+        if stopping.wait(delay):
+            return
+
+
+def _spaces(size: int) -> Iterator[bytes]:
+    block = b" " * 65536
+    for start in range(0, size, len(block)):
+        yield block[: size - start]
+
+
+@functools.cache
+def _deflate_pieces() -> tuple[bytes, bytes, bytes]:
+    """gzip of 1 MiB of spaces: the first piece (with the header), every later one, the end.
+
+    Each piece ends with a full flush, which resets the compressor, so every
+    later MiB compresses to the same bytes and a bomb of any size is a repeat.
+    """
+    block = b" " * _MIB
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    first = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
+    again = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
+    return first, again, compressor.flush()[:-8]  # the last block, without the trailer
+
+
+def _gzip_bomb(size: int) -> tuple[int, Iterator[bytes]]:
+    """The length and the pieces of a gzip body of ``size`` spaces (whole MiB, rounded up)."""
+    first, again, end = _deflate_pieces()
+    blocks = -(-size // _MIB)
+    length = len(first) + len(again) * (blocks - 1) + len(end) + 8
+
+    def pieces() -> Iterator[bytes]:
+        block, crc = b" " * _MIB, 0
+        for i in range(blocks):
+            yield first if i == 0 else again
+            crc = zlib.crc32(block, crc)  # as it goes: a client that stops early costs nothing
+        yield end + struct.pack("<II", crc, (blocks * _MIB) & 0xFFFFFFFF)
+
+    return length, pieces()
+
+
+@functools.lru_cache(maxsize=4)
+def _gzip_stack(size: int) -> bytes:
+    """A gzip bomb of ``size`` spaces, gzipped once more (a few KB)."""
+    return zlib.compress(b"".join(_gzip_bomb(size)[1]), 9, wbits=16 + zlib.MAX_WBITS)
 
 
 class _HTTPServer(ThreadingHTTPServer):

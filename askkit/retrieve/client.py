@@ -13,12 +13,27 @@ Choices (deliberate, where kimun's own client is silent or weaker):
   variable ``ASKKIT_KIMUN_TOKEN`` (only that name: kimun keeps its token in
   the server's config file, and a token is never picked up from a variable
   named for another program). ``token=""`` sends no token. The token goes on
-  ``/api/*`` only (``/health`` is open) and never appears in a repr or error.
+  ``/api/*`` only (``/health`` is open). Neither it nor the password of a URL
+  (``http://user:PASSWORD@host``, sent as Basic auth, as httpx does) appears
+  in a repr, ``base_url``, an error or httpx's log lines: URLs are shown
+  through :func:`redact_url`, which other code can use too.
 - How the client waits is one frozen :class:`~askkit.retrieve.ClientSettings`
-  (``settings=``): the request timeout, the retries and the polling. Its
-  polling defaults are kimun's: one poll a second, give up at the 15th failed
-  poll in a row, and at most 720 polls (about 12 minutes, kimun's current
-  ceiling; an older kimun client used 300).
+  (``settings=``): the request timeout, the retries, the polling and the
+  body cap. Its polling defaults are kimun's: one poll a second, give up at
+  the 15th failed poll in a row, and at most 720 polls (about 12 minutes,
+  kimun's current ceiling; an older kimun client used 300).
+- ``timeout`` bounds each request as a whole: connecting, sending and every
+  read, however slowly a server drips its bytes (httpx's own timeouts bound
+  each read, not their sum). A request with retries ends within
+  ``(retries + 1) * timeout`` plus the backoff; an answer job's polls each
+  get a ``timeout``, the job as a whole ``max_polls``.
+- A body is read as it streams and may decode to ``max_body_bytes`` at most
+  (64 MiB): a larger ``Content-Length`` is refused before reading, a body
+  that grows past the cap (an endless one, a gzip bomb) is cut off as soon as
+  it does, and only one gzip or deflate layer is accepted, so memory stays
+  bounded. Whatever a server sends (bytes that are not UTF-8, JSON nested
+  100,000 deep, numbers too large for a float, lone surrogates), the caller
+  gets a :class:`~askkit.errors.ServerError`, never a raw exception.
   Unlike kimun, only errors that can heal are tolerated while polling (the
   server unreachable, a 5xx status); a 401/403, 400, 404 or a malformed
   status stops at once.
@@ -39,14 +54,18 @@ Examples
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
+import threading
 import time
-from collections.abc import Iterable
+import traceback
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Self
 
 import httpx
 
-from askkit.errors import ProtocolError, ServerError
+from askkit.errors import ServerError
 from askkit.retrieve._protocol import (
     CONTEXT_SIZES,
     TOKEN_ENV,
@@ -54,11 +73,15 @@ from askkit.retrieve._protocol import (
     Call,
     ContextSize,
     Core,
+    DeadlinePassed,
     Health,
     HistoryItem,
     JobWatch,
+    Progress,
+    Received,
     SearchResult,
     check_k,
+    redact_url,
 )
 from askkit.retrieve.settings import ClientSettings
 from askkit.sources import Turn
@@ -75,9 +98,13 @@ __all__ = [
     "HistoryItem",
     "KimunClient",
     "SearchResult",
+    "redact_url",
 ]
 
 _DEFAULT_SETTINGS = ClientSettings()
+#: httpx's own timeouts are set this much past the deadline: they only end a
+#: request the deadline could not (see :class:`_Exchange`).
+_BACKSTOP = 1.0
 
 
 class _ClientBase:
@@ -94,7 +121,10 @@ class _ClientBase:
 
     @property
     def base_url(self) -> str:
-        """The server URL, without a trailing ``/``."""
+        """The server URL, without a trailing ``/``, as shown: its password is ``***``.
+
+        The client itself still sends the credentials of the URL it was given.
+        """
         return self._core.base_url
 
     @property
@@ -104,7 +134,7 @@ class _ClientBase:
 
     @property
     def settings(self) -> ClientSettings:
-        """The timeout, retries and polling this client uses (frozen)."""
+        """The timeout, retries, polling and body cap this client uses (frozen)."""
         return self._core.settings
 
     @property
@@ -114,6 +144,122 @@ class _ClientBase:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}{self._core!r}"
+
+    def _request(
+        self, http: httpx.Client | httpx.AsyncClient, call: Call, trace: Any
+    ) -> dict[str, Any]:
+        """The keywords of ``http.stream(...)`` for ``call``."""
+        core = self._core
+        return {
+            "method": call.method,
+            "url": core.url(call),
+            "json": call.body,
+            "headers": core.headers(call),
+            "timeout": core.settings.timeout + _BACKSTOP,
+            # The URL's user info as Basic auth, as httpx makes it, unless the
+            # caller's httpx client has an auth of its own (which httpx prefers).
+            "auth": core.auth if http.auth is None and core.auth else httpx.USE_CLIENT_DEFAULT,
+            "extensions": {"trace": trace},
+        }
+
+    def _failed(self, call: Call, exc: Exception, attempts: int) -> ServerError | None:
+        """The error to raise for a failed attempt, or None to retry it (after the backoff)."""
+        if isinstance(exc, httpx.TransportError | DeadlinePassed):
+            if call.retry and attempts <= self._core.settings.retries:
+                return None
+            return self._core.unavailable(call, exc, attempts)
+        return self._core.http_error(call, exc)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    """End every read and write on ``sock`` at once, from any thread."""
+    with contextlib.suppress(OSError):
+        # socket.socket's own shutdown, also for a TLS socket: ssl.SSLSocket's
+        # drops its SSL object, which the reading thread may still be using.
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class _Exchange:
+    """One request and its whole response, read in a worker thread the caller waits for.
+
+    The caller waits until the deadline and no longer, however slowly the
+    server drips its bytes, and then gets :class:`DeadlinePassed`. The worker
+    is stopped by shutting down its socket, learnt from httpx's ``trace``
+    events (a new connection) or from the response (a kept-alive one); before
+    the headers of a response on a kept-alive connection the socket is not
+    known yet, and the worker ends by httpx's own timeouts instead.
+    """
+
+    def __init__(self, client: KimunClient, call: Call) -> None:
+        self.client = client
+        self.call = call
+        self.deadline = client._core.deadline()
+        self.progress = Progress()
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._sock: socket.socket | None = None
+        self._outcome: Received | BaseException | None = None
+
+    def run(self) -> Received:
+        worker = threading.Thread(target=self._work, name="askkit-kimun-request", daemon=True)
+        worker.start()
+        try:
+            self._done.wait(max(0.0, self.deadline - time.monotonic()))
+        finally:  # also on KeyboardInterrupt
+            cancelled = self._cancel()
+        if cancelled:
+            raise DeadlinePassed(self.progress)
+        if not isinstance(self._outcome, Received):
+            raise self._outcome or RuntimeError("the request's worker left no outcome")
+        return self._outcome
+
+    def _cancel(self) -> bool:
+        """Stop the worker unless it is done; whether it was still running."""
+        with self._lock:
+            if self._done.is_set():
+                return False
+            self._cancelled = True
+            sock = self._sock
+        if sock is not None:
+            _shutdown(sock)
+        return True
+
+    def _watch(self, stream: object) -> None:
+        get = getattr(stream, "get_extra_info", None)
+        sock = get("socket") if callable(get) else None
+        if not isinstance(sock, socket.socket):
+            return
+        with self._lock:
+            self._sock = sock
+            cancelled = self._cancelled
+        if cancelled:
+            _shutdown(sock)
+
+    def _trace(self, event: str, info: Mapping[str, Any]) -> None:
+        self.progress.trace(event)
+        if event.endswith(("connect_tcp.complete", "start_tls.complete")):
+            self._watch(info.get("return_value"))
+
+    def _work(self) -> None:
+        outcome: Received | BaseException
+        try:
+            outcome = self._exchange()
+        except BaseException as exc:  # handed to the caller's thread
+            outcome = exc
+        with self._lock:
+            self._outcome = outcome
+            self._done.set()
+
+    def _exchange(self) -> Received:
+        client, call = self.client, self.call
+        with client._http.stream(**client._request(client._http, call, self._trace)) as response:
+            self._watch(response.extensions.get("network_stream"))
+            body = client._core.body(call, response, self.progress, self.deadline)
+            for chunk in response.iter_raw():  # inflated by body.feed, a step at a time
+                if self._cancelled or not body.feed(chunk):
+                    break
+            return body.received()
 
 
 class KimunClient(_ClientBase):
@@ -129,10 +275,10 @@ class KimunClient(_ClientBase):
         The bearer token for ``/api/*``; ``None`` reads ``ASKKIT_KIMUN_TOKEN``,
         ``""`` sends none.
     settings:
-        The request timeout, the retries and the answer-job polling, one
-        frozen :class:`~askkit.retrieve.ClientSettings` (kimun's defaults:
-        30 s, 2 retries, a poll a second, at most 720 polls); read back as
-        :attr:`settings`.
+        The request timeout, the retries, the answer-job polling and the body
+        cap, one frozen :class:`~askkit.retrieve.ClientSettings` (kimun's
+        defaults: 30 s, 2 retries, a poll a second, at most 720 polls; bodies
+        up to 64 MiB); read back as :attr:`settings`.
     http_client:
         An httpx client to use (proxies, TLS settings); it is not closed by
         :meth:`close`.
@@ -172,20 +318,16 @@ class KimunClient(_ClientBase):
         while True:
             attempts += 1
             try:
-                response = self._http.request(
-                    call.method,
-                    self._core.url(call),
-                    json=call.body,
-                    headers=self._core.headers(call),
-                    timeout=self._core.settings.timeout,
-                )
-            except httpx.TransportError as exc:
-                if call.retry and attempts <= self._core.settings.retries:
+                response = _Exchange(self, call).run()
+            except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, DeadlinePassed) as exc:
+                error = self._failed(call, exc, attempts)
+                if error is None:
                     time.sleep(self._core.backoff_delay(attempts))
                     continue
-                raise self._core.unavailable(call, exc, attempts) from exc
-            except httpx.DecodingError as exc:
-                raise ProtocolError(f"{call.what}: {exc}", path=call.path) from exc
+                raise error from (None if isinstance(exc, DeadlinePassed) else exc)
+            except ServerError as exc:  # a refused body: let go of what its frames hold
+                traceback.clear_frames(exc.__traceback__)
+                raise
             return self._core.decode(call, response)
 
     def health(self) -> Health:
@@ -283,25 +425,46 @@ class AsyncKimunClient(_ClientBase):
         if self._owns_http:
             await self._http.aclose()
 
+    async def _exchange(self, call: Call) -> Received:
+        """One request and its whole response, within the deadline (``asyncio.timeout``)."""
+        core = self._core
+        progress = Progress()
+        deadline = core.deadline()
+
+        async def trace(event: str, info: Mapping[str, Any]) -> None:
+            progress.trace(event)
+
+        timer = asyncio.timeout(core.settings.timeout)
+        try:
+            async with (
+                timer,
+                self._http.stream(**self._request(self._http, call, trace)) as response,
+            ):
+                body = core.body(call, response, progress, deadline)
+                async for chunk in response.aiter_raw():  # inflated by body.feed
+                    if not body.feed(chunk):
+                        break
+                return body.received()
+        except TimeoutError:
+            if timer.expired():
+                raise DeadlinePassed(progress) from None
+            raise
+
     async def _send(self, call: Call) -> Any:
         attempts = 0
         while True:
             attempts += 1
             try:
-                response = await self._http.request(
-                    call.method,
-                    self._core.url(call),
-                    json=call.body,
-                    headers=self._core.headers(call),
-                    timeout=self._core.settings.timeout,
-                )
-            except httpx.TransportError as exc:
-                if call.retry and attempts <= self._core.settings.retries:
+                response = await self._exchange(call)
+            except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, DeadlinePassed) as exc:
+                error = self._failed(call, exc, attempts)
+                if error is None:
                     await asyncio.sleep(self._core.backoff_delay(attempts))
                     continue
-                raise self._core.unavailable(call, exc, attempts) from exc
-            except httpx.DecodingError as exc:
-                raise ProtocolError(f"{call.what}: {exc}", path=call.path) from exc
+                raise error from (None if isinstance(exc, DeadlinePassed) else exc)
+            except ServerError as exc:  # a refused body: let go of what its frames hold
+                traceback.clear_frames(exc.__traceback__)
+                raise
             return self._core.decode(call, response)
 
     async def health(self) -> Health:

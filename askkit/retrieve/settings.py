@@ -1,4 +1,4 @@
-"""How a kimun server client waits: the timeout, the retries and the answer-job polling.
+"""How a kimun server client waits and reads: the timeout, the retries, the polling, the body cap.
 
 These options travel together from the command line or a notebook to the
 client and on to its protocol core, so they are one frozen value (as httpx
@@ -38,7 +38,7 @@ def _count(name: str, value: object, *, least: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class ClientSettings:
-    """How :class:`~askkit.retrieve.KimunClient` and its async twin wait and retry.
+    """How :class:`~askkit.retrieve.KimunClient` and its async twin wait, retry and read.
 
     The defaults are kimun's own client's. Derive a variant with
     :func:`dataclasses.replace`, which checks the new values the same way.
@@ -46,7 +46,10 @@ class ClientSettings:
     Parameters
     ----------
     timeout:
-        Seconds to wait for each HTTP request (> 0).
+        Seconds one HTTP request may take as a whole (> 0): connecting,
+        sending and reading the entire response, however slowly the server
+        sends it. A retry starts a new period; an answer job's polls each get
+        one, and the job as a whole is bounded by ``max_polls``.
     poll_interval:
         Seconds between two polls of an answer job (>= 0).
     max_polls:
@@ -60,6 +63,10 @@ class ClientSettings:
         ``POST /api/embeddings`` only (starting an answer job is never retried).
     backoff:
         Seconds before the first retry; each further retry waits twice as long.
+    max_body_bytes:
+        The most bytes a response body may decode to (64 MiB): a larger body,
+        or a ``Content-Length`` above it, is a :class:`~askkit.errors.ProtocolError`,
+        raised as soon as the limit is passed.
 
     Raises
     ------
@@ -73,7 +80,7 @@ class ClientSettings:
     >>> patient = replace(ClientSettings(), poll_interval=2, max_polls=1800)
     >>> patient  # doctest: +NORMALIZE_WHITESPACE
     ClientSettings(timeout=30.0, poll_interval=2.0, max_polls=1800, max_poll_errors=15,
-                   retries=2, backoff=0.25)
+                   retries=2, backoff=0.25, max_body_bytes=67108864)
     >>> ClientSettings(retries=-1)
     Traceback (most recent call last):
     ...
@@ -86,6 +93,7 @@ class ClientSettings:
     max_poll_errors: int = 15
     retries: int = 2
     backoff: float = 0.25
+    max_body_bytes: int = 64 * 2**20
 
     def __post_init__(self) -> None:
         checked = {
@@ -95,6 +103,7 @@ class ClientSettings:
             "max_poll_errors": _count("max_poll_errors", self.max_poll_errors, least=1),
             "retries": _count("retries", self.retries, least=0),
             "backoff": _seconds("backoff", self.backoff, allow_zero=True),
+            "max_body_bytes": _count("max_body_bytes", self.max_body_bytes, least=1),
         }
         for name, value in checked.items():  # plain float and int, whatever numeric type came in
             object.__setattr__(self, name, value)

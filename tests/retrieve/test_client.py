@@ -457,7 +457,10 @@ def test_invalid_json_is_a_protocol_error_with_an_excerpt(
     with pytest.raises(ProtocolError) as info:
         client.search("q")
     message = str(info.value)
-    assert message.startswith("POST /api/embeddings sent a body that is not JSON (Unterminated")
+    assert message.startswith(
+        "POST /api/embeddings sent a body that is not JSON askkit can read "
+        "(the body is not valid JSON (Unterminated"
+    )
     assert '\'{"chunks": [{"path": "journal/2026-04-08.md"' in message
     assert f"is {server.url} a kimun server?" in message
     assert info.value.excerpt.startswith('\'{"chunks"')
@@ -564,7 +567,7 @@ def test_slow_response_past_the_timeout(server: KimunTestServer) -> None:
     assert time.monotonic() - started < 2
     assert str(info.value) == (
         f"POST /api/embeddings to {server.url}: no response within the 0.2 s timeout "
-        "(ReadTimeout) after 2 attempts"
+        "(request sent, no response headers) after 2 attempts"
     )
     assert info.value.attempts == 2
     assert isinstance(info.value, ConnectionError)

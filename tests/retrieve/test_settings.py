@@ -19,12 +19,12 @@ from askkit.retrieve.client import AsyncKimunClient, KimunClient
 from askkit.retrieve.settings import ClientSettings
 
 SECONDS = ("timeout", "poll_interval", "backoff")
-COUNTS = ("max_polls", "max_poll_errors", "retries")
+COUNTS = ("max_polls", "max_poll_errors", "retries", "max_body_bytes")
 
 
 def test_defaults_are_kimuns() -> None:
     settings = ClientSettings()
-    assert dataclasses.astuple(settings) == (30.0, 1.0, 720, 15, 2, 0.25)
+    assert dataclasses.astuple(settings) == (30.0, 1.0, 720, 15, 2, 0.25, 64 * 2**20)
     assert [f.name for f in dataclasses.fields(ClientSettings)] == [
         "timeout",
         "poll_interval",
@@ -32,13 +32,14 @@ def test_defaults_are_kimuns() -> None:
         "max_poll_errors",
         "retries",
         "backoff",
+        "max_body_bytes",
     ]
 
 
 def test_repr_lists_every_option() -> None:
     assert repr(ClientSettings(timeout=5, retries=0)) == (
         "ClientSettings(timeout=5.0, poll_interval=1.0, max_polls=720, max_poll_errors=15, "
-        "retries=0, backoff=0.25)"
+        "retries=0, backoff=0.25, max_body_bytes=67108864)"
     )
 
 
@@ -77,7 +78,7 @@ def test_exported_from_askkit_retrieve() -> None:
 
 def test_the_documented_edges_are_accepted() -> None:
     edge = ClientSettings(poll_interval=0, backoff=0, retries=0, max_polls=1, max_poll_errors=1)
-    assert dataclasses.astuple(edge) == (30.0, 0.0, 1, 1, 0, 0.0)
+    assert dataclasses.astuple(edge) == (30.0, 0.0, 1, 1, 0, 0.0, 64 * 2**20)
     assert ClientSettings(timeout=1e-3).timeout == 0.001
 
 
@@ -133,8 +134,16 @@ def test_other_numeric_types_are_stored_as_float_and_int() -> None:
         retries=np.uint8(1),  # type: ignore[arg-type]
         backoff=1,
     )
-    assert dataclasses.astuple(settings) == (2.5, 0.25, 5, 15, 1, 1.0)
-    assert [type(v) for v in dataclasses.astuple(settings)] == [float, float, int, int, int, float]
+    assert dataclasses.astuple(settings) == (2.5, 0.25, 5, 15, 1, 1.0, 64 * 2**20)
+    assert [type(v) for v in dataclasses.astuple(settings)] == [
+        float,
+        float,
+        int,
+        int,
+        int,
+        float,
+        int,
+    ]
 
 
 @given(st.floats(allow_nan=True, allow_infinity=True))
