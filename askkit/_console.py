@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from askkit._text import number_label
 from askkit.sources import AskSource, Turn
 
 __all__ = ["frame_table", "print_sources", "print_turn", "sources_table"]
@@ -40,7 +41,7 @@ def sources_table(
             Text(s.display_heading()),
             Text(str(s.path)),
             Text(s.date or "—"),
-            Text(f"{s.score:.4f}"),
+            Text(number_label(s.score)),
         ]
         if cited is not None:
             row.append(Text("✓" if s.ordinal in cited else ""))

@@ -28,6 +28,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from askkit._text import as_float as _as_float
+from askkit._text import number_label
+
 if TYPE_CHECKING:
     from askkit.sources import AskSource, Turn
 
@@ -39,6 +42,7 @@ __all__ = [
     "SourceCells",
     "answer_html",
     "bar_scale",
+    "bar_width",
     "chunk_html",
     "citation",
     "citation_title",
@@ -52,6 +56,7 @@ __all__ = [
     "line_start",
     "message",
     "note_html",
+    "number_label",
     "page_status",
     "question_html",
     "search_status",
@@ -137,7 +142,8 @@ def heading_label(text: str, note: str = "") -> str:
 def search_status(query: str, count: int, seconds: float) -> str:
     """``3 sources for <b>query</b> in 12 ms`` (the Explorer's status line)."""
     plural = "s" if count != 1 else ""
-    return f"{count} source{plural} for <b>{esc(query)}</b> in {seconds * 1000:.0f} ms"
+    ms = number_label(_as_float(seconds) * 1000, 0)
+    return f"{count} source{plural} for <b>{esc(query)}</b> in {esc(ms)} ms"
 
 
 def page_status(page: int, pages: int, shown: int, total: int) -> str:
@@ -236,19 +242,41 @@ def bar_scale(scores: Iterable[float]) -> float:
     """
     import numpy as np
 
-    values = np.abs(np.asarray(scores if isinstance(scores, np.ndarray) else list(scores), float))
+    listed = scores if isinstance(scores, np.ndarray) else [_as_float(s) for s in scores]
+    values = np.abs(np.asarray(listed, float))
     finite = values[np.isfinite(values)]
     return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
 
+def bar_width(score: float, top: float = 1.0) -> int:
+    """The pixels of a score's bar: ``|score| / top`` of a full bar, always ``0..60``.
+
+    The one place a score becomes a bar. ``±inf`` fills the bar and NaN draws
+    none; a ratio too large for a float (``1e308`` over a tiny ``top``) fills
+    it too; a ``top`` that is not a positive finite number counts as 1.0.
+
+    >>> [bar_width(s, 2.0) for s in (1.0, -1e308, float("inf"), float("nan"), 5e-324)]
+    [30, 60, 60, 0, 0]
+    >>> bar_width(1e308, 5e-324), bar_width(0.5, float("nan")), bar_width(0.5, 0.0)
+    (60, 30, 30)
+    """
+    value, scale = _as_float(score), _as_float(top)
+    if math.isnan(value):
+        return 0
+    if not (math.isfinite(scale) and scale > 0):
+        scale = 1.0
+    ratio = abs(value) / scale  # inf when the quotient overflows: clamped here
+    return round(_BAR_PX * min(ratio, 1.0))
+
+
 def _score(score: float, top: float) -> str:
-    if math.isnan(score):
-        return _muted("NaN")
-    ratio = abs(score) / top if math.isfinite(score) else 1.0
-    width = max(0, min(_BAR_PX, round(_BAR_PX * ratio)))
+    label = number_label(score)
+    if math.isnan(_as_float(score)):
+        return _muted(label)
     return (
-        f'<span style="white-space:nowrap"><span class="askkit-bar" style="{_BAR};width:{width}px">'
-        f'</span><span style="font-variant-numeric:tabular-nums">{score:.4f}</span></span>'
+        f'<span style="white-space:nowrap"><span class="askkit-bar" '
+        f'style="{_BAR};width:{bar_width(score, top)}px"></span>'
+        f'<span style="font-variant-numeric:tabular-nums">{esc(label)}</span></span>'
     )
 
 
@@ -386,7 +414,7 @@ def source_meta(source: AskSource, *, note_hash: str | None = None) -> str:
     items = [
         ("path", str(source.path)),
         ("date", source.date or "—"),
-        ("score", f"{source.score:.4f}"),
+        ("score", number_label(source.score)),
         ("ordinal", f"[{source.ordinal}]"),
         ("hash", source.hash or "—"),
     ]
@@ -547,7 +575,8 @@ def _cell(value: Any, digits: int, kind: str = "f", na: str = "NaN") -> str:
             if na == "NaN":
                 return '<td class="num">NaN</td>'
             return f'<td class="num">{_muted(na, italic=True)}</td>'
-        return f'<td class="num">{value:.{digits}{kind}}</td>'
+        shown = number_label(value, digits) if kind == "f" else f"{value:.{digits}{kind}}"
+        return f'<td class="num">{esc(shown)}</td>'
     if isinstance(value, int) and not isinstance(value, bool):
         return f'<td class="num">{value}</td>'
     return f"<td>{esc(value)}</td>"

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-__all__ = ["RUST_WHITESPACE", "rust_trim", "rust_trim_end", "rust_trim_start"]
+import math
+
+__all__ = [
+    "RUST_WHITESPACE",
+    "as_float",
+    "number_label",
+    "rust_trim",
+    "rust_trim_end",
+    "rust_trim_start",
+]
 
 #: Exactly the characters Rust's ``str::trim`` strips (Unicode White_Space).
 #: Python's ``str.strip()`` differs: it also strips U+001C-U+001F (which would
@@ -34,3 +43,36 @@ def rust_trim_start(text: str) -> str:
 def rust_trim_end(text: str) -> str:
     """Rust's ``str::trim_end``."""
     return text.rstrip(RUST_WHITESPACE)
+
+
+_FIXED_BELOW = 1e15  # from here on, fixed notation prints digits a float does not hold
+_SIGNIFICANT = 4  # significant digits of a number shown in exponent form
+
+
+def as_float(value: float) -> float:
+    """``value`` as a float; an integer beyond the float range becomes ``±inf``."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def number_label(value: float, digits: int = 4) -> str:
+    """A number as a reader expects it: ``digits`` decimals, exponent form from
+    ``±1e15`` on (never hundreds of digits), and ``inf``, ``-inf``, ``NaN``.
+
+    The one place a score or a time becomes text, in every table and status line.
+
+    >>> [number_label(v) for v in (0.5, 1e308, -1e308, float("inf"), float("-inf"), float("nan"))]
+    ['0.5000', '1e+308', '-1e+308', 'inf', '-inf', 'NaN']
+    >>> number_label(12.34, 0), number_label(5e-324), number_label(1.7976931348623157e308)
+    ('12', '0.0000', '1.798e+308')
+    """
+    number = as_float(value)
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "inf" if number > 0 else "-inf"
+    if abs(number) >= _FIXED_BELOW:
+        return f"{number:.{_SIGNIFICANT}g}"
+    return f"{number:.{digits}f}"

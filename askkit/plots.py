@@ -73,6 +73,17 @@ def _named(
     return {f"run-{i}": r for i, r in enumerate(runs, start=1)}
 
 
+#: Finite scores beyond this are drawn at it: an axis or bin range spanning
+#: +-1e308 overflows to inf in matplotlib and numpy.
+_PLOT_LIMIT = 1e300
+
+
+def _plottable(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``values`` as float64 with finite extremes clipped to +-1e300 (inf and NaN kept)."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.where(np.isfinite(values), np.clip(values, -_PLOT_LIMIT, _PLOT_LIMIT), values)
+
+
 def _bins(values: list[np.ndarray[Any, Any]], bins: int) -> np.ndarray[Any, Any]:
     finite = [v[np.isfinite(v)] for v in values]
     allv = np.concatenate(finite) if finite else np.empty(0)
@@ -93,7 +104,9 @@ def score_distributions(
     """One step histogram of retrieved scores per run (shared bins), with a legend."""
     ax = _axes(ax)
     named = _named(runs)
-    values = [f["score"].to_numpy(dtype=np.float64, na_value=np.nan) for f in named.values()]
+    values = [
+        _plottable(f["score"].to_numpy(dtype=np.float64, na_value=np.nan)) for f in named.values()
+    ]
     ax.set_title("Score distribution per run")
     if not any(np.isfinite(v).any() for v in values):
         _no_data(ax, "No source has a score: nothing to draw.")
@@ -124,7 +137,7 @@ def relevance_histogram(
     """
     ax = _axes(ax)
     ranked = ranked_run(run, qrels, level=level)
-    score = ranked["score"].to_numpy(dtype=np.float64)
+    score = _plottable(ranked["score"].to_numpy(dtype=np.float64))
     judged = ranked["judged"].to_numpy(dtype=bool)
     relevant = judged & (ranked["grade"].to_numpy() >= relevance_level)
     groups = {
@@ -170,12 +183,12 @@ def score_vs_rank(
     ax = _axes(ax)
     if qrels is None:
         rank = run["rank"].to_numpy(dtype=np.int64)
-        score = run["score"].to_numpy(dtype=np.float64, na_value=np.nan)
+        score = _plottable(run["score"].to_numpy(dtype=np.float64, na_value=np.nan))
         ax.scatter(rank, score, s=10, alpha=0.4, color="#4c78a8", label="source")
     else:
         ranked = ranked_run(run, qrels, level=level)
         rank = ranked["rank"].to_numpy(dtype=np.int64)
-        score = ranked["score"].to_numpy(dtype=np.float64)
+        score = _plottable(ranked["score"].to_numpy(dtype=np.float64))
         rel = ranked["judged"].to_numpy(dtype=bool) & (
             ranked["grade"].to_numpy() >= relevance_level
         )

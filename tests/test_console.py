@@ -39,7 +39,7 @@ def test_sources_table_columns_and_rows() -> None:
     for shown in ("2026-04-08 · Noon", "notes/n2.md", "2026-04-08", "0.2500"):
         assert shown in row
     assert "—" in lines_with(out, "[1]")[0]  # no date
-    assert "nan" in lines_with(out, "[1]")[0]
+    assert "NaN" in lines_with(out, "[1]")[0]  # as every surface spells it
     assert out.index("[2]") < out.index("[1]")  # list order
 
 

@@ -135,3 +135,27 @@ def test_score_distributions_without_scores_says_so(scores: list[float]) -> None
     ax = plots.score_distributions(run.assign(score=pd.Series(scores, dtype="float64")))
     assert len(ax.patches) == 0
     assert "No source has a score" in texts(ax)
+
+
+def test_extreme_scores_plot_without_overflow() -> None:
+    """Hardening item 10: scores of +-1e308 and inf draw, clipped to +-1e300, never raise."""
+    extreme = RUN_A.assign(score=[1e308, -1e308, np.inf, 1.7976931348623157e308, np.nan])
+    ax = plots.score_distributions({"x": extreme, "a": RUN_A}, bins=5)
+    assert len(ax.patches) == 2
+    ax = plots.relevance_histogram(extreme, QRELS, bins=4)
+    assert len(ax.patches) == 12
+    for qrels in (None, QRELS):
+        ax = plots.score_vs_rank(extreme, qrels)
+        ax.figure.canvas.draw()  # ticks are computed here
+        offsets = np.concatenate(
+            [c.get_offsets()[:, 1] for c in ax.collections if isinstance(c, PathCollection)]
+        )
+        assert np.nanmax(np.abs(offsets[np.isfinite(offsets)])) <= 1e300
+
+
+def test_explorer_histogram_draws_extreme_scores() -> None:
+    """Hardening item 10: the Explorer's score histogram takes +-1e308 and inf."""
+    from askkit.widgets._histogram import score_histogram_png
+
+    png = score_histogram_png([1e308, -1e308, 1e308, float("inf"), float("nan")])
+    assert png.startswith(b"\x89PNG")

@@ -18,7 +18,12 @@ def score_histogram_png(
     """A PNG histogram of the finite ``scores`` (an empty axes, labelled, when none)."""
     from matplotlib.figure import Figure
 
-    finite = [float(s) for s in scores if not math.isnan(float(s)) and math.isfinite(float(s))]
+    # finite extremes drawn at +-1e300: a bin range spanning +-1e308 overflows
+    finite = [
+        min(max(float(s), -1e300), 1e300)
+        for s in scores
+        if not math.isnan(float(s)) and math.isfinite(float(s))
+    ]
     fig = Figure(figsize=(width, 2.2), dpi=90, layout="constrained")
     ax = fig.subplots()
     if finite:
