@@ -13,7 +13,9 @@ cuts and print the ``[reranker]`` setting to use.
 
 ``askkit --version``     the version, and whether the compiled kernels are built.
 
-Errors print one line on stderr and exit with status 2.
+Errors print one line on stderr (``askkit: error: ...``) and exit with status
+2, never a traceback; text from payloads, vaults and servers is printed
+without its terminal control sequences (:mod:`askkit.cli.contract`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from rich.console import Console
 from rich.text import Text
 
 from askkit._console import print_turn
-from askkit.errors import AskkitError, UsageError
+from askkit.cli import contract
+from askkit.errors import UsageError
 from askkit.payloads import read_turn
 from askkit.prompt import frame_sources
 
@@ -69,7 +72,7 @@ class _Version(argparse.Action):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to document the commands)."""
-    parser = argparse.ArgumentParser(
+    parser = contract.Parser(
         prog="askkit", description="Inspect what kimun's Ask feature retrieved, and why."
     )
     parser.add_argument("--version", action=_Version)
@@ -95,7 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--vault", metavar="PATH", help="search a local vault (indexed on demand)")
     where.add_argument("--server", metavar="URL", help="search with a running kimun server")
     p.add_argument("--vault-id", help="the server's vault id (with --server)")
-    p.add_argument("-k", type=int, default=10, help="how many chunks (default 10)")
+    p.add_argument(
+        "-k", type=contract.whole_number(1), default=10, help="how many chunks (default 10)"
+    )
     p.add_argument("--json", action="store_true", help="print the wire JSON instead of a table")
     _cli_vault.add_search_options(p)
     _cli_server.add_search_options(p)
@@ -111,8 +116,6 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_search(args: argparse.Namespace, console: Console) -> int:
     if not args.query.strip():
         raise UsageError("the query is empty: give the text to search for")
-    if args.k < 1:
-        raise UsageError(f"-k must be at least 1, got {args.k}")
     if args.vault is not None:
         from askkit.cli import vault as _cli_vault
 
@@ -123,14 +126,5 @@ def _cmd_search(args: argparse.Namespace, console: Console) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    console = Console(highlight=False)
-    try:
-        return int(args.func(args, console))
-    except AskkitError as exc:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(
-            Text(f"askkit: error: {exc}", style="red")
-        )
-        return 2
+    """Run the command line; returns the exit status (2 after any error, with one line)."""
+    return contract.run(build_parser, argv)

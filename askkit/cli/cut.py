@@ -11,7 +11,6 @@ the sweep table, the best setting per strategy and the recommended
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from askkit._console import frame_table
+from askkit.cli import contract
 from askkit.errors import UsageError
 
 __all__ = ["cut_command", "register"]
@@ -50,12 +50,15 @@ def register(sub: Any) -> None:
         "--queries", metavar="TSV", help="with --vault: the queries (TSV: query_id, question)"
     )
     p.add_argument(
-        "--pool-size", type=int, default=80, help="with --vault: chunks per pool (kimun: 80)"
+        "--pool-size",
+        type=contract.whole_number(1),
+        default=80,
+        help="with --vault: chunks per pool (kimun: 80)",
     )
     p.add_argument("--objective", choices=_OBJECTIVES, default="smallest-context")
     p.add_argument(
         "--min-recall",
-        type=float,
+        type=contract.fraction,
         default=0.9,
         help="consider settings keeping at least this recall of each pool's relevant notes "
         "(0..1, default 0.9)",
@@ -91,8 +94,6 @@ def _pools(args: argparse.Namespace) -> Any:
         return sources_frame(args.log)
     if args.queries is None:
         raise UsageError("--vault needs --queries TSV (query_id, question): what to retrieve")
-    if args.pool_size < 1:
-        raise UsageError(f"--pool-size must be at least 1, got {args.pool_size}")
     if not Path(args.vault).is_dir():
         raise UsageError(f"--vault: no such folder: {args.vault}")
     from askkit.retrieve.local import LocalIndex, read_queries
@@ -105,8 +106,6 @@ def cut_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit cut``."""
     from askkit.report import sweep_context_cut
 
-    if not math.isfinite(args.min_recall) or not 0.0 <= args.min_recall <= 1.0:
-        raise UsageError(f"--min-recall must be a number in 0..1, got {args.min_recall}")
     strategies = _strategies(args.strategies)
     if not Path(args.qrels).is_file():
         raise UsageError(f"--qrels: no such file: {args.qrels}")

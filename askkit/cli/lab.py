@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from askkit.cli import contract
 from askkit.errors import MissingDependencyError, VaultError
 
 __all__ = ["lab_command", "lab_environment", "register"]
@@ -42,15 +43,26 @@ def register(sub: Any) -> None:
     p.add_argument("--vault-id", help="the server's vault id (with --server)")
     p.add_argument("--notebooks", default="notebooks", help="the folder JupyterLab serves")
     p.add_argument("--open", default="explore.ipynb", help="the notebook to open first")
-    p.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
-    p.add_argument("--ip", default="127.0.0.1", help="the address to listen on")
+    p.add_argument(
+        "--port",
+        type=contract.whole_number(0, 65535),
+        default=0,
+        help="the port (default: a free one)",
+    )
+    p.add_argument(
+        "--ip",
+        type=contract.listen_address,
+        default="127.0.0.1",
+        help="the address to listen on, one of this machine's (default 127.0.0.1)",
+    )
     p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
     p.add_argument("--dry-run", action="store_true", help="print the command, start nothing")
     p.set_defaults(func=lab_command)
 
 
 def _free_port(ip: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    family = socket.AF_INET6 if ":" in ip else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
         s.bind((ip, 0))
         port: int = s.getsockname()[1]
         return port
@@ -75,8 +87,6 @@ def lab_environment(vault: Path, server: str | None, vault_id: str | None) -> di
 
 def lab_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit lab``."""
-    from askkit.retrieve.local import LocalIndex
-
     vault = Path(args.vault).expanduser().resolve()
     if not vault.is_dir():
         raise VaultError(f"vault not found: {vault} is not a folder")
@@ -90,6 +100,8 @@ def lab_command(args: argparse.Namespace, console: Console) -> int:
         raise MissingDependencyError(
             "JupyterLab is not installed: pip install 'askkit[lab]' (or run scripts/main.sh)"
         )
+    from askkit.retrieve.local import LocalIndex  # after the checks: a slow import
+
     index = LocalIndex(vault, progress=True)
     console.print(
         Text(f"{vault}: {len(index.vault)} notes, {len(index)} chunks ({index.last_report})")
@@ -109,7 +121,8 @@ def lab_command(args: argparse.Namespace, console: Console) -> int:
         argv.append("--no-browser")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")  # containers and CI machines run as root
-    url = f"http://{args.ip}:{port}/lab/tree/{args.open}?token={token}"
+    host = f"[{args.ip}]" if ":" in args.ip else args.ip
+    url = f"http://{host}:{port}/lab/tree/{args.open}?token={token}"
     console.print(
         Text("askkit: JupyterLab at ", style="bold") + Text(url, style="bold cyan"), soft_wrap=True
     )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
+from askkit.cli import _terminal, contract
 from askkit.errors import UsageError
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "-l",
         "--relevance-level",
-        type=int,
+        type=contract.whole_number(),
         default=1,
         metavar="N",
         help="the lowest grade that counts as relevant, as trec_eval's -l (default 1)",
@@ -61,7 +62,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "-M",
         "--max-docs",
-        type=int,
+        type=contract.whole_number(1),
         metavar="N",
         help="score only each query's first N documents, as trec_eval's -M",
     )
@@ -88,7 +89,12 @@ def register(sub: Any) -> None:
         action="store_true",
         help="skip malformed lines, score the rest and say on stderr how many were skipped",
     )
-    p.add_argument("--digits", type=int, default=4, help="decimals printed (trec_eval: 4)")
+    p.add_argument(
+        "--digits",
+        type=contract.whole_number(0, 17),
+        default=4,
+        help="decimals printed, 0..17 (trec_eval: 4)",
+    )
     p.set_defaults(func=eval_command)
 
 
@@ -124,10 +130,6 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
     from askkit.frame import sources_frame
     from askkit.metrics import evaluate, read_qrels, read_run
 
-    if args.max_docs is not None and args.max_docs < 1:
-        raise UsageError(f"-M must be at least 1, got {args.max_docs}")
-    if not 0 <= args.digits <= 17:
-        raise UsageError(f"--digits must be 0..17, got {args.digits}")
     measures = _measures(args.measure)
     skipped: list[str] = []
 
@@ -162,7 +164,7 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
         relevance_level=args.relevance_level,
         max_docs_per_query=args.max_docs,
     )
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = _terminal.console(stderr=True, soft_wrap=True)
     for line in skipped:
         err.print(Text(f"askkit: {line}"))
     headline = result.headline
@@ -193,5 +195,6 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
     row("num_q", "all", len(result.per_query))
     for measure in measures:
         row(measure, "all", float(result.mean[measure]))
-    console.file.write("\n".join(lines) + "\n")  # plain text: one write, no markup
+    # plain text, one write, no markup; query ids come from the files: cleaned
+    console.file.write(_terminal.clean("\n".join(lines)) + "\n")
     return 0

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from askkit.cli import _terminal, contract
 from askkit.errors import UsageError
 
 __all__ = ["register", "report_command"]
@@ -23,14 +23,25 @@ def register(sub: Any) -> None:
         "--qrels", help="graded judgments (TSV: query_id, path, heading, grade; or TREC qrels)"
     )
     p.add_argument("--vault", help="the vault: show each source's section in its note")
-    p.add_argument("-o", "--output", default="askkit-report.html", help="the HTML file to write")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=contract.output_file,
+        default="askkit-report.html",
+        help="the HTML file to write",
+    )
     p.add_argument(
         "--measures",
         help="comma-separated measures, ranx names (default: ndcg@10, precision@10, "
         "recall@10, hit@10, mrr, map, r-precision)",
     )
     p.add_argument("--level", choices=["note", "section"], default="note")
-    p.add_argument("--max-queries", type=int, default=200, help="queries in the drilldown")
+    p.add_argument(
+        "--max-queries",
+        type=contract.whole_number(0),
+        default=200,
+        help="queries in the drilldown (default 200)",
+    )
     p.add_argument("--lenient", action="store_true", help="skip bad log records and list them")
     p.add_argument("--title", help="the report's title")
     p.add_argument(
@@ -41,7 +52,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--min-recall",
-        type=float,
+        type=contract.fraction,
         default=0.9,
         help="with --qrels: the recall (0..1) of each pool's relevant notes a recommended "
         "context cut must keep (default 0.9)",
@@ -51,10 +62,15 @@ def register(sub: Any) -> None:
 
 def report_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit report``."""
+    # checked before the slow imports; a pipe (--qrels <(...)) is fine
+    if args.qrels is not None and not Path(args.qrels).exists():
+        raise UsageError(f"--qrels: no such file: {args.qrels}")
+    if args.qrels is not None and Path(args.qrels).is_dir():
+        raise UsageError(f"--qrels: {args.qrels} is a folder, not a file")
+    if args.vault is not None and not Path(args.vault).is_dir():
+        raise UsageError(f"--vault: no such folder: {args.vault}")
     from askkit.report import DEFAULT_MEASURES, build_report
 
-    if not math.isfinite(args.min_recall) or not 0.0 <= args.min_recall <= 1.0:
-        raise UsageError(f"--min-recall must be a number in 0..1, got {args.min_recall}")
     measures = (
         [m.strip() for m in args.measures.split(",") if m.strip()]
         if args.measures
@@ -72,9 +88,14 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
         objective=args.objective,
         min_recall=args.min_recall,
     )
-    out = report.write(Path(args.output))
+    try:
+        out = report.write(Path(args.output))
+    except OSError as exc:  # the writer's error names its temporary file: name -o instead
+        raise UsageError(
+            f"-o {args.output}: cannot write the report ({exc.strerror or exc})"
+        ) from None
     if report.headline:  # one line on stderr, before the usual summary; the report is written
-        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(report.headline))
+        _terminal.console(stderr=True, soft_wrap=True).print(Text(report.headline))
     console.print(
         Text(
             f"wrote {out} ({report.turns} turns, {report.sources} sources, "

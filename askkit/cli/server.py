@@ -8,13 +8,13 @@ list).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from rich.console import Console
 
 from askkit._console import print_sources, print_turn
+from askkit.cli import _terminal, contract
 from askkit.errors import SchemaError, UsageError
 from askkit.retrieve.client import CONTEXT_SIZES, TOKEN_ENV, KimunClient
 from askkit.retrieve.settings import ClientSettings
@@ -34,7 +34,7 @@ def _server_options(p: argparse.ArgumentParser, *, prefix: str) -> None:
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=contract.client_setting("timeout", float),
         help=f"{prefix}seconds to wait for each HTTP request (default {_DEFAULTS.timeout:g})",
     )
     p.add_argument(
@@ -59,12 +59,12 @@ def register(sub: Any) -> None:
     _server_options(p, prefix="")
     p.add_argument(
         "--poll-interval",
-        type=float,
+        type=contract.client_setting("poll_interval", float),
         help=f"seconds between polls of the answer job (default {_DEFAULTS.poll_interval:g})",
     )
     p.add_argument(
         "--max-polls",
-        type=int,
+        type=contract.client_setting("max_polls", int),
         help=f"give up after this many polls (default {_DEFAULTS.max_polls}, about 12 minutes)",
     )
     p.add_argument(
@@ -112,7 +112,7 @@ def search_command(args: argparse.Namespace, console: Console) -> int:
             "chunks": [c.to_dict() for c in chunks],
             "query_time_ms": int(ms) if ms.is_integer() else ms,
         }
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(_terminal.json_text(payload))
         return 0
     sources = result.sources[: args.k]
     title = (
@@ -130,11 +130,11 @@ def ask_command(args: argparse.Namespace, console: Console) -> int:
     if not args.question.strip():
         raise UsageError("the question is empty: give the text to ask")
     client = _client(args)
-    with client, console.status(f"waiting for {client.base_url} to answer..."):
+    with client, console.status(_terminal.clean(f"waiting for {client.base_url} to answer...")):
         result = client.answer_result(args.question, context_size=args.context_size)
     if args.json:
         payload = {"question": args.question, **result.to_dict()}
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(_terminal.json_text(payload))
         return 0
     print_turn(console, Turn.from_answer(args.question, result))
     return 0

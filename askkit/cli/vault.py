@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -13,6 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from askkit._console import print_sources
+from askkit.cli import _terminal, contract
 from askkit.errors import VaultError
 from askkit.sources import AskSource
 
@@ -20,13 +20,13 @@ __all__ = ["add_search_options", "register", "search_command"]
 
 
 def _open_index(path: str, args: argparse.Namespace, *, progress: bool) -> Any:
-    from askkit.retrieve.local import LocalIndex
-
     root = Path(path).expanduser()
     if not root.exists():
         raise VaultError(f"vault not found: {root} does not exist")
     if not root.is_dir():
         raise VaultError(f"not a vault: {root} is not a folder")
+    from askkit.retrieve.local import LocalIndex  # after the checks: a slow import
+
     cache: str | bool | None = getattr(args, "cache_dir", None)
     if getattr(args, "no_cache", False):
         cache = False
@@ -49,14 +49,20 @@ def register(sub: Any) -> None:
     """Add ``askkit index`` to the command line."""
     p = sub.add_parser("index", help="index a vault locally (kimun sections, BM25)")
     p.add_argument("path", help="the vault folder")
-    p.add_argument("--cache-dir", help="where the index persists (default ~/.cache/askkit)")
+    p.add_argument(
+        "--cache-dir",
+        type=contract.cache_folder,
+        help="where the index persists (default ~/.cache/askkit)",
+    )
     p.add_argument("--no-cache", action="store_true", help="index in memory only")
     p.set_defaults(func=_cmd_index)
 
 
 def add_search_options(p: argparse.ArgumentParser) -> None:
     """Options of ``askkit search`` that apply to ``--vault``."""
-    p.add_argument("--cache-dir", help="with --vault: where the index persists")
+    p.add_argument(
+        "--cache-dir", type=contract.cache_folder, help="with --vault: where the index persists"
+    )
     p.add_argument("--no-cache", action="store_true", help="with --vault: index in memory only")
     p.add_argument(
         "--all-chunks",
@@ -73,7 +79,7 @@ def search_command(args: argparse.Namespace, console: Console) -> int:
     elapsed_ms = (time.perf_counter() - t0) * 1000
     if args.json:
         payload = {"chunks": [c.to_dict() for c in chunks], "query_time_ms": round(elapsed_ms)}
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(_terminal.json_text(payload))
         return 0
     sources = AskSource.from_chunks(chunks)
     title = f"{len(sources)} chunks for {args.query!r} in {elapsed_ms:.1f} ms"

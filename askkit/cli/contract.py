@@ -1,0 +1,315 @@
+"""What every ``askkit`` command promises its user, and how it keeps it.
+
+- A bad argument is refused when the arguments are parsed, before any work:
+  each value check here is an argparse ``type=`` (``--max-queries -1``,
+  ``--timeout nan``, ``--ip 8.8.8.8``, ``-o`` a folder, ``--cache-dir`` a file).
+- Every error is one line on stderr, ``askkit: error: ...``, and exit status
+  2, never a traceback: :class:`Parser` raises argparse's errors as
+  :class:`~askkit.errors.UsageError`, and :func:`run` catches what gets past
+  the checks. An exception askkit does not expect is named in that line
+  (``unexpected RecursionError: ...``); ``ASKKIT_TRACEBACK=1`` lets it through
+  with its traceback.
+- Text from payloads, vaults and servers reaches the terminal without its
+  control sequences (:mod:`askkit.cli._terminal`).
+
+``--help`` is argparse's, unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ipaddress
+import math
+import os
+import re
+import socket
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+from rich.text import Text
+
+from askkit.cli import _terminal
+from askkit.errors import AskkitError, SchemaError, UsageError
+
+__all__ = [
+    "TRACEBACK_ENV",
+    "Parser",
+    "cache_folder",
+    "client_setting",
+    "error_line",
+    "fraction",
+    "listen_address",
+    "output_file",
+    "run",
+    "whole_number",
+]
+
+#: Set this environment variable to ``1`` to see the traceback of an exception
+#: askkit does not expect, instead of its one-line summary.
+TRACEBACK_ENV = "ASKKIT_TRACEBACK"
+
+_ARGUMENT = re.compile(r"argument (\S+): (.*)", re.DOTALL)
+
+
+class Parser(argparse.ArgumentParser):
+    """An :class:`argparse.ArgumentParser` whose errors are one line, raised, not printed.
+
+    ``error`` raises :class:`~askkit.errors.UsageError`: a value check's
+    message as is, any other with where to read the usage. The subcommand
+    parsers it makes are of this class too.
+
+    Examples
+    --------
+    >>> parser = Parser(prog="askkit")
+    >>> _ = parser.add_argument("-k", type=whole_number(1))
+    >>> parser.parse_args(["-k", "0"])
+    Traceback (most recent call last):
+    ...
+    askkit.errors.UsageError: -k must be at least 1 (a whole number), got 0
+    >>> parser.parse_args(["--nope"])
+    Traceback (most recent call last):
+    ...
+    askkit.errors.UsageError: unrecognized arguments: --nope (see askkit --help)
+    """
+
+    def error(self, message: str) -> NoReturn:
+        match = _ARGUMENT.fullmatch(message)
+        if match and match.group(2).startswith("must "):  # a value check of this module
+            # "argument -M/--max-docs: must be ..." -> "-M must be ..."
+            raise UsageError(f"{match.group(1).split('/')[0]} {match.group(2)}")
+        if match:
+            message = f"{match.group(1).split('/')[0]}: {match.group(2)}"
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def _number(text: str, kind: Callable[[str], float | int], what: str) -> float | int:
+    try:
+        return kind(text.strip())
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+
+
+def whole_number(least: int | None = None, most: int | None = None) -> Callable[[str], int]:
+    """A whole number in ``least..most`` (either end may be open): counts, ports, digits."""
+    if least is not None and most is not None:
+        what = f"a whole number in {least}..{most}"
+    elif least is not None:
+        what = f"at least {least} (a whole number)"
+    elif most is not None:  # pragma: no cover - no option has only an upper bound
+        what = f"a whole number <= {most}"
+    else:
+        what = "a whole number"
+
+    def check(text: str) -> int:
+        value = int(_number(text, int, what))
+        if (least is not None and value < least) or (most is not None and value > most):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {value}")
+        return value
+
+    check.__name__ = "whole_number"
+    return check
+
+
+def fraction(text: str) -> float:
+    """A finite number in 0..1 (``--min-recall``)."""
+    what = "a number in 0..1"
+    value = float(_number(text, float, what))
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise argparse.ArgumentTypeError(f"must be {what}, got {value}")
+    return value
+
+
+def client_setting(name: str, kind: Callable[[str], float | int]) -> Callable[[str], float | int]:
+    """A value of the :class:`~askkit.retrieve.settings.ClientSettings` field ``name``,
+    checked by that class (seconds finite and positive, counts at least 1)."""
+    from askkit.retrieve.settings import ClientSettings
+
+    what = "a whole number" if kind is int else "a number"
+
+    def check(text: str) -> float | int:
+        value = _number(text, kind, what)
+        try:
+            ClientSettings(**{name: value})  # type: ignore[arg-type]
+        except SchemaError as exc:
+            raise argparse.ArgumentTypeError(f"{exc.message}, got {value!r}") from None
+        return value
+
+    check.__name__ = name
+    return check
+
+
+def listen_address(text: str) -> str:
+    """An IP address of this machine (one a server here can listen on), or ``localhost``."""
+    if text == "localhost":
+        return text
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be an IP address such as 127.0.0.1, got {text!r}"
+        ) from None
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((str(address), 0))
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(
+            f"must be an address of this machine, got {text!r} ({exc.strerror})"
+        ) from None
+    return str(address)
+
+
+def _nearest_existing(path: Path) -> Path:
+    for folder in path.parents:
+        if folder.exists():
+            return folder
+    return Path.cwd()  # pragma: no cover - a relative path's parents end at "."
+
+
+def output_file(text: str) -> str:
+    """A file askkit can write: not a folder, in a folder it can create files in.
+
+    Missing parent folders are fine (the report's writer creates them); the
+    nearest existing one must be a folder that accepts a new file, which is
+    tried with an unnamed temporary file, so nothing is left behind.
+    """
+    path = Path(text).expanduser()
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must be a file name, got ''")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"must be a file to write, got the folder {text!r}")
+    folder = _nearest_existing(path)
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"must be a file in a folder, got {text!r} ({folder} is a file)"
+        )
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(
+            f"must be a file askkit can write, got {text!r} "
+            f"(cannot create a file in {folder}: {exc.strerror})"
+        ) from None
+    if path.exists() and not os.access(path, os.W_OK):
+        raise argparse.ArgumentTypeError(
+            f"must be a file askkit can write, got {text!r} (permission denied)"
+        )
+    return text
+
+
+def cache_folder(text: str) -> str:
+    """A cache folder: anything but an existing file.
+
+    Whether an existing folder is askkit's is
+    :class:`~askkit.retrieve.local.LocalIndex`'s to decide.
+    """
+    path = Path(text).expanduser()
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must be a folder, got ''")
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"must be a folder, got the file {text!r}")
+    return text
+
+
+# -- running a command -------------------------------------------------------------------
+
+
+def _os_error(exc: OSError) -> str:
+    """``file: reason`` for an :class:`OSError` that names its file, else the reason."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is None:
+        return reason
+    where = _name(exc.filename)
+    if exc.filename2 is not None:
+        where += f" -> {_name(exc.filename2)}"
+    return f"{where}: {reason}"
+
+
+def _name(filename: object) -> str:
+    """A file name as an :class:`OSError` holds it (str, bytes, a path, a descriptor)."""
+    return os.fsdecode(filename) if isinstance(filename, bytes) else str(filename)
+
+
+def error_line(exc: Exception) -> str:
+    """The one line printed for ``exc``, cleaned of control characters.
+
+    Examples
+    --------
+    >>> error_line(UsageError("-k must be at least 1 (a whole number), got 0"))
+    'askkit: error: -k must be at least 1 (a whole number), got 0'
+    >>> error_line(PermissionError(13, "Permission denied", "/srv/report.html"))
+    'askkit: error: /srv/report.html: Permission denied'
+    >>> error_line(KeyError("sources"))  # doctest: +ELLIPSIS
+    "askkit: error: unexpected KeyError: 'sources' (askkit's own bug, ...ASKKIT_TRACEBACK=1 ...)"
+    """
+    if isinstance(exc, AskkitError):
+        text = str(exc) or type(exc).__name__
+    elif isinstance(exc, OSError):
+        text = _os_error(exc)
+    else:  # a bug: say what it was, without the traceback
+        text = (
+            f"unexpected {type(exc).__name__}: {exc} "
+            f"(askkit's own bug, please report it; {TRACEBACK_ENV}=1 shows the traceback)"
+        )
+    return "askkit: error: " + _terminal.one_line(text)
+
+
+def _say(line: str) -> None:
+    """Print one line on stderr, however narrow the terminal."""
+    with contextlib.suppress(OSError):  # stderr is gone too: nothing more to do
+        _terminal.console(stderr=True, soft_wrap=True).print(Text(line, style="red"))
+
+
+def _show_warning(  # noqa: PLR0917 - warnings.showwarning's signature
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A warning, as one cleaned line on stderr (not Python's two, with a source line)."""
+    with contextlib.suppress(OSError):
+        _terminal.console(stderr=True, soft_wrap=True).print(
+            Text("askkit: warning: " + _terminal.one_line(str(message)), style="yellow")
+        )
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: send what is left of stdout nowhere (no second error at exit)."""
+    with contextlib.suppress(OSError, ValueError):  # stdout may not be a file (tests)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def run(build: Callable[[], argparse.ArgumentParser], argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` with the parser ``build`` makes, run its command; the exit status.
+
+    The command is the parsed ``func``, called with the arguments and a
+    terminal-safe console; a warning it raises is one line on stderr
+    (``askkit: warning: ...``). Any error prints :func:`error_line` on stderr and
+    returns 2; Ctrl-C prints ``askkit: interrupted`` and returns 130; a closed
+    stdout (``askkit sources x | head -1``) ends quietly with 2.
+    """
+    try:
+        with warnings.catch_warnings():  # restores Python's printer after the command
+            warnings.showwarning = _show_warning
+            args = build().parse_args(argv)
+            return int(args.func(args, _terminal.console()))
+    except KeyboardInterrupt:
+        _say("askkit: interrupted")
+        return 130
+    except BrokenPipeError:  # the reader stopped reading: nothing left to say
+        _quiet_stdout()
+        return 2
+    except Exception as exc:
+        expected = isinstance(exc, AskkitError | OSError)
+        if not expected and os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
+            raise
+        _say(error_line(exc))
+        return 2

@@ -1,0 +1,271 @@
+"""The command line's contract: any bad input is one line on stderr and exit status 2.
+
+Every subcommand runs, as a user runs it (``python -m askkit.cli`` in its own
+process), against a matrix of bad inputs: a missing file, a folder where a
+file belongs, a file where a folder belongs, an unreadable file, invalid
+numbers, NaN and infinity, a negative count and an unreachable server. The
+cases run in parallel threads, each a subprocess with a deadline, so the
+whole matrix takes seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from askkit.cli import build_parser
+from tests.conftest import DATA, ROOT
+
+#: The kinds of bad input the matrix must cover (each case names one).
+KINDS = frozenset(
+    {
+        "missing file",
+        "folder for a file",
+        "file for a folder",
+        "unreadable file",
+        "invalid number",
+        "nan",
+        "inf",
+        "negative count",
+        "unreachable server",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    kind: str
+    argv: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """The bad (and the good) inputs the cases are built from."""
+
+    missing: str  # a file that does not exist
+    folder: str  # an existing folder
+    file: str  # an existing file, plain text
+    unreadable: str  # a file that cannot be read (as text, when running as root)
+    server: str  # a URL where nothing listens
+    out: str  # a writable output file
+    run: str = str(DATA / "run.jsonl")
+    qrels: str = str(DATA / "qrels.tsv")
+    queries: str = str(DATA / "queries.tsv")
+    payload: str = str(DATA / "answer_job.json")
+    vault: str = str(DATA / "vault")
+
+
+def subcommands() -> set[str]:
+    """The subcommands :func:`askkit.cli.build_parser` registers."""
+    parser = build_parser()
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert len(found) == 1
+    return set(found[0].choices)
+
+
+def cases(x: Inputs) -> dict[str, list[Case]]:
+    """Subcommand -> its bad-input cases (the argv after ``askkit``)."""
+
+    def c(kind: str, *argv: str) -> Case:
+        return Case(kind, argv)
+
+    report = ("report", x.run, "-o", x.out)
+    ask = ("ask", "q?", "--server", x.server, "--vault-id", "notes")
+    search_server = ("search", "q", "--server", x.server, "--vault-id", "notes")
+    search_vault = ("search", "q", "--vault", x.vault, "--no-cache")
+    cut_vault = ("cut", "--qrels", x.qrels, "--vault", x.vault, "--queries", x.queries)
+    evaluate = ("eval", x.qrels, x.run)
+    return {
+        "sources": [
+            c("missing file", "sources", x.missing),
+            c("folder for a file", "sources", x.folder),
+            c("unreadable file", "sources", x.unreadable),
+        ],
+        "prompt": [
+            c("missing file", "prompt", x.missing),
+            c("folder for a file", "prompt", x.folder),
+            c("unreadable file", "prompt", x.unreadable),
+        ],
+        "index": [
+            c("missing file", "index", x.missing),
+            c("file for a folder", "index", x.file),
+            c("file for a folder", "index", x.vault, "--cache-dir", x.file),
+        ],
+        "search": [
+            c("missing file", "search", "q", "--vault", x.missing),
+            c("file for a folder", "search", "q", "--vault", x.file),
+            c("file for a folder", "search", "q", "--vault", x.vault, "--cache-dir", x.file),
+            c("invalid number", *search_vault, "-k", "ten"),
+            c("nan", *search_vault, "-k", "nan"),
+            c("negative count", *search_vault, "-k", "-1"),
+            c("nan", *search_server, "--timeout", "nan"),
+            c("inf", *search_server, "--timeout", "inf"),
+            c("invalid number", *search_server, "--timeout", "1s"),
+            c("unreachable server", *search_server),
+        ],
+        "ask": [
+            c("unreachable server", *ask),
+            c("nan", *ask, "--timeout", "nan"),
+            c("inf", *ask, "--poll-interval", "inf"),
+            c("negative count", *ask, "--max-polls", "-1"),
+            c("invalid number", *ask, "--max-polls", "1.5"),
+        ],
+        "lab": [
+            c("missing file", "lab", "--vault", x.missing, "--dry-run"),
+            c("file for a folder", "lab", "--vault", x.file, "--dry-run"),
+            c("file for a folder", "lab", "--vault", x.vault, "--notebooks", x.file, "--dry-run"),
+            c("negative count", "lab", "--port", "-1", "--dry-run"),
+            c("nan", "lab", "--port", "nan", "--dry-run"),
+            c("invalid number", "lab", "--ip", "999.1.1.1", "--dry-run"),
+            c("invalid number", "lab", "--ip", "192.0.2.1", "--dry-run"),  # not this host's
+        ],
+        "report": [
+            c("missing file", "report", x.missing, "-o", x.out),
+            c("folder for a file", "report", x.folder, "-o", x.out),
+            c("unreadable file", "report", x.unreadable, "-o", x.out),
+            c("folder for a file", "report", x.run, "-o", x.folder),
+            c("file for a folder", "report", x.run, "-o", str(Path(x.file) / "r.html")),
+            c("missing file", *report, "--qrels", x.missing),
+            c("folder for a file", *report, "--qrels", x.folder),
+            c("file for a folder", *report, "--vault", x.file),
+            c("negative count", *report, "--max-queries", "-1"),
+            c("invalid number", *report, "--max-queries", "many"),
+            c("nan", *report, "--min-recall", "nan"),
+            c("inf", *report, "--min-recall", "inf"),
+        ],
+        "cut": [
+            c("missing file", "cut", x.missing, "--qrels", x.qrels),
+            c("unreadable file", "cut", x.unreadable, "--qrels", x.qrels),
+            c("folder for a file", "cut", x.run, "--qrels", x.folder),
+            c(
+                "missing file",
+                "cut",
+                "--qrels",
+                x.qrels,
+                "--vault",
+                x.vault,
+                "--queries",
+                x.missing,
+            ),
+            c(
+                "file for a folder",
+                "cut",
+                "--qrels",
+                x.qrels,
+                "--vault",
+                x.file,
+                "--queries",
+                x.queries,
+            ),
+            c("negative count", *cut_vault, "--pool-size", "-1"),
+            c("invalid number", *cut_vault, "--pool-size", "1e3"),
+            c("nan", "cut", x.run, "--qrels", x.qrels, "--min-recall", "nan"),
+            c("inf", "cut", x.run, "--qrels", x.qrels, "--min-recall", "inf"),
+        ],
+        "eval": [
+            c("missing file", "eval", x.missing, x.run),
+            c("folder for a file", "eval", x.qrels, x.folder),
+            c("unreadable file", "eval", x.unreadable, x.run),
+            c("unreadable file", "eval", x.qrels, x.unreadable),
+            c("negative count", *evaluate, "-M", "-1"),
+            c("invalid number", *evaluate, "-l", "two"),
+            c("nan", *evaluate, "--digits", "nan"),
+            c("inf", *evaluate, "--digits", "inf"),
+        ],
+    }
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released): a connection fails at once."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> Inputs:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    file = tmp_path / "plain.txt"
+    file.write_text("a plain file\n", encoding="utf-8")
+    unreadable = tmp_path / "unreadable.json"
+    unreadable.write_bytes(b'{"answer": "x"}')
+    unreadable.chmod(0)
+    if os.access(unreadable, os.R_OK):  # root reads any file: make it unreadable as text
+        unreadable.chmod(0o600)
+        unreadable.write_bytes(b'{"answer": "\xff\xfe caf\xe9", "sources": []}\n\xc3(')
+    return Inputs(
+        missing=str(tmp_path / "missing.json"),
+        folder=str(folder),
+        file=str(file),
+        unreadable=str(unreadable),
+        server=f"http://127.0.0.1:{closed_port()}",
+        out=str(tmp_path / "out" / "report.html"),
+    )
+
+
+def run(argv: tuple[str, ...], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "askkit.cli", *argv],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_every_subcommand_has_cases(inputs: Inputs) -> None:
+    """A new subcommand must come with its bad-input cases, and the matrix covers every kind."""
+    matrix = cases(inputs)
+    assert set(matrix) == subcommands()
+    assert all(matrix.values())
+    assert {case.kind for listed in matrix.values() for case in listed} == KINDS
+    for command, listed in matrix.items():
+        assert all(case.argv[0] == command for case in listed), command
+        assert all(case.kind in KINDS for case in listed), command
+    unreadable = Path(inputs.unreadable)
+    if os.access(unreadable, os.R_OK):
+        with pytest.raises(UnicodeDecodeError):
+            unreadable.read_bytes().decode("utf-8")
+    else:
+        with pytest.raises(PermissionError):
+            unreadable.read_bytes()
+
+
+def test_every_bad_input_is_one_line_and_exit_2(inputs: Inputs, tmp_path: Path) -> None:
+    """Each case exits 2 with exactly one line on stderr, no traceback, and leaves no report."""
+    env = {
+        **os.environ,
+        "COLUMNS": "60",  # a narrow terminal: a long message must still be one line
+        "ASKKIT_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    for name in ("ASKKIT_TRACEBACK", "ASKKIT_KIMUN_TOKEN"):
+        env.pop(name, None)
+    everything = [case for listed in cases(inputs).values() for case in listed]
+    with ThreadPoolExecutor(max_workers=8) as pool:  # the cases wait on their subprocesses
+        results = list(pool.map(lambda case: run(case.argv, env), everything))
+    broken = [
+        f"{case.kind}: askkit {' '.join(case.argv)}\n  -> exit {out.returncode}: {out.stderr!r}"
+        for case, out in zip(everything, results, strict=True)
+        if not (
+            out.returncode == 2
+            and "Traceback" not in out.stderr
+            and out.stderr.count("\n") == 1
+            and out.stderr.startswith("askkit: error: ")
+        )
+    ]
+    assert not broken, f"{len(broken)} of {len(everything)} cases break the contract:\n" + (
+        "\n".join(broken)
+    )
+    assert not Path(inputs.out).exists()  # no case wrote a report
