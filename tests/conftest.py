@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,9 @@ from hypothesis import HealthCheck, settings
 settings.register_profile(
     "askkit", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
-settings.load_profile("askkit")
+# A longer run by hand: HYPOTHESIS_PROFILE=fuzz .venv/bin/python -m pytest tests/test_fuzz.py
+settings.register_profile("fuzz", settings.get_profile("askkit"), max_examples=5_000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "askkit"))
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
