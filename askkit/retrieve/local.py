@@ -38,9 +38,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-import sys
 import time
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,6 +49,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from askkit._warn import warn_user
 from askkit.errors import SchemaError, VaultError
 from askkit.frame.schema import STRING
 from askkit.metrics.io import Queries, read_queries
@@ -81,7 +80,6 @@ __all__ = [
 CANDIDATE_POOL = 80
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 _STOPWORDS = frozenset(bm25s.stopwords.STOPWORDS_EN)
-_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
 #: The long pool frame of :meth:`LocalIndex.pools` (what ``sweep_cuts`` reads): column -> dtype.
 POOL_COLUMNS: dict[str, Any] = {
     "query_id": STRING,
@@ -132,15 +130,6 @@ class IndexReport:
             f"{self.unchanged} unchanged; {self.chunks} chunks in {self.seconds:.2f}s"
             + (f"; {len(self.skipped)} skipped" if self.skipped else "")
         )
-
-
-def _warn(message: str) -> None:
-    """A UserWarning attributed to the first caller outside askkit (the user's line)."""
-    level, frame = 2, sys._getframe(1)
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-        level += 1
-    warnings.warn(message, UserWarning, stacklevel=level)
 
 
 def _reason(file: Path, exc: OSError) -> str:
@@ -300,7 +289,7 @@ class LocalIndex:
             else:
                 (changed if prev is not None else added).append(key)
         for file, reason in failed.items():
-            _warn(f"not indexing {file}: {reason}")
+            warn_user(f"not indexing {file}: {reason}")
         deleted = sorted(set(old) - set(notes))  # gone from the vault, or unreadable now
         touched = bool(added or changed or deleted) or self._bm25 is None
         if touched:
@@ -401,7 +390,7 @@ class LocalIndex:
         try:
             cached = load_cache(self.cache_dir, params=self._params(), vault=str(self.vault.root))
         except CorruptCache as exc:
-            _warn(
+            warn_user(
                 f"the index cache {self.cache_dir} is damaged: {exc}; "
                 f"rebuilding it from the vault {self.vault.root}"
             )

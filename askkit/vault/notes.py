@@ -28,16 +28,15 @@ bytes (BOM included), as a decimal string.
 from __future__ import annotations
 
 import errno
-import inspect
 import os
 import stat
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import xxhash
 
+from askkit._warn import warn_user
 from askkit.errors import VaultError
 from askkit.journal import journal_date
 from askkit.sources import VaultPath
@@ -69,7 +68,6 @@ _DIR_FLAGS = _ROOT_FLAGS | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 # What opening a component that was just swapped for a link (or a file) reports.
 _SWAPPED = frozenset({errno.ELOOP, errno.EMLINK, errno.ENOTDIR})
-_PACKAGE_DIR = str(Path(__file__).parent.parent) + os.sep  # as in code objects' file names
 _OUTSIDE = "symbolic link to a file outside the vault"
 
 
@@ -109,17 +107,6 @@ class _Refused(VaultError):
         self.reason = reason
         #: Whether listing warns about the skip (links leaving the vault are skipped silently).
         self.warn = warn
-
-
-def _warn(message: str) -> None:
-    """Warn, attributed to the first caller outside askkit."""
-    frame = inspect.currentframe()
-    frame = frame.f_back if frame is not None else None
-    level = 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-        level += 1
-    warnings.warn(message, UserWarning, stacklevel=level)
 
 
 def _not_regular(mode: int) -> str:
@@ -595,7 +582,7 @@ class Vault:
         self._refused = scan.refused
         message = scan.warning(self._warned)
         if message is not None:
-            _warn(message)
+            warn_user(message)
         return scan.files
 
     def _inside(self, resolved: Path) -> bool:
@@ -758,7 +745,7 @@ class Vault:
                 raise VaultError(
                     f"{where}; open the vault with errors='replace' to read it anyway"
                 ) from None
-            _warn(f"{where}; decoded with replacement characters")
+            warn_user(f"{where}; decoded with replacement characters")
             text = data.decode("utf-8", errors="replace")
         return text[1:] if text.startswith(_BOM) else text
 
