@@ -1,0 +1,97 @@
+"""What the kimun clients return for ``GET /health`` and for a search, as frozen values.
+
+:class:`Health` is validated at the boundary (:meth:`Health.from_dict`);
+:class:`SearchResult` holds the chunks retrieved for a query. The protocol
+core (:mod:`askkit.retrieve._protocol`) builds them from checked responses and
+:mod:`askkit.retrieve.client` re-exports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from askkit.errors import SchemaError
+from askkit.sources import AskSource, SourceList, Turn
+from askkit.wire import ChunkResult, EmbeddingsResponse, check_string
+
+__all__ = ["Health", "SearchResult"]
+
+
+def _bool(data: Mapping[str, Any], name: str) -> bool:
+    value = data.get(name)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise SchemaError("expected true, false or null", field=name, value=value)
+    return value
+
+
+def _optional_str(data: Mapping[str, Any], name: str, default: str | None = None) -> str | None:
+    value = data.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise SchemaError("expected a string or null", field=name, value=value)
+    return check_string(value, name)
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """``GET /health``: what the server runs. Missing or null fields take their default.
+
+    >>> Health.from_dict({"status": "ok", "embedder": "ollama"}).capability
+    'semantic_only'
+    """
+
+    status: str = ""
+    reranker: bool = False
+    embedder: str | None = None
+    llm_provider: str | None = None
+    auth_required: bool = False
+
+    @classmethod
+    def from_dict(cls, obj: object) -> Health:
+        """Validate a decoded ``/health`` body (unknown fields are ignored)."""
+        if not isinstance(obj, Mapping):
+            raise SchemaError("expected a JSON object (a /health response)", value=obj)
+        return cls(
+            status=_optional_str(obj, "status", "") or "",
+            reranker=_bool(obj, "reranker"),
+            embedder=_optional_str(obj, "embedder"),
+            llm_provider=_optional_str(obj, "llm_provider"),
+            auth_required=_bool(obj, "auth_required"),
+        )
+
+    @property
+    def capability(self) -> Literal["unconfigured", "semantic_only", "full"]:
+        """As kimun's client reads it: no embedder, search only, or search and answers."""
+        if self.embedder is None:
+            return "unconfigured"
+        return "semantic_only" if self.llm_provider is None else "full"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """``POST /api/embeddings``: the chunks retrieved for ``query`` (best first)."""
+
+    query: str
+    chunks: tuple[ChunkResult, ...]
+    query_time_ms: float = 0.0
+
+    @property
+    def sources(self) -> SourceList:
+        """The chunks as the UI shows them (:class:`~askkit.AskSource`)."""
+        return AskSource.from_chunks(self.chunks)
+
+    def to_turn(self) -> Turn:
+        """A turn with no answer: the question and what was retrieved for it."""
+        return Turn(self.query, "", self.sources)
+
+    def to_response(self) -> EmbeddingsResponse:
+        """The wire response (for saving, or ``askkit sources``)."""
+        return EmbeddingsResponse(self.chunks, self.query_time_ms)
+
+    def _repr_html_(self) -> str:
+        return self.to_turn()._repr_html_()
