@@ -32,24 +32,33 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import functools
 import hmac
 import json
 import socket
-import struct
 import sys
 import threading
 import time
 import uuid
-import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, Self, cast
 from urllib.parse import urlsplit
 
+from askkit._faults import (
+    JOB_FAULTS,
+    REPLY_FAULTS,
+    Fault,
+    FaultKind,
+    Reply,
+    Route,
+    error,
+    make_fault,
+    send,
+    send_faulty,
+)
 from askkit.retrieve import as_retriever
 from askkit.retrieve.client import CONTEXT_SIZES
 from askkit.retrieve.client import VAULT_ID as _VAULT_ID
@@ -81,85 +90,6 @@ class _ServerToken(enum.Enum):
 
     SERVER = "the server's token"
 
-
-#: What :meth:`KimunTestServer.fail` can break.
-#:
-#: - ``status``: answer with ``status`` (default 500) and ``{"error": message}``;
-#: - ``unauthorized``: the same with 401;
-#: - ``invalid_json``: a 200 whose body is cut-off JSON;
-#: - ``body``: answer with ``status`` (default 200) and ``body``: bytes as they
-#:   are, anything else as JSON (to send a wrong shape);
-#: - ``slow``: wait ``delay`` seconds before answering normally;
-#: - ``drop``: send the headers (with the full ``Content-Length``) and half the
-#:   body, then close the connection;
-#: - ``job_fails``: answer jobs end ``failed`` with ``message``;
-#: - ``job_never_completes``: answer jobs stay ``processing``.
-#:
-#: A hostile server's, each acting on the response the route would send:
-#:
-#: - ``drip``: send the headers, then the body one byte every ``delay``
-#:   seconds (default 0.5);
-#: - ``drip_headers``: the same from the status line on;
-#: - ``huge_body``: declare a ``Content-Length`` of ``size`` bytes (default
-#:   400 MB) and send that many spaces;
-#: - ``gzip_bomb``: a gzip body that inflates to ``size`` bytes of spaces
-#:   (default 1 GiB, about 1 MB on the wire);
-#: - ``gzip_stack``: the same bomb gzipped once more, ``Content-Encoding: gzip, gzip``
-#:   (a few KB on the wire);
-#: - ``endless``: a chunked body of spaces that never ends;
-#: - ``deep_json``: arrays nested ``size`` deep (default 100,000);
-#: - ``huge_number``: every number of the response as a ``size``-digit
-#:   integer (default 400; one is added when it has none);
-#: - ``bad_utf8``: the first string of the response holds ``caf\xe9``, not UTF-8;
-#: - ``lone_surrogate``: the first string of the response holds ``"\ud800"``.
-FaultKind = Literal[
-    "status",
-    "unauthorized",
-    "invalid_json",
-    "body",
-    "slow",
-    "drop",
-    "job_fails",
-    "job_never_completes",
-    "drip",
-    "drip_headers",
-    "huge_body",
-    "gzip_bomb",
-    "gzip_stack",
-    "endless",
-    "deep_json",
-    "huge_number",
-    "bad_utf8",
-    "lone_surrogate",
-]
-#: The routes a fault can target: ``GET /health``, ``POST /api/embeddings``,
-#: ``POST /api/answer``, ``GET /api/job/{id}``.
-Route = Literal["health", "embeddings", "answer", "job"]
-
-_FAULT_KINDS = frozenset(get_args(FaultKind))
-_ROUTES = frozenset(get_args(Route))
-_JOB_FAULTS = frozenset({"job_fails", "job_never_completes"})
-_REPLY_FAULTS = frozenset({"status", "unauthorized", "invalid_json", "body"})
-_STREAM_FAULTS = frozenset(
-    {"drip", "drip_headers", "huge_body", "gzip_bomb", "gzip_stack", "endless"}
-)
-_PAYLOAD_FAULTS = frozenset({"deep_json", "huge_number", "bad_utf8", "lone_surrogate"})
-_DEFAULT_DELAYS = {"drip": 0.5, "drip_headers": 0.5}
-_DEFAULT_SIZES = {
-    "huge_body": 400_000_000,
-    "gzip_bomb": 2**30,
-    "gzip_stack": 2**30,
-    "deep_json": 100_000,
-    "huge_number": 400,
-}
-_MARK = "@@askkit-hostile@@"  # where a payload fault puts its bytes
-_MIB = 2**20
-_DEFAULT_MESSAGES = {
-    "status": "internal error (a fault injected by KimunTestServer)",
-    "unauthorized": "invalid bearer token",
-    "job_fails": "the LLM provider returned an error (a fault injected by KimunTestServer)",
-}
-_BROKEN_JSON = b'{"chunks": [{"path": "journal/2026-04-08.md", "title": "2026-04-08\\u001fAfter'
 
 _SAMPLE_EMBEDDINGS: dict[str, Any] = {
     "chunks": [
@@ -276,21 +206,6 @@ class RecordedRequest:
 
 
 @dataclass(slots=True)
-class _Fault:
-    kind: str
-    routes: frozenset[str] | None
-    remaining: int | None
-    reply: _Reply  # what status/unauthorized/invalid_json/body send
-    delay: float
-    size: int | None = None
-
-    def applies(self, route: str) -> bool:
-        if self.kind in _JOB_FAULTS:
-            return route == "answer"
-        return self.routes is None or route in self.routes
-
-
-@dataclass(slots=True)
 class _Job:
     job_id: str
     outcome: Literal["completed", "failed", "never"]
@@ -300,27 +215,11 @@ class _Job:
 
 
 @dataclass(slots=True)
-class _Reply:
-    status: int
-    payload: Any
-    raw: bytes | None = None  # sent as is instead of the JSON of payload
-
-    def body(self) -> bytes:
-        if self.raw is not None:
-            return self.raw
-        return json.dumps(self.payload, ensure_ascii=False).encode()
-
-
-def _error(status: int, message: str) -> _Reply:
-    return _Reply(status, {"error": message})
-
-
-@dataclass(slots=True)
 class _State:
     """Everything the handler threads share, behind one lock."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
-    faults: list[_Fault] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
     requests: list[RecordedRequest] = field(default_factory=list)
     jobs: dict[str, _Job] = field(default_factory=dict)
     connections: set[socket.socket] = field(default_factory=set)
@@ -512,38 +411,15 @@ class KimunTestServer:
         up to whole MiB), the depth of ``deep_json`` or the digits of
         ``huge_number``.
         """
-        if kind not in _FAULT_KINDS:
-            raise ValueError(f"unknown fault {kind!r}: expected one of {sorted(_FAULT_KINDS)}")
-        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
-            raise ValueError(f"a fault's size must be a whole number >= 1, got {size!r}")
-        if delay is not None and not delay >= 0:
-            raise ValueError(f"a fault's delay must be >= 0 seconds, got {delay!r}")
-        routes = None
-        if route is not None:
-            routes = frozenset([route] if isinstance(route, str) else route)
-            if not routes <= _ROUTES:
-                raise ValueError(f"unknown route in {sorted(routes)}: expected {sorted(_ROUTES)}")
-        if kind == "unauthorized":
-            status = 401
-        elif status is None:
-            status = 200 if kind == "body" else 500
-        if not 100 <= status <= 599 or (kind == "status" and status < 400):
-            raise ValueError(f"a fault's status must be an HTTP error status, got {status}")
-        if kind == "body":
-            reply = _Reply(status, body, raw=body if isinstance(body, bytes) else None)
-        elif kind == "invalid_json":
-            reply = _Reply(200, None, raw=_BROKEN_JSON)
-        else:  # an error reply; for job_fails, the job's error
-            reply = _error(
-                status, message if message is not None else _DEFAULT_MESSAGES.get(kind, "")
-            )
-        fault = _Fault(
+        fault = make_fault(
             kind,
-            routes,
-            times,
-            reply,
-            _DEFAULT_DELAYS.get(kind, 1.0) if delay is None else delay,
-            _DEFAULT_SIZES.get(kind) if size is None else size,
+            route=route,
+            times=times,
+            status=status,
+            message=message,
+            body=body,
+            delay=delay,
+            size=size,
         )
         with self._state.lock:
             self._state.faults.append(fault)
@@ -570,7 +446,7 @@ class KimunTestServer:
 
     # -- serving (called from the handler threads)
 
-    def _take_fault(self, route: str) -> _Fault | None:
+    def _take_fault(self, route: str) -> Fault | None:
         with self._state.lock:
             for fault in self._state.faults:
                 if fault.applies(route) and fault.remaining != 0:
@@ -589,41 +465,31 @@ class KimunTestServer:
             state.requests.append(RecordedRequest(handler.command, handler.path, headers, body))
         route, reply = _route(handler.command, path)
         if route is None:
-            _send(handler, reply or _error(404, "not found"))
+            send(handler, reply or error(404, "not found"))
             return
         fault = self._take_fault(route)
-        if fault is not None and fault.kind in _REPLY_FAULTS:
-            _send(handler, fault.reply)
+        if fault is not None and fault.kind in REPLY_FAULTS:
+            send(handler, fault.reply)
             return
         if fault is not None and fault.kind == "slow" and state.stopping.wait(fault.delay):
             handler.close_connection = True
             return
         reply = self._auth(route, headers) or self._serve(route, path, body, fault)
-        if fault is not None and fault.kind == "drop":
-            _send(handler, reply, drop=True)
-            return
-        if fault is not None and fault.kind in _PAYLOAD_FAULTS:
-            reply = _hostile_payload(fault, reply)
-        if fault is not None and fault.kind in _STREAM_FAULTS:
-            handler.close_connection = True
-            with contextlib.suppress(OSError):  # the client hung up, as it should
-                _hostile_stream(handler, fault, reply, state.stopping)
-            return
-        _send(handler, reply)
+        send_faulty(handler, reply, fault, state.stopping)
 
-    def _auth(self, route: str, headers: Mapping[str, str]) -> _Reply | None:
+    def _auth(self, route: str, headers: Mapping[str, str]) -> Reply | None:
         if route == "health" or self.token is None:
             return None
         given = headers.get("authorization")
         if given is None:
-            return _error(401, "missing bearer token")
+            return error(401, "missing bearer token")
         if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
-            return _error(401, "invalid bearer token")
+            return error(401, "invalid bearer token")
         return None
 
-    def _serve(self, route: str, path: str, body: bytes, fault: _Fault | None) -> _Reply:
+    def _serve(self, route: str, path: str, body: bytes, fault: Fault | None) -> Reply:
         if route == "health":
-            return _Reply(200, self._health_body())
+            return Reply(200, self._health_body())
         if route == "job":
             return self._job_status(path.rsplit("/", 1)[-1])
         query, error = _query_request(body)
@@ -631,7 +497,7 @@ class KimunTestServer:
             return error
         assert query is not None  # _query_request returns one or the other
         if route == "embeddings":
-            return _Reply(200, self._search(query))
+            return Reply(200, self._search(query))
         return self._start_job(query, fault)
 
     def _health_body(self) -> dict[str, Any]:
@@ -659,9 +525,9 @@ class KimunTestServer:
         elapsed = round((time.perf_counter() - started) * 1000)
         return {"chunks": [c.to_dict() for c in chunks], "query_time_ms": elapsed}
 
-    def _start_job(self, query: Mapping[str, Any], fault: _Fault | None) -> _Reply:
+    def _start_job(self, query: Mapping[str, Any], fault: Fault | None) -> Reply:
         job_id = str(uuid.uuid4())
-        job_fault = fault if fault is not None and fault.kind in _JOB_FAULTS else None
+        job_fault = fault if fault is not None and fault.kind in JOB_FAULTS else None
         if job_fault is not None and job_fault.kind == "job_fails":
             job = _Job(job_id, "failed", error=job_fault.reply.payload["error"])
         elif job_fault is not None:
@@ -675,24 +541,24 @@ class KimunTestServer:
             job = _Job(job_id, "completed", result=result)
         with self._state.lock:
             self._state.jobs[job_id] = job
-        return _Reply(200, {"job_id": job_id, "message": "Query job started"})
+        return Reply(200, {"job_id": job_id, "message": "Query job started"})
 
-    def _job_status(self, job_id: str) -> _Reply:
+    def _job_status(self, job_id: str) -> Reply:
         try:
             uuid.UUID(job_id)
         except ValueError:
-            return _error(400, f"invalid job id {job_id!r}: expected a UUID")
+            return error(400, f"invalid job id {job_id!r}: expected a UUID")
         with self._state.lock:
             job = self._state.jobs.get(job_id)
             if job is None:
-                return _error(404, f"job {job_id} not found")
+                return error(404, f"job {job_id} not found")
             job.polls += 1
             polls = job.polls
         status = "queued" if polls == 1 else "processing"
         if polls > 1 + self.processing_polls and job.outcome != "never":
             status = job.outcome
         done = status == job.outcome
-        return _Reply(
+        return Reply(
             200,
             {
                 "job_id": job_id,
@@ -717,7 +583,7 @@ def _default_answer(query: str, chunks: Sequence[ChunkResult]) -> str:
     return f"An answer to {query!r} from the test server {cites}.".replace(" .", ".")
 
 
-def _route(method: str, path: str) -> tuple[str | None, _Reply | None]:
+def _route(method: str, path: str) -> tuple[str | None, Reply | None]:
     """The route name for a request, or the 404/405 reply."""
     routes = {
         "/health": ("GET", "health"),
@@ -729,34 +595,34 @@ def _route(method: str, path: str) -> tuple[str | None, _Reply | None]:
     elif path.startswith("/api/job/") and path.count("/") == 3 and len(path) > len("/api/job/"):
         want, name = "GET", "job"
     else:
-        return None, _error(404, f"no route for {path}")
+        return None, error(404, f"no route for {path}")
     if method != want:
-        return None, _error(405, f"{path} takes {want}, not {method}")
+        return None, error(405, f"{path} takes {want}, not {method}")
     return name, None
 
 
-def _query_request(body: bytes) -> tuple[dict[str, Any] | None, _Reply | None]:
+def _query_request(body: bytes) -> tuple[dict[str, Any] | None, Reply | None]:
     """Validate a ``{vault_id, query, context_size?, history?}`` body as kimun does (400s)."""
     try:
         obj = json.loads(body)
     except ValueError as exc:
-        return None, _error(400, f"Failed to parse the request body as JSON: {exc}")
+        return None, error(400, f"Failed to parse the request body as JSON: {exc}")
     if not isinstance(obj, dict):
-        return None, _error(400, "the request body must be a JSON object")
+        return None, error(400, "the request body must be a JSON object")
     for name in ("vault_id", "query"):
         if name not in obj:
-            return None, _error(400, f"missing field `{name}`")
+            return None, error(400, f"missing field `{name}`")
         if not isinstance(obj[name], str):
-            return None, _error(400, f"invalid type for `{name}`: expected a string")
+            return None, error(400, f"invalid type for `{name}`: expected a string")
     if not _VAULT_ID.fullmatch(obj["vault_id"]):
-        return None, _error(
+        return None, error(
             400,
             f"invalid vault_id {obj['vault_id']!r}: use letters, digits, '.', '_' or '-' "
             "and do not start with '__'",
         )
     size = obj.get("context_size")
     if size is not None and size not in CONTEXT_SIZES:
-        return None, _error(400, f"unknown context_size {size!r}: small, medium or large")
+        return None, error(400, f"unknown context_size {size!r}: small, medium or large")
     history = obj.get("history", [])
     if not isinstance(history, list) or not all(
         isinstance(t, dict)
@@ -764,163 +630,8 @@ def _query_request(body: bytes) -> tuple[dict[str, Any] | None, _Reply | None]:
         and isinstance(t.get("answer"), str)
         for t in history
     ):
-        return None, _error(400, "history must be a list of {question, answer} strings")
+        return None, error(400, "history must be a list of {question, answer} strings")
     return obj, None
-
-
-def _send(handler: _Handler, reply: _Reply, *, drop: bool = False) -> None:
-    body = reply.body()
-    try:
-        handler.send_response(reply.status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(body)))
-        if drop:
-            handler.send_header("Connection", "close")
-        handler.end_headers()
-        handler.wfile.write(body[: len(body) // 2] if drop else body)
-        handler.wfile.flush()
-    except OSError:  # the client went away (it timed out): nothing to answer
-        handler.close_connection = True
-        return
-    if drop:
-        handler.close_connection = True
-
-
-# -- a hostile server's responses
-
-
-def _hostile_payload(fault: _Fault, reply: _Reply) -> _Reply:
-    """``reply`` with JSON no kimun sends: deep nesting, huge numbers, bad strings."""
-    size = fault.size or 1
-    if fault.kind == "deep_json":
-        return _Reply(reply.status, None, raw=b"[" * size + b"]" * size)
-    marked, found = _marked(reply.payload, numbers=fault.kind == "huge_number")
-    if not found:
-        marked = {**marked, "hostile": _MARK} if isinstance(marked, dict) else [marked, _MARK]
-    text = json.dumps(marked, ensure_ascii=False)
-    if fault.kind == "huge_number":
-        return _Reply(reply.status, None, raw=text.replace(f'"{_MARK}"', "9" * size).encode())
-    if fault.kind == "lone_surrogate":
-        return _Reply(reply.status, None, raw=text.replace(_MARK, "\\ud800", 1).encode())
-    return _Reply(reply.status, None, raw=text.encode().replace(_MARK.encode(), b"caf\xe9", 1))
-
-
-def _marked(payload: Any, *, numbers: bool) -> tuple[Any, bool]:
-    """A copy of ``payload`` with :data:`_MARK` for every number, or in its first string."""
-    found = False
-
-    def mark(value: Any) -> Any:
-        nonlocal found
-        if isinstance(value, dict):
-            return {k: mark(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [mark(v) for v in value]
-        if numbers and isinstance(value, int | float) and not isinstance(value, bool):
-            found = True
-            return _MARK
-        if not numbers and isinstance(value, str) and not found:
-            found = True
-            return _MARK + value
-        return value
-
-    return mark(payload), found
-
-
-def _hostile_stream(
-    handler: _Handler, fault: _Fault, reply: _Reply, stopping: threading.Event
-) -> None:
-    """Send ``reply`` as ``fault`` says, until done, the client hangs up or the server stops."""
-    write = handler.wfile.write
-    body = reply.body()
-    headers = [("Content-Type", "application/json"), ("Connection", "close")]
-    if fault.kind == "drip_headers":
-        phrase = handler.responses.get(reply.status, ("",))[0]
-        head = f"HTTP/1.1 {reply.status} {phrase}\r\n"
-        for name, value in [*headers, ("Content-Length", str(len(body)))]:
-            head += f"{name}: {value}\r\n"
-        _drip(write, head.encode("latin-1") + b"\r\n" + body, fault.delay, stopping)
-        return
-    size = fault.size or _MIB
-    pieces: Iterable[bytes]
-    if fault.kind == "drip":
-        headers.append(("Content-Length", str(len(body))))
-        pieces = ()
-    elif fault.kind == "huge_body":
-        headers.append(("Content-Length", str(size)))
-        pieces = _spaces(size)
-    elif fault.kind == "gzip_bomb":
-        length, pieces = _gzip_bomb(size)
-        headers += [("Content-Encoding", "gzip"), ("Content-Length", str(length))]
-    elif fault.kind == "gzip_stack":
-        stacked = _gzip_stack(size)
-        headers += [("Content-Encoding", "gzip, gzip"), ("Content-Length", str(len(stacked)))]
-        pieces = (stacked,)
-    else:  # endless
-        headers.append(("Transfer-Encoding", "chunked"))
-        block = b" " * 65536
-        pieces = iter(lambda: b"%x\r\n%b\r\n" % (len(block), block), None)
-    handler.send_response(reply.status)
-    for name, value in headers:
-        handler.send_header(name, value)
-    handler.end_headers()
-    if fault.kind == "drip":
-        _drip(write, body, fault.delay, stopping)
-        return
-    for piece in pieces:
-        if stopping.is_set():
-            return
-        write(piece)
-
-
-def _drip(
-    write: Callable[[bytes], Any], data: bytes, delay: float, stopping: threading.Event
-) -> None:
-    for i in range(len(data)):
-        write(data[i : i + 1])
-        if stopping.wait(delay):
-            return
-
-
-def _spaces(size: int) -> Iterator[bytes]:
-    block = b" " * 65536
-    for start in range(0, size, len(block)):
-        yield block[: size - start]
-
-
-@functools.cache
-def _deflate_pieces() -> tuple[bytes, bytes, bytes]:
-    """gzip of 1 MiB of spaces: the first piece (with the header), every later one, the end.
-
-    Each piece ends with a full flush, which resets the compressor, so every
-    later MiB compresses to the same bytes and a bomb of any size is a repeat.
-    """
-    block = b" " * _MIB
-    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    first = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
-    again = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
-    return first, again, compressor.flush()[:-8]  # the last block, without the trailer
-
-
-def _gzip_bomb(size: int) -> tuple[int, Iterator[bytes]]:
-    """The length and the pieces of a gzip body of ``size`` spaces (whole MiB, rounded up)."""
-    first, again, end = _deflate_pieces()
-    blocks = -(-size // _MIB)
-    length = len(first) + len(again) * (blocks - 1) + len(end) + 8
-
-    def pieces() -> Iterator[bytes]:
-        block, crc = b" " * _MIB, 0
-        for i in range(blocks):
-            yield first if i == 0 else again
-            crc = zlib.crc32(block, crc)  # as it goes: a client that stops early costs nothing
-        yield end + struct.pack("<II", crc, (blocks * _MIB) & 0xFFFFFFFF)
-
-    return length, pieces()
-
-
-@functools.lru_cache(maxsize=4)
-def _gzip_stack(size: int) -> bytes:
-    """A gzip bomb of ``size`` spaces, gzipped once more (a few KB)."""
-    return zlib.compress(b"".join(_gzip_bomb(size)[1]), 9, wbits=16 + zlib.MAX_WBITS)
 
 
 class _HTTPServer(ThreadingHTTPServer):
