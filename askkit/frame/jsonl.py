@@ -366,18 +366,17 @@ def read_columnar(path: Path, name: str) -> pd.DataFrame:
 
 def _lines(path: Path) -> Iterator[tuple[int, str | bytes]]:
     """(line number, text) of each line; a line that is not UTF-8 comes as its bytes,
-    for :func:`askkit.wire.load_json` to name the field that holds them."""
-    with path.open("r", encoding="utf-8", errors="surrogateescape", newline="") as f:
-        for number, text in enumerate(f, start=1):
-            if text.isascii():
-                yield number, text
-                continue
+    for :func:`askkit.wire.load_json` to name the field that holds them.
+
+    Lines end at LF only, as JSON Lines and the fast path have it: a lone CR
+    is JSON whitespace inside a line, not a line break.
+    """
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
             try:
-                text.encode("utf-8")
-            except UnicodeEncodeError:  # surrogateescape stood in for bytes
-                yield number, text.encode("utf-8", "surrogateescape")
-            else:
-                yield number, text
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield number, raw
 
 
 def _optional_str(obj: dict[str, Any], name: str) -> str | None:
