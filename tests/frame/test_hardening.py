@@ -681,3 +681,20 @@ def test_item5_property_decoded_records_only_schema_errors_and_paths_agree(
     strict = both_paths(lambda: outcome(lambda: sources_frame(records)))
     same_outcome(*strict)
     assert isinstance(strict[0], SchemaError) == (len(loaded.errors) > 0)
+
+
+def test_a_lone_cr_is_whitespace_inside_a_line_not_a_line_break(tmp_path: Path) -> None:
+    """Hardening item 5: lines end at LF on both paths, so the record counts agree."""
+    log = tmp_path / "cr.jsonl"
+    turn = {"id": "q1", "question": "q", "answer": "", "sources": [chunk()]}
+    log.write_bytes(json.dumps(turn).replace(", ", ",\r", 1).encode() + b"\n\x00\r\x00\n")
+    saved = kernels.ENABLED
+    try:
+        for enabled in (True, False):
+            kernels.ENABLED = enabled
+            loaded = sources_frame(log, strict=False)
+            assert loaded.records == 2  # the turn, and one bad line (not two)
+            assert len(loaded.frame) == 1
+            assert list(loaded.errors["line"]) == [2]
+    finally:
+        kernels.ENABLED = saved
