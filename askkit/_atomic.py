@@ -26,16 +26,26 @@ import contextlib
 import os
 import re
 import secrets
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+
+from askkit.errors import UsageError
 
 if sys.platform == "win32":  # pragma: no cover - askkit is tested on Linux
     import msvcrt
 else:
     import fcntl
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "lock_path", "locked", "temp_pattern"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "followed",
+    "lock_path",
+    "locked",
+    "temp_pattern",
+]
 
 #: The mode of a written file (as :func:`tempfile.mkstemp` creates it).
 _MODE = 0o600
@@ -142,26 +152,77 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     >>> (folder / "a.txt").read_bytes(), [p.name for p in folder.iterdir()]
     (b'one', ['a.txt'])
     """
-    target = Path(path)
+    target = followed(path)
+    previous = _replaceable(target)
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(target)
     dir_fd = os.open(parent, os.O_RDONLY)
     try:
-        _replace(target, data, dir_fd)
+        _replace(target, data, dir_fd, previous)
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
 
 
-def _replace(target: Path, data: bytes, dir_fd: int) -> None:
+def followed(path: str | os.PathLike[str]) -> Path:
+    """``path``, or the file its symbolic link names: a write replaces the file, not the link.
+
+    Every spelling of one file (a link, the file itself) then shares one
+    lock and one target, so a judgment written through a link reaches the file.
+    """
+    target = Path(path)
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
+
+
+def _replaceable(target: Path) -> os.stat_result | None:
+    """The status of the file a write replaces (``None`` when there is none), or a refusal.
+
+    Only a regular file with one name is replaced: a device, a FIFO or a
+    folder is never turned into a file, and a file with several hard links
+    is not split from its other names.
+    """
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return None  # the write itself reports what is wrong
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise UsageError(f"{target}: {kind}; askkit writes only regular files, and leaves it as is")
+    if st.st_nlink > 1:
+        raise UsageError(
+            f"{target}: has {st.st_nlink} hard links; replacing it would split them, so it is "
+            "left as is (write to a new file)"
+        )
+    return st
+
+
+def _keep_mode(fd: int, previous: os.stat_result | None) -> None:
+    """Give the new file the replaced file's permissions (and its group, where allowed)."""
+    if previous is None:
+        return
+    os.fchmod(fd, stat.S_IMODE(previous.st_mode))
+    with contextlib.suppress(OSError):
+        os.fchown(fd, -1, previous.st_gid)
+
+
+def _replace(target: Path, data: bytes, dir_fd: int, previous: os.stat_result | None) -> None:
     tmp: Path | None = None
     fd = _unnamed(target.parent, data)
     try:
         if fd is not None:
+            _keep_mode(fd, previous)
             tmp = _link(fd, target, dir_fd)
         if tmp is None:
             tmp = _named(target, data)
+            if previous is not None:
+                keep = os.open(tmp, os.O_RDONLY)
+                try:
+                    _keep_mode(keep, previous)
+                finally:
+                    os.close(keep)
         tmp.replace(target)
     except BaseException:
         if tmp is not None:
@@ -216,7 +277,7 @@ def locked(path: str | os.PathLike[str]) -> Iterator[None]:
     interleaved with another. The lock is released when the block ends, or
     by the system when the process dies; the lock file stays.
     """
-    lock = lock_path(path)
+    lock = lock_path(followed(path))
     lock.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)  # not inherited by children (PEP 446)
     try:

@@ -106,3 +106,50 @@ def test_killed_labelers_leave_no_temporary_files(tmp_path: Path, how: str) -> N
         [*FOREIGN, "qrels.tsv", "writer.py"]
     )
     assert all((tmp_path / name).read_text() == "keep me" for name in FOREIGN)
+
+
+def test_a_write_goes_through_a_link_and_never_replaces_a_device_fifo_or_hard_link(
+    tmp_path: Path,
+) -> None:
+    """Hardening item 1: only regular files askkit may replace are replaced.
+
+    ``-o`` set to a device, a FIFO or a link turned each into a regular file;
+    a qrels file reached through a link stopped receiving judgments.
+    """
+    import os
+    import stat
+
+    import pytest
+
+    from askkit._atomic import atomic_write_bytes, lock_path, locked
+    from askkit.errors import UsageError
+
+    real = tmp_path / "real.tsv"
+    real.write_bytes(b"old")
+    real.chmod(0o664)
+    link = tmp_path / "link.tsv"
+    link.symlink_to(real.name)
+    atomic_write_bytes(link, b"new")
+    assert link.is_symlink()
+    assert real.read_bytes() == b"new"  # written through the link
+    assert stat.S_IMODE(real.stat().st_mode) == 0o664  # its permissions kept
+    with locked(link):  # one lock for every spelling of the file
+        assert lock_path(real).exists()
+        assert not lock_path(link).exists()
+
+    fifo = tmp_path / "fifo.html"
+    os.mkfifo(fifo)
+    twin = tmp_path / "twin.tsv"
+    os.link(real, twin)
+    for target, reason in (
+        (fifo, "not a regular file"),
+        (twin, "hard links"),
+        (tmp_path, "folder"),
+    ):
+        with pytest.raises(UsageError, match=reason):
+            atomic_write_bytes(target, b"x")
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert real.read_bytes() == b"new"
+    with pytest.raises(UsageError, match="not a regular file"):
+        atomic_write_bytes("/dev/null", b"x")
+    assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
