@@ -87,6 +87,18 @@ from askkit.retrieve.settings import ClientSettings
 from askkit.sources import Turn
 from askkit.wire import AnswerResult, ChunkResult
 
+#: The longest single wait on a worker: a timeout of 1e10 s must not overflow time_t.
+_WAIT_STEP = 3600.0
+#: The longest timeout handed to a socket (about 31 years): sockets overflow time_t
+#: past it, and askkit's own deadline governs a call anyway.
+_SOCKET_TIMEOUT_MAX = 1e9
+
+
+def _socket_timeout(seconds: float) -> float:
+    """``seconds``, capped where a socket timeout would overflow."""
+    return min(seconds, _SOCKET_TIMEOUT_MAX)
+
+
 __all__ = [
     "CONTEXT_SIZES",
     "TOKEN_ENV",
@@ -155,7 +167,7 @@ class _ClientBase:
             "url": core.url(call),
             "json": call.body,
             "headers": core.headers(call),
-            "timeout": core.settings.timeout + _BACKSTOP,
+            "timeout": _socket_timeout(core.settings.timeout + _BACKSTOP),
             # The URL's user info as Basic auth, as httpx makes it, unless the
             # caller's httpx client has an auth of its own (which httpx prefers).
             "auth": core.auth if http.auth is None and core.auth else httpx.USE_CLIENT_DEFAULT,
@@ -205,7 +217,10 @@ class _Exchange:
         worker = threading.Thread(target=self._work, name="askkit-kimun-request", daemon=True)
         worker.start()
         try:
-            self._done.wait(max(0.0, self.deadline - time.monotonic()))
+            # threading caps one wait (time_t): a longer timeout waits in steps
+            while not self._done.wait(min(max(0.0, self.deadline - time.monotonic()), _WAIT_STEP)):
+                if time.monotonic() >= self.deadline:
+                    break
         finally:  # also on KeyboardInterrupt
             cancelled = self._cancel()
         if cancelled:
@@ -295,7 +310,9 @@ class KimunClient(_ClientBase):
     ) -> None:
         super().__init__(base_url, vault_id, token, settings)
         self._owns_http = http_client is None
-        self._http = http_client or httpx.Client(timeout=self._core.settings.timeout)
+        self._http = http_client or httpx.Client(
+            timeout=_socket_timeout(self._core.settings.timeout)
+        )
 
     def __enter__(self) -> Self:
         return self
@@ -407,7 +424,9 @@ class AsyncKimunClient(_ClientBase):
     ) -> None:
         super().__init__(base_url, vault_id, token, settings)
         self._owns_http = http_client is None
-        self._http = http_client or httpx.AsyncClient(timeout=self._core.settings.timeout)
+        self._http = http_client or httpx.AsyncClient(
+            timeout=_socket_timeout(self._core.settings.timeout)
+        )
 
     async def __aenter__(self) -> Self:
         return self
