@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "cut_sweep",
     "delta_bars",
+    "histogram_edges",
     "metric_curve",
     "relevance_histogram",
     "score_distributions",
@@ -84,14 +85,30 @@ def _plottable(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return np.where(np.isfinite(values), np.clip(values, -_PLOT_LIMIT, _PLOT_LIMIT), values)
 
 
-def _bins(values: list[np.ndarray[Any, Any]], bins: int) -> np.ndarray[Any, Any]:
-    finite = [v[np.isfinite(v)] for v in values]
-    allv = np.concatenate(finite) if finite else np.empty(0)
+def histogram_edges(values: Sequence[Any], bins: int) -> np.ndarray[Any, Any]:
+    """``bins + 1`` increasing bin edges over the finite ``values`` (one rule for every histogram).
+
+    Finite extremes count at +-1e300 and a range too narrow for ``bins``
+    distinct float edges (one value, or two one float step apart) is widened
+    around its middle, so numpy and matplotlib never see a range they cannot
+    split.
+
+    >>> histogram_edges([1e308], 2).tolist()
+    [9.990000000000001e+299, 1e+300, 1.001e+300]
+    >>> histogram_edges([], 2).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    arrays = [np.asarray(v, dtype=np.float64).ravel() for v in values]
+    allv = np.concatenate(arrays) if arrays else np.empty(0)
+    allv = _plottable(allv[np.isfinite(allv)])
     if len(allv) == 0:
         return np.linspace(0.0, 1.0, bins + 1)
     lo, hi = float(allv.min()), float(allv.max())
-    if lo == hi:
-        lo, hi = lo - 0.5, hi + 0.5
+    middle = lo / 2 + hi / 2
+    narrow = hi - lo <= max(abs(middle) * 1e-9, 1e-300)  # subnormal steps included
+    least = max(abs(middle) * 1e-3, 0.5) if narrow else 0.0
+    if least:
+        lo, hi = middle - least, middle + least
     return np.linspace(lo, hi, bins + 1)
 
 
@@ -111,7 +128,7 @@ def score_distributions(
     if not any(np.isfinite(v).any() for v in values):
         _no_data(ax, "No source has a score: nothing to draw.")
         return ax
-    edges = _bins(values, bins)
+    edges = histogram_edges(values, bins)
     for name, v in zip(named, values, strict=True):
         ax.hist(
             v[np.isfinite(v)], bins=edges.tolist(), histtype="step", linewidth=1.5, label=str(name)
@@ -149,7 +166,7 @@ def relevance_histogram(
         ax.set_title("Scores by judgment")
         _no_data(ax, "No retrieved document is judged: nothing to split by judgment.")
         return ax
-    edges = _bins(list(groups.values()), bins)
+    edges = histogram_edges(list(groups.values()), bins)
     colors = {"relevant": "#2ca02c", "non-relevant": "#d62728", "unjudged": "#7f7f7f"}
     for label, v in groups.items():
         ax.hist(

@@ -157,5 +157,14 @@ def test_explorer_histogram_draws_extreme_scores() -> None:
     """Hardening item 10: the Explorer's score histogram takes +-1e308 and inf."""
     from askkit.widgets._histogram import score_histogram_png
 
-    png = score_histogram_png([1e308, -1e308, 1e308, float("inf"), float("nan")])
-    assert png.startswith(b"\x89PNG")
+    for scores in (
+        [1e308, -1e308, 1e308, float("inf"), float("nan")],
+        [1e308],  # one value: its range is widened around it
+        [1.0, 1.0000000000000002],  # one float step apart
+        [5e-324, 1e-323],
+    ):
+        assert score_histogram_png(scores).startswith(b"\x89PNG"), scores
+    for scores in ([1e308], [1.0, 1.0000000000000002], [5e-324, 1e-323], []):
+        edges = plots.histogram_edges([scores], 4)
+        assert len(edges) == 5
+        assert (np.diff(edges) > 0).all(), scores

@@ -18,16 +18,15 @@ def score_histogram_png(
     """A PNG histogram of the finite ``scores`` (an empty axes, labelled, when none)."""
     from matplotlib.figure import Figure
 
-    # finite extremes drawn at +-1e300: a bin range spanning +-1e308 overflows
-    finite = [
-        min(max(float(s), -1e300), 1e300)
-        for s in scores
-        if not math.isnan(float(s)) and math.isfinite(float(s))
-    ]
+    from askkit.plots import histogram_edges
+
+    finite = [float(s) for s in scores if math.isfinite(float(s))]
     fig = Figure(figsize=(width, 2.2), dpi=90, layout="constrained")
     ax = fig.subplots()
     if finite:
-        ax.hist(finite, bins=bins, color="#4c78a8", edgecolor="white")
+        edges = histogram_edges([finite], bins)
+        drawn = [min(max(s, edges[0]), edges[-1]) for s in finite]  # extremes at +-1e300
+        ax.hist(drawn, bins=edges, color="#4c78a8", edgecolor="white")
     else:
         ax.text(0.5, 0.5, "no scores", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("score")
