@@ -359,6 +359,17 @@ class Scan:
         )
 
 
+def _utf8(name: str) -> bool:
+    """Whether a file name decoded by the system (surrogateescape) was UTF-8."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _ident(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
 
@@ -381,6 +392,11 @@ def list_folder(scan: Scan, root_fd: int, fd: int, parts: tuple[str, ...]) -> li
             is_file = entry.is_file(follow_symlinks=False)
             is_link = entry.is_symlink()
         except OSError:  # gone since the folder was read
+            continue
+        if (is_dir or name.endswith(_SUFFIX)) and not _utf8(name):
+            # a name the file system holds as bytes that are not UTF-8: no vault
+            # path, wire title or cache can carry it
+            scan.skip((*parts, name), "its name is not UTF-8; it is not listed")
             continue
         if is_dir:
             subdirs.append(name)

@@ -486,3 +486,24 @@ def test_hardening_7_bad_note_size_cap(root: Path, cap: object) -> None:
     """Hardening item 7: a cap that is not a byte count is refused with its value."""
     with pytest.raises(ValueError, match=f"max_note_bytes must be .*got {cap!r}"):
         Vault(root, max_note_bytes=cap)  # type: ignore[arg-type]
+
+
+def test_hardening_6_names_that_are_not_utf8_are_skipped_and_recorded(tmp_path: Path) -> None:
+    """Hardening item 6: a note or folder named with bytes that are not UTF-8 is skipped.
+
+    Such a name reached the index cache as a lone surrogate and stopped
+    ``askkit index``; no vault path, wire title or cache can carry it.
+    """
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "a.md").write_text("# A\nbread\n")
+    raw = os.fsencode(root)
+    Path(os.fsdecode(raw + b"/\xff\xfebad.md")).write_bytes(b"# B\nbread\n")
+    Path(os.fsdecode(raw + b"/\xffdir")).mkdir()
+    Path(os.fsdecode(raw + b"/\xffdir/c.md")).write_bytes(b"# C\n")
+    vault = Vault(root)
+    with pytest.warns(UserWarning, match="not UTF-8"):
+        notes = vault.notes()
+    assert [str(p) for p in notes] == ["a.md"]
+    assert len(vault.skipped) == 2
+    assert all("not UTF-8" in reason for reason in vault.skipped.values())
