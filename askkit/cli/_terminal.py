@@ -43,8 +43,9 @@ _UNSAFE = re.compile(
     r"|(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
     # any other escape: intermediates and a final byte
     r"|\x1b[\x20-\x2f]*[\x30-\x7e]?"
-    # what is left: C0 but tab and newline, DEL, C1
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+    # what is left: C0 but tab and newline, DEL, C1, and the bidirectional
+    # controls that reorder what follows them on the line (the trojan-source ones)
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 )
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _NEWLINES = re.compile(r"\s*\n\s*")
@@ -62,8 +63,8 @@ def clean(text: str) -> str:
     --------
     >>> clean("a\x1b]0;owned\x07b \x1b[31mred\x1b[0m \x9b2Jc\x00\td\n")
     'ab red c\td\n'
-    >>> clean("x\ud800y")
-    'x\ufffdy'
+    >>> clean("x\ud800y"), clean("id\u202eevil")
+    ('x\ufffdy', 'idevil')
     >>> clean("note\x1b]0;never ended.md")
     'note0;never ended.md'
     """
