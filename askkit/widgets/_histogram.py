@@ -26,7 +26,7 @@ def score_histogram_png(
     if finite:
         edges = histogram_edges([finite], bins)
         drawn = [min(max(s, edges[0]), edges[-1]) for s in finite]  # extremes at +-1e300
-        ax.hist(drawn, bins=edges, color="#4c78a8", edgecolor="white")
+        ax.hist(drawn, bins=edges.tolist(), color="#4c78a8", edgecolor="white")
     else:
         ax.text(0.5, 0.5, "no scores", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("score")
