@@ -34,6 +34,7 @@ from askkit.errors import (
 from askkit.retrieve._body import ACCEPT_ENCODING, Body, DeadlinePassed, Progress, Received
 from askkit.retrieve._jobs import JobWatch
 from askkit.retrieve._redact import (
+    LOG_FILTER,
     excerpt,
     printable,
     redact_url,
@@ -205,6 +206,7 @@ class _Core:
                 )
             secrets.add(self.token)
         self._secrets = searchable(secrets)
+        LOG_FILTER.register(self, self._secrets)
         if not isinstance(settings, ClientSettings):
             raise TypeError(
                 f"settings must be an askkit.retrieve.ClientSettings, got {type(settings).__name__}"
@@ -306,15 +308,16 @@ class _Core:
             raise self.scrubbed(
                 ProtocolError(
                     f"{call.what} sent a body that is not JSON askkit can read "
-                    f"({printable(why)}): {excerpt(body)}; is {self.base_url} a kimun server?",
+                    f"({printable(why, secrets=self._secrets)}): "
+                    f"{excerpt(body, secrets=self._secrets)}; is {self.base_url} a kimun server?",
                     path=call.path,
-                    excerpt=excerpt(body),
+                    excerpt=excerpt(body, secrets=self._secrets),
                 )
             ) from None
 
     def _status_error(self, call: _Call, response: Received) -> ServerError:
         status = response.status
-        server_message = _server_message(response.body)
+        server_message = _server_message(response.body, self._secrets)
         said = f": {server_message}" if server_message else ""
         if status in {401, 403}:
             if self.token is None:
@@ -333,7 +336,7 @@ class _Core:
             )
         hint = ""
         if 300 <= status < 400 and "location" in response.headers:
-            location = printable(redact_url(response.headers["location"]))
+            location = printable(redact_url(response.headers["location"]), secrets=self._secrets)
             hint = f"; the server redirects to {location}: use that URL"
         elif status == 503:
             hint = "; the server has no embedder or no LLM configured (see GET /health)"
@@ -359,7 +362,7 @@ class _Core:
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         return self.scrubbed(
             ServerUnavailable(
-                f"{call.what} to {self.base_url}: {printable(why)}{tries}",
+                f"{call.what} to {self.base_url}: {printable(why, secrets=self._secrets)}{tries}",
                 path=call.path,
                 attempts=attempts,
             )
@@ -370,7 +373,8 @@ class _Core:
         return self.scrubbed(
             ProtocolError(
                 f"{call.what} to {self.base_url}: "
-                f"{printable(str(exc) or type(exc).__name__)} ({type(exc).__name__})",
+                f"{printable(str(exc) or type(exc).__name__, secrets=self._secrets)} "
+                f"({type(exc).__name__})",
                 path=call.path,
             )
         )
@@ -397,10 +401,11 @@ class _Core:
             text = f"a {type(obj).__name__} too deeply nested to print"
         return self.scrubbed(
             ProtocolError(
-                f"{call.what} sent an unexpected payload ({printable(str(exc))}); "
-                f"received {excerpt(text)} from {self.base_url}",
+                f"{call.what} sent an unexpected payload "
+                f"({printable(str(exc), secrets=self._secrets)}); "
+                f"received {excerpt(text, secrets=self._secrets)} from {self.base_url}",
                 path=call.path,
-                excerpt=excerpt(text),
+                excerpt=excerpt(text, secrets=self._secrets),
             )
         )
 
@@ -429,17 +434,18 @@ class _Core:
             raise self.shape_error(call, exc, obj) from None
 
 
-def _server_message(body: bytes | bytearray) -> str:
-    """kimun's ``{"error": "..."}``, else an excerpt of whatever the body is."""
+def _server_message(body: bytes | bytearray, secrets: tuple[str, ...]) -> str:
+    """kimun's ``{"error": "..."}``, else an excerpt of whatever the body is (secrets
+    scrubbed before either is cut)."""
     if not body.strip():
         return ""
     try:
         obj = load_json(body, what="the body")
     except (ValueError, RecursionError):
-        return excerpt(body.strip(), 120)
+        return excerpt(body.strip(), 120, secrets)
     if isinstance(obj, Mapping) and isinstance(obj.get("error"), str):
-        return printable(str(obj["error"]))
-    return excerpt(body.strip(), 120)
+        return printable(str(obj["error"]), secrets=secrets)
+    return excerpt(body.strip(), 120, secrets)
 
 
 def check_k(k: object) -> int:

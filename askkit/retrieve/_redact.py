@@ -10,14 +10,20 @@ message.
 
 from __future__ import annotations
 
+import json
+import logging
 import re
-from collections.abc import Iterable
+import weakref
+from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import TypeVar
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from askkit.errors import ServerError
 
 __all__ = [
+    "LOG_FILTER",
+    "SecretLogFilter",
     "excerpt",
     "printable",
     "redact_url",
@@ -30,7 +36,7 @@ __all__ = [
 #: The user info of a URL: everything before the last ``@`` of its authority.
 _USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://|//)?(?P<userinfo>[^/?#]*)@")
 _HIDDEN = "***"
-_MIN_SECRET = 4  # shorter secrets are hidden in URLs, not searched for in free text
+_MIN_SECRET = 3  # shorter secrets are scrubbed from free text only as whole words
 _EXCERPT = 200
 _WHOLE_EXCERPT = 2**20  # bodies up to this size are decoded whole for an excerpt
 
@@ -87,22 +93,101 @@ def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None, set[str]]:
 
 
 def searchable(secrets: Iterable[str]) -> tuple[str, ...]:
-    """The secrets worth searching free text for, longest first (so none is cut in two).
+    """The non-empty secrets, longest first (so none is cut in two).
 
     >>> searchable(["abc", "s3cret", "", "tok3n-long"])
-    ('tok3n-long', 's3cret')
+    ('tok3n-long', 's3cret', 'abc')
     """
-    return tuple(sorted((s for s in secrets if len(s) >= _MIN_SECRET), key=len)[::-1])
+    return tuple(sorted({s for s in secrets if s}, key=lambda s: (len(s), s))[::-1])
+
+
+def _escaped(text: str) -> str:
+    """``text`` as :func:`printable` escapes it."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+#: How a secret's text may be shown escaped: by repr (either quote), json, printable...
+_ESCAPES: tuple[Callable[[str], str], ...] = (
+    lambda t: repr(t)[1:-1],
+    lambda t: repr('"' + t)[2:-1],  # single-quoted: ' shown as \'
+    lambda t: t.encode("unicode_escape").decode("ascii"),
+    lambda t: json.dumps(t)[1:-1],
+    lambda t: json.dumps(t, ensure_ascii=False)[1:-1],
+    lambda t: repr(t.encode("utf-8", "surrogatepass"))[2:-1],  # in a bytes repr (logs)
+    _escaped,
+)
+
+
+@lru_cache(maxsize=256)
+def _forms(secret: str) -> tuple[str, ...]:
+    """Every way a message may show ``secret``, longest first: as is, percent-encoded or
+    -decoded, and each of those escaped once or twice (a repr of a json text...).
+
+    >>> sorted(_forms("a/b"))
+    ['a%2Fb', 'a/b']
+    """
+    level = {secret, unquote(secret), quote(secret, safe=""), quote(unquote(secret), safe="")}
+    found = set(level)
+    for _ in range(2):
+        level = {escape(t) for t in level for escape in _ESCAPES} - found
+        found |= level
+    return tuple(sorted((f for f in found if f), key=lambda f: (len(f), f))[::-1])
+
+
+#: Where :func:`excerpt` and :func:`printable` cut a text (the quote a repr ends with too).
+_CUT = re.compile(r"['\"]?\.\.\. \(\d[\d,]* (?:more characters|bytes in all)\)")
+_WORD = "A-Za-z0-9"
+
+
+def _pattern(form: str) -> str:
+    """A regex for ``form``: anywhere, or as a whole word when it is short."""
+    if len(form) >= _MIN_SECRET:
+        return re.escape(form)
+    return rf"(?<![{_WORD}]){re.escape(form)}(?![{_WORD}])"
+
+
+@lru_cache(maxsize=64)
+def _compiled(secrets: tuple[str, ...]) -> tuple[re.Pattern[str] | None, tuple[str, ...]]:
+    forms = sorted({f for s in secrets for f in _forms(s)}, key=lambda f: (len(f), f))[::-1]
+    whole = re.compile("|".join(_pattern(f) for f in forms)) if forms else None
+    return whole, tuple(forms)
+
+
+def _cut_prefix(head: str, forms: tuple[str, ...]) -> str:
+    """``head`` (text cut short) without a secret's start at its end."""
+    for form in forms:  # longest first
+        for size in range(len(form) - 1, 0, -1):
+            prefix = form[:size]
+            if head.endswith(prefix) and (
+                len(form) >= _MIN_SECRET or not head[:-size][-1:].isalnum()
+            ):
+                return head[:-size] + _HIDDEN
+    return head
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
     """``text`` with each of ``secrets`` (from :func:`searchable`) replaced by ``***``.
 
+    Every form a message may show a secret in is replaced (percent-encoded or
+    -decoded, escaped by repr, json or :func:`printable`), and so is the start
+    of one cut off where :func:`excerpt` or :func:`printable` shortened a text.
+    Secrets of :data:`_MIN_SECRET` (3) characters or more are replaced wherever
+    they occur; shorter ones (a URL password such as ``pw``) only as a whole
+    word, so that ordinary text stays readable.
+
     >>> scrub("token s3cret refused", ("s3cret",))
     'token *** refused'
+    >>> scrub("token s3c... (3 more characters)", ("s3cret",))
+    'token ***... (3 more characters)'
+    >>> scrub("user kimun:pw@host, pwd", ("pw",))
+    'user kimun:***@host, pwd'
     """
-    for secret in secrets:
-        text = text.replace(secret, _HIDDEN)
+    whole, forms = _compiled(tuple(secrets))
+    if whole is None:
+        return text
+    text = whole.sub(_HIDDEN, text)
+    for cut in reversed(list(_CUT.finditer(text))):
+        text = _cut_prefix(text[: cut.start()], forms) + text[cut.start() :]
     return text
 
 
@@ -116,22 +201,72 @@ def scrub_error(error: _Error, secrets: tuple[str, ...]) -> _Error:
     return error
 
 
-def excerpt(data: bytes | bytearray | str, limit: int = _EXCERPT) -> str:
-    """The start of a payload, as a repr, with how much was cut."""
+def excerpt(
+    data: bytes | bytearray | str, limit: int = _EXCERPT, secrets: tuple[str, ...] = ()
+) -> str:
+    """The start of a payload, as a repr, with how much was cut.
+
+    ``secrets`` are scrubbed from the whole text before it is cut, then from
+    the cut edge (see :func:`scrub`).
+    """
     if isinstance(data, bytes | bytearray) and len(data) > _WHOLE_EXCERPT:
-        head = bytes(data[: limit * 4]).decode("utf-8", "replace")[:limit]
-        return f"{head!r}... ({len(data):,} bytes in all)"
+        more = 4 * max((len(f) for s in secrets for f in _forms(s)), default=0)
+        text = bytes(data[: (limit + more) * 4]).decode("utf-8", "replace")
+        head = scrub(text, secrets)[:limit]
+        return scrub(f"{head!r}... ({len(data):,} bytes in all)", secrets)
     text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
+    text = scrub(text, secrets)
     if len(text) <= limit:
-        return repr(text)
-    return f"{text[:limit]!r}... ({len(text) - limit} more characters)"
+        return scrub(repr(text), secrets)
+    return scrub(f"{text[:limit]!r}... ({len(text) - limit} more characters)", secrets)
 
 
-def printable(text: str, limit: int = 300) -> str:
+def printable(text: str, limit: int = 300, secrets: tuple[str, ...] = ()) -> str:
     """A server's text fit for a one-line message: control characters and lone
-    surrogates escaped, cut at ``limit`` characters."""
+    surrogates escaped, cut at ``limit`` characters, ``secrets`` scrubbed (from the
+    whole text first, then from the cut edge; see :func:`scrub`)."""
+    text = scrub(text, secrets)
     if len(text) > limit:
         text = f"{text[:limit]}... ({len(text) - limit} more characters)"
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    if not text.isprintable():
+        text = _escaped(text)
+    return scrub(text, secrets)
+
+
+class SecretLogFilter(logging.Filter):
+    """Scrubs the secrets of live clients from httpx's and httpcore's log records
+    (httpcore's DEBUG lines show the response headers, which a server may echo)."""
+
+    LOGGERS = (
+        "httpx",
+        "httpcore.connection",
+        "httpcore.http11",
+        "httpcore.http2",
+        "httpcore.proxy",
+        "httpcore.socks",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._owners: weakref.WeakKeyDictionary[object, tuple[str, ...]] = (
+            weakref.WeakKeyDictionary()
+        )
+        for name in self.LOGGERS:
+            logging.getLogger(name).addFilter(self)
+
+    def register(self, owner: object, secrets: tuple[str, ...]) -> None:
+        """Scrub ``secrets`` from the records logged while ``owner`` lives."""
+        if secrets:
+            self._owners[owner] = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = searchable(s for group in list(self._owners.values()) for s in group)
+        if secrets:
+            message = record.getMessage()
+            shown = scrub(message, secrets)
+            if shown != message:
+                record.msg, record.args = shown, None
+        return True
+
+
+LOG_FILTER = SecretLogFilter()

@@ -10,14 +10,18 @@ import asyncio
 import base64
 import contextlib
 import gc
+import http.server
+import json
 import logging
 import re
+import threading
 import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+from urllib.parse import quote, unquote
 
 import pytest
 
@@ -363,3 +367,105 @@ def test_item_14_url_credentials_and_token_are_redacted(
     logged = [record.getMessage() for record in caplog.records]
     assert any(f"{server.url}/api/embeddings" in line for line in logged)
     assert not [line for line in logged if any(s in line for s in SECRETS)]
+
+
+def test_item_8_a_huge_timeout_does_not_overflow() -> None:
+    """Hardening item 8: ``timeout=1e10`` overflowed the wait (time_t) with a raw OverflowError."""
+    from askkit.errors import ServerUnavailable
+    from askkit.retrieve import ClientSettings, KimunClient
+
+    settings = ClientSettings(timeout=1e10, retries=0)
+    with (
+        KimunClient("http://127.0.0.1:9", "notes", settings=settings) as client,
+        pytest.raises(ServerUnavailable),
+    ):
+        client.health()  # port 9 refuses at once: a typed error, no overflow
+
+
+class _Echo(http.server.BaseHTTPRequestHandler):
+    """A hostile server: every request gets the next planned (status, body, header)."""
+
+    plan: ClassVar[list[tuple[int, bytes, str]]] = []
+
+    def _reply(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        status, body, header = self.plan[0]
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Echo", header)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._reply()
+
+    def do_POST(self) -> None:
+        self._reply()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def echo() -> Iterator[str]:
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+def assert_hidden(shown: str, secrets: tuple[str, ...]) -> None:
+    """No secret in ``shown``: raw, escaped, percent-encoded, or its start (4+ characters)."""
+    for secret in secrets:
+        forms = {secret, repr(secret)[1:-1], secret.encode("unicode_escape").decode()}
+        forms |= {quote(secret, safe=""), unquote(secret)}
+        for form in forms:
+            heads = [form] if len(form) < 4 else [form[:k] for k in range(4, len(form) + 1)]
+            assert not [h for h in heads if h in shown], (form, shown)
+
+
+@pytest.mark.parametrize("kind", CLIENTS)
+def test_item_14_partial_escaped_and_short_secrets_are_redacted(
+    echo: str, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Hardening item 14, hostile echoes: secrets are scrubbed before a message is cut
+    (no partial token at the cut), in every escaped or percent-coded form (a token with
+    a backslash, a password with an encoded newline), short URL passwords too, and from
+    httpcore's DEBUG log of the response headers.
+    """
+    caplog.set_level(logging.DEBUG, logger="httpx")
+    caplog.set_level(logging.DEBUG, logger="httpcore")
+    quick = replace(FAST_SETTINGS, retries=0)
+    token = "SECRETtoken-0123456789"
+    cases: list[tuple[str, str, tuple[str, ...], int, bytes]] = [
+        # cut at printable's 300 characters, at excerpt's 120 (error) and 200 (not JSON)
+        ("pw-long-enough", token, (), 500, json.dumps({"error": "y" * 290 + token}).encode()),
+        ("pw-long-enough", token, (), 500, ("y" * 110 + token + "z" * 50).encode()),
+        ("pw-long-enough", token, (), 200, ("y" * 190 + token + "z" * 50).encode()),
+        # a backslash doubled by repr; a %0A password shown decoded and escaped
+        ("pw-long-enough", "abc\\def123456", (), 500, b"echo abc\\def123456"),
+        ("pw%0Ahello", token, ("pw\nhello",), 500, json.dumps({"error": "pw\nhello"}).encode()),
+        ("pw%0Ahello", token, ("pw\nhello",), 500, b"pw\nhello pw%0Ahello"),
+        # a short password, echoed as a word and in user info
+        ("abc", token, (), 500, b"refused abc for kimun:abc@host"),
+    ]
+    for password, tok, decoded, status, body in cases:
+        secrets = (password, tok, *decoded)
+        header = tok if tok.isalnum() or "-" in tok else "x"
+        _Echo.plan = [(status, body, header)]
+        url = f"http://kimun:{password}@{echo}"
+        with pytest.raises(ServerError) as info:
+            call(kind, url, token=tok, settings=quick)
+        err = info.value
+        shown = "".join(traceback.format_exception(err)) + repr(vars(err)) + str(err)
+        assert "***" in str(err), str(err)
+        assert_hidden(shown, secrets)
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "receive_response_headers.complete" in logged
+    assert_hidden(logged, (token,))
