@@ -33,9 +33,10 @@ import csv
 import io
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 import pandas as pd
@@ -346,6 +347,12 @@ def _errors_frame(errors: list[SchemaError]) -> pd.DataFrame:
     ).astype(ERROR_COLUMNS)
 
 
+#: The UTF-8 byte order mark Excel writes in front of a TSV; skipped before the header.
+_BOM = b"\xef\xbb\xbf"
+#: The most fields a qrels TSV header may have: a longer one is refused before parsing.
+_MAX_FIELDS = 256
+
+
 def _first_bytes(path: Path) -> str:
     try:
         with path.open("rb") as handle:
@@ -354,7 +361,7 @@ def _first_bytes(path: Path) -> str:
         raise SchemaError(
             f"cannot read the qrels file: {exc}", has_value=False, file=str(path)
         ) from None
-    return head.decode("utf-8", errors="replace")
+    return head.removeprefix(_BOM).decode("utf-8", errors="replace")
 
 
 @overload
@@ -472,8 +479,10 @@ def _read_qrels_file(
 
 
 def _read_qrels_tsv(path: Path, *, strict: bool) -> tuple[pd.DataFrame, list[SchemaError], int]:
-    """A TSV with a header line; rows are lines 2.. (blank lines skipped)."""
-    data = path.read_bytes()
+    """A TSV with a header line; rows are lines 2.. (blank lines skipped). A leading
+    UTF-8 byte order mark is skipped; a row whose field count differs from the
+    header's is refused (never shifted into an index)."""
+    data = path.read_bytes().removeprefix(_BOM)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -487,48 +496,106 @@ def _read_qrels_tsv(path: Path, *, strict: bool) -> tuple[pd.DataFrame, list[Sch
         ) from None
     if not text.strip():
         return read_qrels(pd.DataFrame({c: [] for c in QRELS_COLUMNS})), [], 0
-    try:
-        frame = pd.read_csv(
-            io.StringIO(text),
-            sep="\t",
-            dtype=str,
-            keep_default_na=False,
-            quoting=csv.QUOTE_MINIMAL,
-            skip_blank_lines=True,
+    records = _records(text)
+    counted: list[SchemaError] = []
+    lines: np.ndarray[Any, Any] | None = None
+    if records:
+        header = records[0]
+        if header.fields > _MAX_FIELDS:
+            raise SchemaError(
+                f"the header line has {header.fields} fields, more than {_MAX_FIELDS}; "
+                "write a header line 'query_id<TAB>path<TAB>heading<TAB>grade'",
+                field="columns",
+                value=header.fields,
+                file=str(path),
+                line=header.start,
+            )
+        misfits = [r for r in records[1:] if r.fields != header.fields]
+        counted = [
+            SchemaError(
+                f"{r.fields} fields where the header has {header.fields}; each line needs "
+                "the header's fields, separated by tabs, a field holding a tab, line break "
+                "or quote in quotes",
+                field="columns",
+                value=r.fields,
+                file=str(path),
+                line=r.start,
+            )
+            for r in misfits
+        ]
+        if misfits:
+            text = _without(text, misfits)
+        lines = np.asarray(
+            [r.start for r in records[1:] if r.fields == header.fields], dtype=np.int64
         )
-    except pd.errors.ParserError as exc:
+    try:
+        with warnings.catch_warnings():
+            # pandas drops a long row's extra fields with a warning: refuse instead
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                io.StringIO(text),
+                sep="\t",
+                dtype=str,
+                keep_default_na=False,
+                quoting=csv.QUOTE_MINIMAL,
+                skip_blank_lines=True,
+                index_col=False,
+            )
+    except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
         raise SchemaError(
             f"not a qrels TSV: {' '.join(str(exc).split())}; each line needs the header's "
             "fields, separated by tabs, a field holding a tab, line break or quote in quotes",
             has_value=False,
             file=str(path),
         ) from None
-    starts = _record_lines(text)
-    lines = np.asarray(starts, dtype=np.int64) if len(starts) == len(frame) else None
-    out, errors = _normalise(frame, path, lines, strict=strict)
-    return out, errors, len(frame)
+    if lines is not None and len(lines) != len(frame):
+        lines = None
+    out, errors = _normalise(frame, path, lines, strict=strict and not counted)
+    errors = sorted([*counted, *errors], key=lambda e: e.line or 0)
+    if strict and errors:
+        raise errors[0]
+    return out, errors, len(frame) + len(counted)
 
 
-def _record_lines(text: str) -> list[int]:
-    r"""The line each row of a qrels TSV starts on (line 1 is the header).
+class _Record(NamedTuple):
+    start: int  #: the line it starts on
+    end: int  #: the line it ends on
+    fields: int
+
+
+def _records(text: str) -> list[_Record]:
+    r"""The header and rows of a qrels TSV: the lines each spans (line 1 is the
+    first) and its field count; ``[]`` when a field is over the csv module's size
+    limit (lines unknown).
 
     Lines end as pandas ends them (LF, CRLF or CR); a quoted field may span
     lines; lines of spaces alone are blank, as pandas skips them.
 
-    >>> _record_lines('h\n\na\t"x\ny"\t1\r\nb\t2\n')
-    [3, 5]
+    >>> [r.start for r in _records('h\tg\n\na\t"x\ny"\t1\r\nb\t2\n')]
+    [1, 3, 5]
+    >>> [r.fields for r in _records('h\tg\n\na\t"x\ny"\t1\r\nb\t2\n')]
+    [2, 3, 2]
     """
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t")
-    starts: list[int] = []
+    records: list[_Record] = []
     previous = 0
     try:
         for row in reader:
             if row and (len(row) > 1 or row[0].strip(" ")):
-                starts.append(previous + 1)
+                records.append(_Record(previous + 1, reader.line_num, len(row)))
             previous = reader.line_num
-    except csv.Error:  # a field over the csv module's size limit: lines unknown
+    except csv.Error:
         return []
-    return starts[1:]  # the first row is the header
+    return records
+
+
+def _without(text: str, records: list[_Record]) -> str:
+    """``text`` without the lines of ``records`` (cut as :func:`_records` cuts them)."""
+    drop = np.zeros(text.count("\n") + text.count("\r") + 2, dtype=bool)
+    for record in records:
+        drop[record.start - 1 : record.end] = True
+    lines = io.StringIO(text, newline="").readlines()
+    return "".join(line for i, line in enumerate(lines) if not drop[i])
 
 
 def write_qrels(

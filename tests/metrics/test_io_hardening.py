@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -64,3 +65,73 @@ def test_qrels_fields_with_a_cr_tab_or_quote_round_trip(
         again = Path(folder) / "again.txt"
         write_qrels(back, again, format="trec")
         assert again.read_bytes() == trec.read_bytes()
+
+
+HEADER = "query_id\tpath\theading\tgrade\n"
+
+
+def test_a_qrels_row_with_extra_fields_is_refused_not_shifted(tmp_path: Path) -> None:
+    """Hardening item 11: a row with more (or fewer) fields than the header is a
+    :class:`SchemaError` naming file and line (strict) or a reported skip (lenient),
+    never read with its first field as an index and the rest shifted; a line with
+    absurdly many fields, row or header, is refused at once."""
+    path = tmp_path / "qrels.tsv"
+    path.write_text(
+        HEADER + "q01\tprojects/sourdough.md\tFeeding schedule\t3\t1\n"
+        "q02\tb.md\t\t2\nq03\tc.md\t1\nq04\td.md\tX\t1\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(SchemaError, match="5 fields where the header has 4") as info:
+        read_qrels(path)
+    assert (info.value.file, info.value.line, info.value.field) == (str(path), 2, "columns")
+    loaded = read_qrels(path, strict=False)
+    assert loaded.frame.values.tolist() == [["q02", "b.md", "", 2], ["q04", "d.md", "X", 1]]
+    assert loaded.errors["line"].tolist() == [2, 4]
+    assert loaded.errors["field"].tolist() == ["columns", "columns"]
+    assert loaded.records == loaded.records_loaded + len(loaded.errors) == 4
+    # the first bad line is raised, whichever kind of fault it has
+    path.write_text(HEADER + "q01\ta.md\t\thigh\nq02\tb.md\t\t2\t\n", encoding="utf-8")
+    with pytest.raises(SchemaError) as info:
+        read_qrels(path)
+    assert (info.value.line, info.value.field) == (2, "grade")
+    path.write_text(HEADER + "q01\ta.md\t\t1\t\nq02\tb.md\t\thigh\n", encoding="utf-8")
+    with pytest.raises(SchemaError) as info:
+        read_qrels(path)
+    assert (info.value.line, info.value.field) == (2, "columns")
+    assert read_qrels(path, strict=False).errors["line"].tolist() == [2, 3]
+    # 10^5 fields on a row, then on the header line: refused fast, naming the line
+    many = "\t".join(["x"] * 100_000) + "\n"
+    row = "q01\ta.md\tH\t3\n"
+    for text, line in ((HEADER + row + many, 3), ("query_id\t" + many + row, 1)):
+        path.write_text(text, encoding="utf-8")
+        for strict in (True, False):
+            started = time.perf_counter()
+            if strict or line == 1:
+                with pytest.raises(SchemaError) as info:
+                    read_qrels(path, strict=strict)
+                assert (info.value.line, info.value.field) == (line, "columns")
+            else:
+                loaded = read_qrels(path, strict=False)
+                assert loaded.frame["query_id"].tolist() == ["q01"]
+                assert loaded.errors["line"].tolist() == [line]
+            assert time.perf_counter() - started < 2
+
+
+def test_a_qrels_tsv_with_a_bom_reads_as_without(tmp_path: Path) -> None:
+    """Hardening item 11: a UTF-8 byte order mark in front of a TSV header (as Excel
+    writes one) is skipped when the format is sniffed and when the file is read, so
+    the file reads exactly as it does without one, strict or lenient."""
+    body = HEADER + "q01\tprojects/sourdough.md\tFeeding schedule\t3\nq02\tb.md\t\tbad\n"
+    plain, marked = tmp_path / "plain.tsv", tmp_path / "marked.tsv"
+    plain.write_bytes(body.encode("utf-8"))
+    marked.write_bytes(b"\xef\xbb\xbf" + body.encode("utf-8"))
+    for fmt in ("auto", "tsv"):
+        want = read_qrels(plain, format=fmt, strict=False)  # type: ignore[arg-type]
+        got = read_qrels(marked, format=fmt, strict=False)  # type: ignore[arg-type]
+        pd.testing.assert_frame_equal(got.frame, want.frame)
+        assert got.frame.iloc[0].tolist() == ["q01", "projects/sourdough.md", "Feeding schedule", 3]
+        assert got.errors["line"].tolist() == want.errors["line"].tolist() == [3]
+        assert got.records == want.records == 2
+        with pytest.raises(SchemaError) as info:
+            read_qrels(marked, format=fmt)  # type: ignore[arg-type]
+        assert (info.value.line, info.value.field, info.value.value) == (3, "grade", "bad")
