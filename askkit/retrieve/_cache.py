@@ -119,6 +119,41 @@ def is_ours(folder: Path) -> bool:
     return head == _TAG_HEAD.encode()
 
 
+#: What a cache written by askkit before the tag existed holds, and nothing else.
+_EARLIER_FILES = frozenset({"manifest.json", "chunks.parquet", "bm25"})
+_EARLIER_BM25 = frozenset(
+    {
+        "data.csc.index.npy",
+        "indices.csc.index.npy",
+        "indptr.csc.index.npy",
+        "params.index.json",
+        "vocab.index.json",
+    }
+)
+
+
+def _earlier_cache(folder: Path) -> bool:
+    """Whether ``folder`` is exactly a cache an earlier askkit wrote (before the tag).
+
+    Its entries are exactly that cache's files, and its manifest has exactly
+    that cache's keys; anything more, and the folder is not askkit's to replace.
+    """
+    try:
+        if {p.name for p in folder.iterdir()} != _EARLIER_FILES:
+            return False
+        bm25 = folder / "bm25"
+        if bm25.is_symlink() or {p.name for p in bm25.iterdir()} != _EARLIER_BM25:
+            return False
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(manifest, dict)
+        and set(manifest) == {"params", "vault", "notes"}
+        and isinstance(manifest["vault"], str)
+    )
+
+
 def claim(folder: Path, vault: Path) -> Literal["missing", "empty", "ours"]:
     """Check that askkit may write ``folder``; say whether it is missing, empty or askkit's.
 
@@ -160,6 +195,8 @@ def claim(folder: Path, vault: Path) -> Literal["missing", "empty", "ours"]:
         raise UsageError(f"cannot list the cache folder {folder}: {exc.strerror}; {fix}") from None
     if empty:
         return "empty"
+    if _earlier_cache(folder):
+        return "ours"
     raise UsageError(
         f"the cache folder {folder} holds files askkit did not make (it has no askkit "
         f"{TAG_NAME}), and askkit never deletes what it did not create: {fix}, "

@@ -136,9 +136,27 @@ def test_a_foreign_cachedir_tag_is_not_askkits(root: Path, cache: Path) -> None:
     assert tree(cache.parent) == before
 
 
-def test_an_older_cache_without_the_marker_is_refused(root: Path, cache: Path) -> None:
+def _earlier_cache(root: Path, cache: Path) -> None:
+    """Make ``cache`` exactly what askkit wrote before the tag: three entries, three keys."""
     open_index(root, cache)
-    (cache / TAG_NAME).unlink()  # what askkit 0.1's caches looked like
+    (cache / TAG_NAME).unlink()
+    manifest = json.loads((cache / "manifest.json").read_text())
+    earlier = {key: manifest[key] for key in ("params", "vault", "notes")}
+    (cache / "manifest.json").write_text(json.dumps(earlier))
+
+
+def test_a_cache_an_earlier_askkit_wrote_is_taken_over(root: Path, cache: Path) -> None:
+    """Its files and manifest keys are exactly an earlier askkit cache's: replaced, then tagged."""
+    _earlier_cache(root, cache)
+    index = open_index(root, cache)
+    assert (cache / TAG_NAME).is_file()
+    assert "askkit_cache" in json.loads((cache / "manifest.json").read_text())  # rewritten
+    assert len(index) == len(open_index(root, False))
+
+
+def test_an_untagged_cache_with_anything_more_is_refused(root: Path, cache: Path) -> None:
+    _earlier_cache(root, cache)
+    (cache / "thesis.txt").write_text("mine")  # one file askkit never writes
     before = tree(cache.parent)
     _refused(root, cache, "remove that folder yourself")
     assert tree(cache.parent) == before
