@@ -114,9 +114,19 @@ class _CleanHook(RenderHook):
         return [_Clean(r) for r in renderables]
 
 
+class _Console(Console):
+    """rich's console, leaving a closed pipe to the CLI's contract (exit status 2).
+
+    rich itself exits with status 1 when the reader of its output goes away.
+    """
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 def console(*, stderr: bool = False, **options: Any) -> Console:
     """A rich console (no highlighting) whose output passes through :func:`clean`."""
     options.setdefault("highlight", False)
-    out = Console(stderr=stderr, **options)
+    out = _Console(stderr=stderr, **options)
     out.push_render_hook(_CleanHook())
     return out

@@ -228,3 +228,22 @@ def test_control_sequences_in_payload_text(
     assert err.startswith("askkit: warning: not indexing notes/b")
     assert err.count("\n") == 1, err
     assert not UNSAFE.findall(err), err
+
+
+def test_a_closed_output_pipe_exits_2_quietly() -> None:
+    """Hardening item 12: ``askkit sources x | head -c1`` exited 1 through rich; now 2."""
+    data = Path(__file__).resolve().parents[2] / "data" / "answer_job.json"
+    reader = subprocess.Popen(["head", "-c1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    assert reader.stdin is not None
+    out = subprocess.run(
+        [sys.executable, "-m", "askkit.cli", "sources", str(data)],
+        stdout=reader.stdin,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    reader.stdin.close()
+    reader.wait(timeout=10)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
