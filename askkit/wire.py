@@ -45,6 +45,7 @@ __all__ = [
     "check_wire_date",
     "chunk_list",
     "load_json",
+    "optional_string",
 ]
 
 #: The largest ordinal kimun can carry (a Rust ``usize`` on a 64-bit machine).
@@ -237,6 +238,20 @@ def check_string(value: object, field: str) -> str:
                 value=value,
             ) from None
     return value
+
+
+def optional_string(obj: Mapping[str, Any], name: str, default: str | None = None) -> str | None:
+    """``obj[name]`` as a wire string (:func:`check_string`), or ``default`` when missing or null.
+
+    >>> optional_string({"status": None}, "status", ""), optional_string({"a": "x"}, "a")
+    ('', 'x')
+    """
+    value = obj.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise SchemaError("expected a string or null", field=name, value=value)
+    return check_string(value, name)
 
 
 def _number(value: object, field: str, *, non_negative: bool = False) -> float:

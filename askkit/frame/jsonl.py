@@ -46,7 +46,7 @@ from askkit.frame.columns import (
     take_rows,
 )
 from askkit.sources import AskSource, SourceList
-from askkit.wire import ChunkResult, check_string, chunk_list, load_json
+from askkit.wire import ChunkResult, check_string, chunk_list, load_json, optional_string
 
 __all__ = ["INT64_MAX", "Fallback", "TurnRecord", "read_columnar", "read_lines"]
 
@@ -379,15 +379,6 @@ def _lines(path: Path) -> Iterator[tuple[int, str | bytes]]:
                 yield number, raw
 
 
-def _optional_str(obj: dict[str, Any], name: str) -> str | None:
-    value = obj.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise SchemaError("expected a string or null", field=name, value=value)
-    return check_string(value, name)
-
-
 def _check_ordinals(sources: SourceList, prefix: str) -> None:
     for i, s in enumerate(sources):
         if s.ordinal > INT64_MAX:
@@ -409,8 +400,8 @@ def parse_record(obj: Any) -> tuple[str, tuple[str | None, str, str, SourceList]
             raise SchemaError("expected a string (or integer) id", field="id", value=raw_id)
         if isinstance(raw_id, str):
             check_string(raw_id, "id")
-        question = _optional_str(obj, "question") or ""
-        answer = _optional_str(obj, "answer") or ""
+        question = optional_string(obj, "question") or ""
+        answer = optional_string(obj, "answer") or ""
         sources = AskSource.from_chunks(chunk_list(obj[key], key))
         _check_ordinals(sources, key)
         return "turn", (None if raw_id is None else str(raw_id), question, answer, sources)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from askkit.errors import SchemaError
 from askkit.sources import AskSource, SourceList, Turn
-from askkit.wire import ChunkResult, EmbeddingsResponse, check_string
+from askkit.wire import ChunkResult, EmbeddingsResponse, optional_string
 
 __all__ = ["Health", "SearchResult"]
 
@@ -26,15 +26,6 @@ def _bool(data: Mapping[str, Any], name: str) -> bool:
     if not isinstance(value, bool):
         raise SchemaError("expected true, false or null", field=name, value=value)
     return value
-
-
-def _optional_str(data: Mapping[str, Any], name: str, default: str | None = None) -> str | None:
-    value = data.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise SchemaError("expected a string or null", field=name, value=value)
-    return check_string(value, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +48,10 @@ class Health:
         if not isinstance(obj, Mapping):
             raise SchemaError("expected a JSON object (a /health response)", value=obj)
         return cls(
-            status=_optional_str(obj, "status", "") or "",
+            status=optional_string(obj, "status", "") or "",
             reranker=_bool(obj, "reranker"),
-            embedder=_optional_str(obj, "embedder"),
-            llm_provider=_optional_str(obj, "llm_provider"),
+            embedder=optional_string(obj, "embedder"),
+            llm_provider=optional_string(obj, "llm_provider"),
             auth_required=_bool(obj, "auth_required"),
         )
 

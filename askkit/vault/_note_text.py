@@ -167,9 +167,9 @@ _LABEL_BLOCKER = regex.compile(r"[\p{Alphabetic}\p{N}_#]")
 
 def _blocks_label(ch: str) -> bool:
     """Rust's ``c.is_alphanumeric() || c == '_' || c == '#'`` next to a hashtag."""
-    return (ch.isascii() and (ch.isalnum() or ch in {"_", "#"})) or (
-        not ch.isascii() and _LABEL_BLOCKER.match(ch) is not None
-    )
+    if ch.isascii():
+        return ch.isalnum() or ch in {"_", "#"}
+    return _LABEL_BLOCKER.match(ch) is not None
 
 
 def label_matches(text: str) -> list[tuple[int, int, str]]:
