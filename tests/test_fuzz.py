@@ -35,6 +35,7 @@ from askkit.metrics import read_qrels, read_run
 from askkit.retrieve import KimunClient
 from askkit.vault import Vault
 from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse
+from tests.frame.conftest import chunk as base_chunk
 
 # --- building blocks ------------------------------------------------------------
 
@@ -60,22 +61,12 @@ JSON_VALUE = st.recursive(
     max_leaves=8,
 )
 
-CHUNK = {
-    "path": "projects/sourdough.md",
-    "title": "Sourdough\x1fStarter",
-    "date": None,
-    "content": "Feed it.",
-    "hash": "h1",
-    "similarity_score": 0.5,
-    "ordinal": 1,
-}
-
 
 @st.composite
 def mutated_chunk(draw: st.DrawFn) -> dict[str, Any]:
     """A valid wire chunk with some fields replaced, dropped or added."""
-    chunk: dict[str, Any] = dict(CHUNK)
-    for field in draw(st.lists(st.sampled_from(sorted(CHUNK)), max_size=3, unique=True)):
+    chunk: dict[str, Any] = base_chunk()
+    for field in draw(st.lists(st.sampled_from(sorted(chunk)), max_size=3, unique=True)):
         action = draw(st.sampled_from(["replace", "drop"]))
         if action == "drop":
             chunk.pop(field)

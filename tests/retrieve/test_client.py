@@ -29,17 +29,6 @@ from tests.conftest import load
 TOKEN = "s3cret-token-value"
 
 
-@pytest.fixture(autouse=True)
-def _no_token_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(TOKEN_ENV, raising=False)
-
-
-@pytest.fixture
-def server() -> Iterator[KimunTestServer]:
-    with KimunTestServer() as s:
-        yield s
-
-
 @pytest.fixture
 def client(server: KimunTestServer) -> Iterator[KimunClient]:
     with server.client() as c:

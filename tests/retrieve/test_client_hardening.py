@@ -34,7 +34,6 @@ from askkit.errors import (
     ServerUnavailable,
 )
 from askkit.retrieve.client import (
-    TOKEN_ENV,
     AsyncKimunClient,
     ClientSettings,
     KimunClient,
@@ -44,17 +43,6 @@ from askkit.testing import FAST_SETTINGS, FaultKind, KimunTestServer, Route
 
 MB = 10**6
 CLIENTS = ["sync", "async"]
-
-
-@pytest.fixture(autouse=True)
-def _no_token_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(TOKEN_ENV, raising=False)
-
-
-@pytest.fixture
-def server() -> Iterator[KimunTestServer]:
-    with KimunTestServer() as s:
-        yield s
 
 
 def call(
