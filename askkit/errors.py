@@ -13,6 +13,7 @@ import reprlib
 __all__ = [
     "AskkitError",
     "AuthError",
+    "DimensionError",
     "JobFailed",
     "JobTimeout",
     "MissingDependencyError",
@@ -21,6 +22,7 @@ __all__ = [
     "ServerError",
     "ServerStatusError",
     "ServerUnavailable",
+    "StoreError",
     "UsageError",
     "VaultError",
 ]
@@ -256,3 +258,39 @@ class ServerUnavailable(ServerError, ConnectionError):
 
 class UsageError(AskkitError, ValueError):
     """A command-line argument is missing or wrong (the CLI exits with status 2)."""
+
+
+class StoreError(AskkitError, OSError):
+    """A vector store cannot be used: missing, locked, corrupt, not kimun's, or no such vault.
+
+    ``path`` names the store (a file, a folder or a Qdrant URL).
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_store_error, (type(self), self.args, vars(self)))
+
+
+def _rebuild_store_error(
+    cls: type[StoreError], args: tuple[object, ...], state: dict[str, object]
+) -> StoreError:
+    error = cls(str(args[0]) if args else "")
+    error.__dict__.update(state)
+    return error
+
+
+class DimensionError(AskkitError, ValueError):
+    """Vectors of the wrong width: the embedder changed, or does not match the store.
+
+    ``expected`` and ``actual`` are the two dimensions.
+    """
+
+    def __init__(
+        self, message: str, *, expected: int | None = None, actual: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.expected = expected
+        self.actual = actual

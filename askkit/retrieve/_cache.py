@@ -15,6 +15,12 @@ is written to a fresh sibling temporary folder (marked first), then swapped in
 by renames; the previous folder is deleted only if it carries the marker, and
 a sibling ``.old`` that is not askkit's is left alone (another name is used).
 
+``params`` holds everything the BM25 index depends on: k1 and b, whether
+headings are indexed, the split sizes and, under ``tokens``, how text became
+terms (the folding, the word pattern, the stop-word list, the stemmer and the
+PyStemmer version). A cache whose ``params`` differ in any of these is stale:
+a cache built without stemming is never read by an index that stems.
+
 Loading: :func:`load` checks every file against the schema askkit writes
 before anything is used, and raises :class:`CorruptCache` saying what is
 wrong; a cache written for other settings, another vault or another format is
@@ -38,7 +44,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from askkit.errors import UsageError
+from askkit._cachedir import LOCAL_INDEX, TAG_NAME, is_ours, tag_text
+from askkit._cachedir import claim as claim_folder
 
 __all__ = [
     "ARROW_TYPES",
@@ -55,7 +62,8 @@ __all__ = [
 ]
 
 #: The cache layout's version (``manifest.json``'s ``askkit_cache``); another one is stale.
-FORMAT = 2
+#: 3: ``params`` gained ``tokens`` (stop words and stemming), so a format-2 cache is rebuilt.
+FORMAT = 3
 #: The chunk columns, in the order ``chunks.parquet`` stores them.
 COLUMNS = ("path", "title", "date", "text", "hash", "section", "piece", "start", "end")
 ARROW_TYPES = {
@@ -70,16 +78,9 @@ ARROW_TYPES = {
     "end": pa.int64(),
 }
 _NULLABLE = frozenset({"date"})
-#: The marker: a cache directory tag (https://bford.info/cachedir/) that names askkit.
-TAG_NAME = "CACHEDIR.TAG"
-_TAG_HEAD = (
-    "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file is a cache directory tag created by askkit"
-)
-_TAG = (
-    _TAG_HEAD + ": a local index of a kimun vault.\n"
-    "# askkit replaces this folder whenever it re-indexes; delete it freely.\n"
-    "# For information about cache directory tags, see https://bford.info/cachedir/\n"
+_TAG = tag_text(
+    LOCAL_INDEX,
+    lifetime="askkit replaces this folder whenever it re-indexes",
 )
 _MANIFEST_KEYS = frozenset({"askkit_cache", "params", "vault", "notes", "chunks"})
 _NOTE_KEYS = frozenset({"hash", "size", "mtime_ns"})
@@ -104,19 +105,6 @@ class Cached:
 
 
 # -- ownership ------------------------------------------------------------------------------
-
-
-def is_ours(folder: Path) -> bool:
-    """Whether ``folder`` is a real folder (not a link) carrying askkit's marker."""
-    tag = folder / TAG_NAME
-    try:
-        if folder.is_symlink() or not folder.is_dir() or tag.is_symlink() or not tag.is_file():
-            return False
-        with tag.open("rb") as fh:
-            head = fh.read(len(_TAG_HEAD.encode()))
-    except OSError:
-        return False
-    return head == _TAG_HEAD.encode()
 
 
 #: What a cache written by askkit before the tag existed holds, and nothing else.
@@ -155,53 +143,9 @@ def _earlier_cache(folder: Path) -> bool:
 
 
 def claim(folder: Path, vault: Path) -> Literal["missing", "empty", "ours"]:
-    """Check that askkit may write ``folder``; say whether it is missing, empty or askkit's.
-
-    ``vault`` is the vault's resolved root. Anything else raises
-    :class:`~askkit.errors.UsageError` naming the folder, and nothing is touched.
-    """
-    fix = "give another cache_dir (--cache-dir): a new or empty folder, or one askkit made"
-    if folder.is_symlink():
-        raise UsageError(f"the cache folder {folder} is a symbolic link; {fix}")
-    try:
-        real = folder.resolve()
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on Python 3.11
-        raise UsageError(f"the cache folder {folder} cannot be resolved ({exc}); {fix}") from None
-    if real == vault:
-        raise UsageError(
-            f"the cache folder {folder} is the vault itself; askkit never writes into a vault: "
-            f"{fix}"
-        )
-    if real in vault.parents:
-        raise UsageError(
-            f"the cache folder {folder} contains the vault {vault}, and askkit replaces its "
-            f"cache folder whole: {fix}"
-        )
-    if vault in real.parents:
-        raise UsageError(
-            f"the cache folder {folder} is inside the vault {vault}; askkit never writes into "
-            f"a vault: {fix}"
-        )
-    if not folder.exists():
-        return "missing"
-    if not folder.is_dir():
-        raise UsageError(f"the cache folder {folder} is a file, not a folder; {fix}")
-    if is_ours(folder):
-        return "ours"
-    try:
-        with os.scandir(folder) as entries:
-            empty = next(entries, None) is None
-    except OSError as exc:
-        raise UsageError(f"cannot list the cache folder {folder}: {exc.strerror}; {fix}") from None
-    if empty:
-        return "empty"
-    if _earlier_cache(folder):
-        return "ours"
-    raise UsageError(
-        f"the cache folder {folder} holds files askkit did not make (it has no askkit "
-        f"{TAG_NAME}), and askkit never deletes what it did not create: {fix}, "
-        "or remove that folder yourself"
-    )
+    """Check that askkit may write the cache ``folder`` (:func:`askkit._cachedir.claim`);
+    a cache an earlier askkit wrote before the tag existed counts as askkit's."""
+    return claim_folder(folder, vault, earlier=_earlier_cache, purpose=LOCAL_INDEX)
 
 
 def _old_name(folder: Path) -> Path:

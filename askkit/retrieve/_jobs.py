@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from askkit._redact import printable
 from askkit.errors import (
     AuthError,
     JobFailed,
@@ -21,7 +22,6 @@ from askkit.errors import (
     ServerStatusError,
     ServerUnavailable,
 )
-from askkit.retrieve._redact import printable
 from askkit.wire import AnswerResult
 
 if TYPE_CHECKING:

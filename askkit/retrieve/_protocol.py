@@ -23,17 +23,8 @@ from urllib.parse import quote
 import httpx
 
 from askkit import citations
-from askkit.errors import (
-    AuthError,
-    ProtocolError,
-    SchemaError,
-    ServerError,
-    ServerStatusError,
-    ServerUnavailable,
-)
-from askkit.retrieve._body import ACCEPT_ENCODING, Body, DeadlinePassed, Progress, Received
-from askkit.retrieve._jobs import JobWatch
-from askkit.retrieve._redact import (
+from askkit._body import ACCEPT_ENCODING, Body, DeadlinePassed, Progress, Received
+from askkit._redact import (
     LOG_FILTER,
     excerpt,
     printable,
@@ -43,6 +34,15 @@ from askkit.retrieve._redact import (
     searchable,
     split_userinfo,
 )
+from askkit.errors import (
+    AuthError,
+    ProtocolError,
+    SchemaError,
+    ServerError,
+    ServerStatusError,
+    ServerUnavailable,
+)
+from askkit.retrieve._jobs import JobWatch
 from askkit.retrieve._results import Health, SearchResult
 from askkit.retrieve.settings import ClientSettings
 from askkit.sources import Turn

@@ -15,14 +15,41 @@ import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httpx
 
 from askkit.errors import ProtocolError
 
-if TYPE_CHECKING:
-    from askkit.retrieve._protocol import _Call, _Core
+
+class _Limits(Protocol):
+    @property
+    def max_body_bytes(self) -> int: ...
+
+
+class _Call(Protocol):
+    """The request a body answers: what it was (for messages) and its URL path."""
+
+    @property
+    def what(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+
+class _Core(Protocol):
+    """The client reading the body: its limits, its shown URL, and its message rules."""
+
+    @property
+    def settings(self) -> _Limits: ...
+
+    @property
+    def base_url(self) -> str: ...
+
+    def scrubbed(self, error: ProtocolError) -> ProtocolError: ...
+
+    def oversize(self, call: Any, size: int, *, declared: bool) -> ProtocolError: ...
+
 
 __all__ = [
     "ACCEPT_ENCODING",
