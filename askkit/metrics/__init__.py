@@ -6,7 +6,8 @@ coverage; :mod:`~askkit.metrics.io` reads and writes qrels and runs;
 :mod:`~askkit.metrics.prepare` turns frames into the integer arrays it needs
 (the exact path, the specification), and :mod:`~askkit.metrics.fast` does the
 same faster where it can vouch for the result, falling back to the exact path
-otherwise; both give identical values.
+otherwise; both give identical values. :mod:`~askkit.metrics.fusion` merges
+runs by reciprocal rank fusion (:func:`fuse_rrf`).
 """
 
 from __future__ import annotations
@@ -34,14 +35,17 @@ from askkit.metrics.evaluate import (
     write_qrels,
     write_run,
 )
+from askkit.metrics.fusion import DEFAULT_K, FusionLevel, fuse_rrf
 
 __all__ = [
+    "DEFAULT_K",
     "DEFAULT_MEASURES",
     "QRELS_COLUMNS",
     "TREC_NAMES",
     "WHY_TOOLS_DIFFER",
     "Coverage",
     "Evaluation",
+    "FusionLevel",
     "Ids",
     "Level",
     "Missing",
@@ -51,6 +55,7 @@ __all__ = [
     "decode_id",
     "encode_id",
     "evaluate",
+    "fuse_rrf",
     "parse_measure",
     "ranked_run",
     "read_qrels",

@@ -3,7 +3,10 @@
 :class:`LocalIndex` cuts every note into the sections kimun's core would
 index (:func:`askkit.vault.chunking.chunk_note`), splits long sections the way the
 server does (:func:`askkit.retrieve.split.split_for_rag`), and ranks the
-pieces with BM25 (`bm25s`). Results are :class:`~askkit.ChunkResult`\\ s as a
+pieces with BM25 (`bm25s`) over the terms an :class:`Analyzer` makes: kimun's
+accent folding, lower-casing, English stop words dropped and Snowball English
+stems by default (``stopwords=`` and ``stemmer=`` switch either off; measured
+in ``docs/retrieval.md``). Results are :class:`~askkit.ChunkResult`\\ s as a
 kimun server sends them: ``title`` = the breadcrumb joined with U+001F,
 ``date`` from the file stem, ``hash`` = the note's content hash, ``ordinal`` =
 rank, ``similarity_score`` = the BM25 score.
@@ -36,10 +39,10 @@ a damaged one is rebuilt from the vault with a warning saying what was wrong
 from __future__ import annotations
 
 import os
-import re
 import stat
 import time
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from askkit._cachedir import cache_root
 from askkit._warn import warn_user
 from askkit.errors import SchemaError, VaultError
 from askkit.frame.schema import STRING
@@ -56,6 +60,14 @@ from askkit.metrics.io import Queries, read_queries
 from askkit.ranking.pool import deduplicate_chunks
 from askkit.ranking.settings import CutSettings
 from askkit.ranking.surfaces import CutPreview, cut_preview
+from askkit.retrieve._analyzer import (
+    DEFAULT_STEMMER,
+    DEFAULT_STOPWORDS,
+    STOPWORDS,
+    Analyzer,
+    cached_analyzer,
+    tokenize,
+)
 from askkit.retrieve._cache import COLUMNS as _COLUMNS
 from askkit.retrieve._cache import CorruptCache, claim, is_ours
 from askkit.retrieve._cache import load as load_cache
@@ -64,22 +76,26 @@ from askkit.retrieve.split import CHUNK_MAX, CHUNK_TARGET, split_for_rag
 from askkit.sources import BREADCRUMB_SEP, VaultPath
 from askkit.vault import Vault, content_hash
 from askkit.vault.chunking import chunk_note
-from askkit.vault.diacritics import fold
 from askkit.wire import ChunkResult
 
 __all__ = [
     "CANDIDATE_POOL",
+    "DEFAULT_STEMMER",
+    "DEFAULT_STOPWORDS",
     "POOL_COLUMNS",
+    "STOPWORDS",
+    "Analyzer",
     "IndexReport",
     "LocalIndex",
+    "NoteChanges",
+    "note_chunks",
     "read_queries",
+    "scan_vault",
     "tokenize",
 ]
 
 #: How many chunks kimun's server ranks before keeping one per note.
 CANDIDATE_POOL = 80
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")
-_STOPWORDS = frozenset(bm25s.stopwords.STOPWORDS_EN)
 #: The long pool frame of :meth:`LocalIndex.pools` (what ``sweep_cuts`` reads): column -> dtype.
 POOL_COLUMNS: dict[str, Any] = {
     "query_id": STRING,
@@ -89,16 +105,6 @@ POOL_COLUMNS: dict[str, Any] = {
     "title": STRING,
     "text": STRING,
 }
-
-
-def tokenize(text: str) -> list[str]:
-    """The tokens BM25 sees: diacritics folded, lower-cased, words of 2+ characters,
-    English stop words removed.
-
-    >>> tokenize("Crème brûlée: the BEST of 2 desserts")
-    ['creme', 'brulee', 'best', 'desserts']
-    """
-    return [t for t in _TOKEN.findall(fold(text).lower()) if t not in _STOPWORDS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,10 +145,89 @@ def _reason(file: Path, exc: OSError) -> str:
     return f"cannot read it: {exc.strerror or exc}"
 
 
+@dataclass(frozen=True, slots=True)
+class NoteChanges:
+    """What :func:`scan_vault` found: the notes now, and which to re-index.
+
+    ``notes`` maps every readable note to its ``hash``, ``size`` and
+    ``mtime_ns``; ``fresh`` holds the chunk columns (:func:`note_chunks`) of
+    each note that is new or whose content hash changed; ``failed`` maps each
+    file that could not be read to the reason.
+    """
+
+    notes: dict[str, dict[str, Any]]
+    fresh: dict[str, dict[str, list[Any]]]
+    added: list[str]
+    changed: list[str]
+    unchanged: int
+    failed: dict[str, str]
+
+
+def scan_vault(
+    vault: Vault,
+    previous: Mapping[str, dict[str, Any]],
+    *,
+    progress: bool = True,
+    desc: str = "indexing notes",
+) -> NoteChanges:
+    """Compare a vault with what an index holds (``previous``); read and chunk what changed.
+
+    A note whose size and modification time are unchanged is not read again;
+    a changed one is re-hashed, and re-chunked only when its content hash
+    changed. A note that cannot be read now (a dangling link, vanished,
+    permission denied, not valid UTF-8 under the vault's ``errors="strict"``,
+    any :class:`~askkit.errors.VaultError`, not a regular file) is skipped with
+    a warning naming the file and listed in ``failed``. Both indexes (BM25 and
+    dense) take their changes from here.
+    """
+    vault.refresh()
+    failed: dict[str, str] = {}
+    notes: dict[str, dict[str, Any]] = {}
+    todo: list[tuple[str, VaultPath, Path, os.stat_result]] = []
+    for vp in vault.notes():
+        key = str(vp)
+        file = vault.root / key
+        try:
+            file = vault.resolve(vp)
+            st = vault.stat(vp)  # on the file opened inside the vault
+        except OSError as exc:  # VaultError is an OSError
+            failed[str(file)] = _reason(file, exc)
+            continue
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read
+            failed[str(file)] = "not a regular file"
+            continue
+        prev = previous.get(key)
+        if prev and prev["size"] == st.st_size and prev["mtime_ns"] == st.st_mtime_ns:
+            notes[key] = prev
+        else:
+            todo.append((key, vp, file, st))
+    unchanged = len(notes)
+    fresh: dict[str, dict[str, list[Any]]] = {}
+    added: list[str] = []
+    changed: list[str] = []
+    for key, vp, file, st in tqdm(todo, desc=desc, unit="note", disable=not progress or not todo):
+        prev = previous.get(key)
+        try:
+            data = vault.read_bytes(vp)
+            note_hash = content_hash(data)
+            if prev is None or prev["hash"] != note_hash:
+                text = vault.decode(data, file)
+                fresh[key] = note_chunks(vp, text, note_hash, Vault.journal_date(key))
+        except OSError as exc:
+            failed[str(file)] = _reason(file, exc)
+            continue
+        notes[key] = {"hash": note_hash, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+        if key not in fresh:
+            unchanged += 1
+        else:
+            (changed if prev is not None else added).append(key)
+    for file_name, reason in failed.items():
+        warn_user(f"not indexing {file_name}: {reason}")
+    return NoteChanges(notes, fresh, added, changed, unchanged, failed)
+
+
 def _default_cache(root: Path) -> Path:
-    base = os.environ.get("ASKKIT_CACHE_DIR")
-    parent = Path(base) if base else Path.home() / ".cache" / "askkit"
-    return parent / f"index-{content_hash(str(root).encode())}"
+    return cache_root() / f"index-{content_hash(str(root).encode())}"
 
 
 def note_chunks(
@@ -188,6 +273,13 @@ class LocalIndex:
         Show a tqdm progress bar while (re)indexing notes.
     k1, b:
         BM25 parameters.
+    stopwords, stemmer:
+        How text becomes terms (:class:`Analyzer`): the stop-word list
+        (default ``"en"``) and the Snowball stemmer (default ``"english"``),
+        each ``None`` to switch it off. On ``data/vault`` and on the
+        Cranfield collection, stop words and stemming together rank best
+        (see :class:`Analyzer`); kept as :attr:`analyzer`. They are part of
+        the cache's key: a cache built with other terms is rebuilt, never read.
 
     Examples
     --------
@@ -210,7 +302,10 @@ class LocalIndex:
         progress: bool = True,
         k1: float = 1.5,
         b: float = 0.75,
+        stopwords: str | None = DEFAULT_STOPWORDS,
+        stemmer: str | None = DEFAULT_STEMMER,
     ) -> None:
+        self.analyzer = cached_analyzer(stopwords, stemmer)
         self.vault = vault if isinstance(vault, Vault) else Vault(vault)
         if cache_dir is None or cache_dir is True:
             self.cache_dir: Path | None = _default_cache(self.vault.root)
@@ -250,6 +345,7 @@ class LocalIndex:
             "index_headings": self.index_headings,
             "target": CHUNK_TARGET,
             "max": CHUNK_MAX,
+            "tokens": self.analyzer.params(),
         }
 
     def update(self) -> IndexReport:
@@ -261,35 +357,17 @@ class LocalIndex:
         the file, listed in the report's ``skipped``, and left out of the index.
         """
         t0 = time.perf_counter()
-        self.vault.refresh()
-        listing = {str(p): p for p in self.vault.notes()}
         old = self._notes
+        scan = scan_vault(self.vault, old, progress=self.progress)
+        notes, added, changed, unchanged, failed = (
+            scan.notes,
+            scan.added,
+            scan.changed,
+            scan.unchanged,
+            scan.failed,
+        )
         by_note = self._chunks_by_note()
-        added: list[str] = []
-        changed: list[str] = []
-        failed: dict[str, str] = {}
-        notes, todo = self._stat_notes(listing, failed)
-        unchanged = len(notes)
-        bar = tqdm(todo, desc="indexing notes", unit="note", disable=not self.progress or not todo)
-        for key, vp, file, st in bar:
-            prev = old.get(key)
-            try:
-                data = self.vault.read_bytes(vp)
-                h = content_hash(data)
-                fresh = prev is None or prev["hash"] != h
-                if fresh:
-                    text = self.vault.decode(data, file)
-                    by_note[key] = note_chunks(vp, text, h, Vault.journal_date(key))
-            except OSError as exc:
-                failed[str(file)] = _reason(file, exc)
-                continue
-            notes[key] = {"hash": h, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-            if not fresh:
-                unchanged += 1
-            else:
-                (changed if prev is not None else added).append(key)
-        for file, reason in failed.items():
-            warn_user(f"not indexing {file}: {reason}")
+        by_note.update(scan.fresh)
         deleted = sorted(set(old) - set(notes))  # gone from the vault, or unreadable now
         touched = bool(added or changed or deleted) or self._bm25 is None
         if touched:
@@ -325,30 +403,6 @@ class LocalIndex:
                 by_note[p][c].append(self._cols[c][i])
         return by_note
 
-    def _stat_notes(
-        self, listing: dict[str, VaultPath], failed: dict[str, str]
-    ) -> tuple[dict[str, dict[str, Any]], list[tuple[str, VaultPath, Path, os.stat_result]]]:
-        """The notes unchanged since the last run (same size and mtime), and the rest to read."""
-        notes: dict[str, dict[str, Any]] = {}
-        todo: list[tuple[str, VaultPath, Path, os.stat_result]] = []
-        for key, vp in listing.items():
-            file = self.vault.root / key
-            try:
-                file = self.vault.resolve(vp)
-                st = self.vault.stat(vp)  # on the file opened inside the vault
-            except OSError as exc:  # VaultError is an OSError
-                failed[str(file)] = _reason(file, exc)
-                continue
-            if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read
-                failed[str(file)] = "not a regular file"
-                continue
-            prev = self._notes.get(key)
-            if prev and prev["size"] == st.st_size and prev["mtime_ns"] == st.st_mtime_ns:
-                notes[key] = prev
-            else:
-                todo.append((key, vp, file, st))
-        return notes, todo
-
     def _doc_text(self, i: int) -> str:
         text: str = self._cols["text"][i]
         if self.index_headings:
@@ -356,12 +410,12 @@ class LocalIndex:
             return title.replace(BREADCRUMB_SEP, " ") + "\n" + text
         return text
 
-    def _doc_tokens(self) -> Iterable[list[str]]:
-        return (tokenize(self._doc_text(i)) for i in range(len(self)))
+    def _doc_tokens(self) -> list[list[str]]:
+        return self.analyzer.corpus(self._doc_text(i) for i in range(len(self)))
 
     def _build(self) -> None:
         bm25 = bm25s.BM25(k1=self.k1, b=self.b)
-        corpus = list(self._doc_tokens())
+        corpus = self._doc_tokens()
         if corpus:
             bm25.index(corpus, show_progress=False)
             self._bm25 = bm25
@@ -431,7 +485,7 @@ class LocalIndex:
             raise ValueError("the query is empty: give the text to search for")
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
-        tokens = tokenize(query)
+        tokens = self.analyzer(query)
         docs, scores = self._scores(tokens, max(self.pool_size, k) if per_note else k)
         if per_note and len(docs):
             _, first = np.unique(self._path_arr[docs], return_index=True)
@@ -535,35 +589,44 @@ class LocalIndex:
         return pd.DataFrame({c: self._cols[c] for c in _COLUMNS})
 
     def explain(self, query: str, chunk: ChunkResult | int) -> pd.DataFrame:
-        """Why a chunk scored what it did: each query term's BM25 contribution.
+        """Why a chunk scored what it did: each query word's BM25 contribution.
 
-        ``chunk`` is a search result or a row number of :attr:`chunks`. The
-        contributions sum to the chunk's score. Terms the index has never
-        seen, and stop words, contribute nothing and are listed as such.
+        ``chunk`` is a search result or a row number of :attr:`chunks`. One row
+        per distinct query word (folded and lower-cased, as typed): ``term``;
+        ``stem``, the index term it matches (the word itself without a
+        stemmer; empty for a stop word); ``status`` (``matched``, ``not in
+        this chunk``, ``not in the vault``, ``stop word``); ``tf``, how often
+        the stem occurs in the chunk's indexed text; ``contribution``. Words
+        that share a stem (``feed``, ``feeding``) each get their own row, and a
+        word typed twice counts twice, as BM25 scores the query: the
+        contributions sum to the chunk's score. Best first.
         """
         row = chunk if isinstance(chunk, int) else self._row_of(chunk)
         if not 0 <= row < len(self):
             raise IndexError(f"no chunk {row}: the index has {len(self)}")
-        words = _TOKEN.findall(fold(query).lower())
+        analyzer = self.analyzer
+        typed = Counter(analyzer.words(query))  # insertion order: first appearance
         bm25 = self._bm25
+        in_chunk = Counter(analyzer(self._doc_text(row)))
+        kept = [w for w in typed if not analyzer.is_stopword(w)]
+        stems = dict(zip(kept, analyzer.stem(kept), strict=True))
         records = []
-        doc_tokens = tokenize(self._doc_text(row))
-        for word in dict.fromkeys(words):
-            tf = doc_tokens.count(word)
-            if word in _STOPWORDS:
-                records.append((word, "stop word", tf, 0.0))
+        for word, times in typed.items():
+            if word not in stems:
+                records.append((word, "", "stop word", 0, 0.0))
                 continue
-            tid = bm25.vocab_dict.get(word) if bm25 is not None else None
+            stem = stems[word]
+            tid = bm25.vocab_dict.get(stem) if bm25 is not None else None
             if tid is None or bm25 is None:
-                records.append((word, "not in the vault", 0, 0.0))
+                records.append((word, stem, "not in the vault", 0, 0.0))
                 continue
             lo, hi = bm25.scores["indptr"][tid], bm25.scores["indptr"][tid + 1]
             docs = bm25.scores["indices"][lo:hi]
             hit = np.flatnonzero(docs == row)
-            contribution = float(bm25.scores["data"][lo + hit[0]]) if len(hit) else 0.0
-            status = "matched" if contribution > 0 else "not in this chunk"
-            records.append((word, status, tf, contribution))
-        out = pd.DataFrame(records, columns=["term", "status", "tf", "contribution"])
+            each = float(bm25.scores["data"][lo + hit[0]]) if len(hit) else 0.0
+            status = "matched" if each > 0 else "not in this chunk"
+            records.append((word, stem, status, in_chunk[stem], times * each))
+        out = pd.DataFrame(records, columns=["term", "stem", "status", "tf", "contribution"])
         return out.sort_values("contribution", ascending=False, kind="stable").reset_index(
             drop=True
         )
