@@ -31,7 +31,7 @@ import re
 
 from askkit._text import RUST_WHITESPACE
 
-__all__ = ["is_valid_date", "journal_date"]
+__all__ = ["is_valid_date", "journal_date", "parse_date"]
 
 _WS = "[" + re.escape(RUST_WHITESPACE) + "]*"
 _STEM = re.compile(
@@ -55,8 +55,19 @@ def is_valid_date(year: int, month: int, day: int) -> bool:
 def journal_date(path: str) -> str | None:
     """The ``YYYY-MM-DD`` date kimun's server gives the note at ``path``, or ``None``."""
     name = path.rsplit("/", 1)[-1]
-    stem = name.removesuffix(".md")
-    m = _STEM.fullmatch(stem)
+    return parse_date(name.removesuffix(".md"))
+
+
+def parse_date(text: str) -> str | None:
+    """``text`` read as chrono reads it with ``%Y-%m-%d`` (kimun's ``JOURNAL_DATE_FORMAT``),
+    printed ``YYYY-MM-DD``; ``None`` when chrono refuses it.
+
+    kimun reads a vector store's ``date`` column back this way, too.
+
+    >>> parse_date("2026-4-8"), parse_date(" 26-04-08"), parse_date("2026-04-08x")
+    ('2026-04-08', '0026-04-08', None)
+    """
+    m = _STEM.fullmatch(text)
     if m is None:
         return None
     year, month, day = (int(g) for g in m.groups())

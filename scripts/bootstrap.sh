@@ -40,9 +40,10 @@ kernels_built() { compgen -G "askkit/frame/_kernels.*.so" >/dev/null; }
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
     || [ askkit/frame/_kernels.c -nt "$stamp" ] || ! kernels_built; then
     if [ "$mode" = test ]; then
-        .venv/bin/python -m pip install --quiet -e ".[scale,lab]" --group dev
+        .venv/bin/python -m pip install --quiet -e ".[scale,lab,embed,qdrant]" --group dev
     else
-        .venv/bin/python -m pip install --quiet -e ".[lab]"
+        # onnx: the notebooks' offline stand-in embedding model (askkit.testing.models)
+        .venv/bin/python -m pip install --quiet -e ".[lab,embed,qdrant]" "onnx>=1.16"
     fi
     touch "$stamp"
 fi

@@ -93,3 +93,41 @@ def test_widgets_bench_times_the_list_case_against_the_frame_case() -> None:
         "AskSource list -> SourcesView + first page",
     ):
         assert label in out
+
+
+def test_dense_bench_times_every_method_and_they_agree() -> None:
+    out = _run(
+        "--chunks",
+        "3000",
+        "--dim",
+        "32",
+        "--queries",
+        "6",
+        "--repeat",
+        "1",
+        "--texts",
+        "300",
+        script="dense_bench.py",
+    )
+    for label in (
+        "(a) top-80 query over 3,000 stored 32-d chunks",
+        "naive full sort: `matrix @ q`, `np.argsort` (baseline)",
+        "askkit `exact_top_k`",
+        "faiss `IndexFlatIP`",
+        "usearch exact search",
+        "(b) opening a kimun store of 3,000 32-d chunks",
+        '`KimunStore(folder).load("notes")`',
+        "(c) embedding 300 chunk texts",
+        "askkit `FastEmbedEmbedder.embed_documents`",
+    ):
+        assert label in out
+    assert out.count("same order for 6/6") == 5
+    assert "(target <= 1.1x)" in out
+
+
+def test_bm25_variants_prints_each_variant_against_none() -> None:
+    out = _run(script="bm25_variants.py")
+    for variant in ("| none |", "| stopwords |", "| stemming |", "| both |"):
+        assert variant in out
+    assert "`both` against `stopwords`" in out
+    assert "p (randomization, Holm)" in out

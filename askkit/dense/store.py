@@ -1,0 +1,1021 @@
+"""kimun's own vector store: its SQLite file ``embeddings.db``, read without writing, and written.
+
+A kimun server with ``[vector_db] type = "sqlite"`` keeps every vault's
+vectors in one file, ``embeddings.db``, in the folder its ``path`` names
+(``server/src/dbembeddings/vecsqlite.rs``). The file is in WAL mode and holds
+three tables (:data:`SCHEMA`, kimun's DDL verbatim): ``collections`` (one row
+per vault id, with the vector width), ``chunks`` (one row per embedded chunk:
+``path``, ``hash``, ``title``, ``date``, ``text`` and the ``embedding``, a
+little-endian float32 blob L2-normalised at write time) and ``meta``, whose
+``embedder.fingerprint`` names the embedder that wrote the vectors.
+
+kimun answers a query by normalising the query vector, scoring every row of the
+vault by dot product, sorting, and keeping the best 80; a score is a float32
+widened to float64. :func:`normalise` and :func:`exact_top_k` do the same.
+
+:class:`KimunStore` reads such a file and never writes to it, nor creates a
+file beside it:
+
+- With no write-ahead log beside the file (``embeddings.db-wal`` absent: no
+  kimun server has it open, and the last one checkpointed everything into the
+  file), it is opened ``immutable``: SQLite reads it without locks and without
+  creating the ``-wal`` and ``-shm`` files a plain read-only connection makes
+  (and, being read-only, would leave behind). The file is checked unchanged
+  after the read; if a server opened it meanwhile, the read is done again the
+  next way.
+- With a log and its shared-memory index (``-wal`` and ``-shm``: a server is
+  running, or stopped without checkpointing), the log may hold rows not yet in
+  the file, and SQLite reads them only through the index. The store is opened
+  read-only (``mode=ro``) with ``readonly_shm=1``, so SQLite takes its usual
+  read locks but writes to neither file. This works in a folder askkit cannot
+  write to, and a store locked by another connection (an exclusive lock) is
+  waited for ``timeout`` seconds, then refused with a :class:`StoreError`.
+- With a log but no index (a copy of the folder, or a crash leftover),
+  SQLite would have to create the index to read the log, which askkit does
+  not do in kimun's folder (and cannot in a folder it may not write): the
+  database and its log are copied to a temporary folder and read there.
+
+:class:`StoreWriter` is askkit's own store in the same schema (kimun's DDL,
+WAL, foreign keys), with kimun's store semantics, so that askkit's store and a
+kimun server's can be swapped. It writes only into a folder askkit created.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, NamedTuple, Self, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from askkit.errors import DimensionError, SchemaError, StoreError, UsageError
+from askkit.frame.schema import STRING
+from askkit.journal import parse_date
+
+__all__ = [
+    "COLUMNS",
+    "DB_FILE",
+    "FINGERPRINT_KEY",
+    "SCHEMA",
+    "Collection",
+    "KimunStore",
+    "StoreWriter",
+    "StoredVault",
+    "exact_top_k",
+    "normalise",
+]
+
+#: The database file inside a store folder (vecsqlite.rs ``DB_FILE``).
+DB_FILE: Final = "embeddings.db"
+#: The ``meta`` key of the embedder fingerprint (vecsqlite.rs ``FINGERPRINT_KEY``).
+FINGERPRINT_KEY: Final = "embedder.fingerprint"
+#: kimun's schema, verbatim from ``VecSqlite::new``.
+SCHEMA: Final = """CREATE TABLE IF NOT EXISTS collections (
+                 id        INTEGER PRIMARY KEY,
+                 name      TEXT NOT NULL UNIQUE,
+                 dimension INTEGER NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS chunks (
+                 id            INTEGER PRIMARY KEY,
+                 collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                 path          TEXT NOT NULL,
+                 hash          TEXT NOT NULL,
+                 title         TEXT,
+                 date          TEXT,
+                 text          TEXT NOT NULL,
+                 embedding     BLOB NOT NULL
+             );
+             CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks(collection_id, path);
+             CREATE TABLE IF NOT EXISTS meta (
+                 key   TEXT PRIMARY KEY,
+                 value TEXT NOT NULL
+             );"""
+#: The columns of a :attr:`StoredVault.chunks` frame, in order.
+COLUMNS: Final = ("path", "hash", "title", "date", "text")
+
+#: The tables and columns a kimun store has (more are allowed: a later kimun may add some).
+_TABLES: Final = {
+    "collections": frozenset({"id", "name", "dimension"}),
+    "chunks": frozenset(
+        {"id", "collection_id", "path", "hash", "title", "date", "text", "embedding"}
+    ),
+    "meta": frozenset({"key", "value"}),
+}
+_SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+_BLOCK: Final = 8192  # rows per block in normalise and in the exact re-scoring
+_BATCH: Final = 500  # SQL parameters per statement in delete and chunks_with_vectors
+_ATTEMPTS: Final = 3  # reads of a file that changed underneath before giving up
+
+_T = TypeVar("_T")
+
+
+# -- vectors --------------------------------------------------------------------------------
+
+
+def _sequential_sum(products: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Each row of float32 ``products`` summed left to right in float32: Rust's
+    ``Iterator::sum`` over a row, bit for bit (BLAS and ``np.sum`` add in other orders)."""
+    columns = np.ascontiguousarray(products.T)  # one contiguous row per column
+    total: np.ndarray[Any, Any] = np.zeros(products.shape[0], dtype=np.float32)
+    if len(columns):
+        total = columns[0].copy()
+        for column in columns[1:]:
+            total += column
+    return total
+
+
+def _sequential_norms(rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Each row's L2 norm as kimun computes it: ``x * x`` summed left to right in float32."""
+    norms: np.ndarray[Any, Any] = np.sqrt(_sequential_sum(rows * rows))
+    return norms
+
+
+def normalise(vectors: np.ndarray[Any, Any] | Sequence[float]) -> np.ndarray[Any, Any]:
+    """Scale vectors to unit length exactly as kimun stores them (vecsqlite.rs ``to_blob``).
+
+    In float32, as kimun does: the norm is the square root of the squares
+    summed left to right, the scale is ``1 / norm``, and each value is
+    multiplied by the scale. A zero vector (norm 0, or NaN) is kept as it is:
+    it scores 0 against everything. The result is bit for bit what kimun writes.
+
+    Parameters
+    ----------
+    vectors:
+        One vector (1-d) or one per row (2-d); converted to float32.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new C-contiguous float32 array of the same shape.
+
+    Examples
+    --------
+    >>> normalise([3.0, 4.0]).tolist()
+    [0.6000000238418579, 0.800000011920929]
+    >>> normalise([[0.0, 0.0], [0.0, 2.0]]).tolist()
+    [[0.0, 0.0], [0.0, 1.0]]
+    """
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim not in {1, 2}:
+        raise UsageError(f"normalise takes one vector or a matrix, not {array.ndim}-d data")
+    rows = array.reshape(1, -1) if array.ndim == 1 else array
+    out = np.empty(rows.shape, dtype=np.float32)
+    one = np.float32(1.0)
+    # IEEE float32 as in Rust: a huge vector's squares overflow to inf (scale 0), silently
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        for start in range(0, rows.shape[0], _BLOCK):
+            block = rows[start : start + _BLOCK]
+            norms = _sequential_norms(block)
+            scale = np.ones_like(norms)
+            np.divide(one, norms, out=scale, where=norms > 0)  # NaN > 0 is False: scale 1
+            np.multiply(block, scale[:, None], out=out[start : start + _BLOCK])
+    return out.reshape(array.shape)
+
+
+def _kimun_scores(
+    matrix: np.ndarray[Any, Any], rows: np.ndarray[Any, Any], query: np.ndarray[Any, Any]
+) -> np.ndarray[Any, Any]:
+    """kimun's float32 scores of ``matrix[rows]`` against ``query`` (equal rows score equal)."""
+    out = np.empty(len(rows), dtype=np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, len(rows), _BLOCK):
+            block = matrix[rows[start : start + _BLOCK]]
+            out[start : start + _BLOCK] = _sequential_sum(block * query)  # vecsqlite.rs score
+    return out
+
+
+def exact_top_k(
+    matrix: np.ndarray[Any, Any], query: np.ndarray[Any, Any] | Sequence[float], k: int = 80
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """The ``k`` rows of ``matrix`` nearest to ``query`` by dot product, best first, as kimun.
+
+    kimun scores every stored row by dot product with the normalised query and
+    keeps the best ``k`` (80 for a search), reporting float32 scores widened to
+    float64. Here the query is normalised as kimun does (:func:`normalise`);
+    every row is screened in float32 (one matrix-vector product, whose summation
+    order is BLAS's), and the rows that can be among the best ``k`` (every row
+    within the rounding bound of the ``k``-th score) are scored again as kimun
+    scores them, the float32 products summed left to right in float32, and
+    ranked by that score: so each score is kimun's bit for bit, equal rows tie
+    exactly, and ties go to the lower row (kimun's unstable sort leaves their
+    order undefined). Rows whose score is NaN come last.
+
+    Parameters
+    ----------
+    matrix:
+        float32 ``(n, d)``, rows of norm at most 1 (every store holds them
+        normalised).
+    query:
+        ``(d,)``, any scale (it is normalised; a zero query scores 0 everywhere).
+    k:
+        How many rows to return (fewer when the matrix has fewer rows).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Row indices (int64) and scores (float64: kimun's float32 score,
+        widened, as kimun reports it), best first.
+
+    Examples
+    --------
+    >>> m = normalise([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [1.0, 0.0]])
+    >>> rows, scores = exact_top_k(m, [1.0, 0.0], k=3)
+    >>> rows.tolist(), scores.tolist()
+    ([0, 3, 1], [1.0, 1.0, 0.6000000238418579])
+    """
+    m = np.ascontiguousarray(matrix, dtype=np.float32)
+    if m.ndim != 2:
+        raise UsageError(f"exact_top_k takes an (n, d) matrix, not {m.ndim}-d data")
+    q = normalise(query)
+    if q.ndim != 1:
+        raise UsageError(f"exact_top_k takes one query vector, not {q.ndim}-d data")
+    n, d = m.shape
+    if q.shape[0] != d:
+        raise DimensionError(
+            f"the query vector has dimension {q.shape[0]} but the stored vectors have {d}",
+            expected=d,
+            actual=int(q.shape[0]),
+        )
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
+        raise UsageError(f"k must be a count of rows (0 or more), not {k!r}")
+    k = min(int(k), n)
+    if k == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+    screen = m @ q
+    screen[np.isnan(screen)] = -np.inf
+    kth = np.partition(screen, n - k)[n - k]
+    # Any float32 summation order is within d * 2**-24 of the exact dot for rows and
+    # query of norm <= 1 (a little over 1 after rounding), so BLAS's screen and kimun's
+    # sequential sum differ by at most twice that: a row of kimun's best k screens at
+    # least the k-th screened score minus the margin.
+    margin = 2.5 * (d + 2) * 2.0**-24
+    candidates = np.flatnonzero(screen >= kth - margin)
+    scores = _kimun_scores(m, candidates, q).astype(np.float64)
+    order = np.lexsort((candidates, -scores))[:k]  # NaN sorts last
+    rows = candidates[order].astype(np.int64, copy=False)
+    return rows, scores[order]
+
+
+# -- value types ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Collection:
+    """One vault's vectors in a store: its id, notes, chunks and vector width.
+
+    ``notes`` counts distinct note paths, as kimun's ``list_collections`` does.
+    """
+
+    name: str
+    notes: int
+    chunks: int
+    dimension: int
+
+
+@dataclass(frozen=True)
+class StoredVault:
+    """One vault's stored chunks and their vectors, row ``i`` of each together.
+
+    Attributes
+    ----------
+    vault_id:
+        The collection's name: the vault id kimun's clients send.
+    chunks:
+        Columns :data:`COLUMNS` (``path``, ``hash``, ``title``, ``date``,
+        ``text``) in pandas' string dtype, read as kimun's server reads them: a
+        missing title is ``""``, and ``date`` is the ``YYYY-MM-DD`` journal date
+        or missing.
+    matrix:
+        float32 ``(n, d)``, C-contiguous and read-only: the vectors as stored
+        (kimun stores them L2-normalised; a zero vector stays zero).
+    """
+
+    vault_id: str
+    chunks: pd.DataFrame
+    matrix: np.ndarray[Any, Any]
+
+    @property
+    def dimension(self) -> int:
+        """The vector width."""
+        return int(self.matrix.shape[1])
+
+    def __len__(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def __repr__(self) -> str:
+        return f"StoredVault({self.vault_id!r}, {len(self):,} chunks, dimension {self.dimension})"
+
+
+# -- reading rows ---------------------------------------------------------------------------
+
+
+def _wire_date(value: object) -> str | None:
+    """A stored date as kimun's server reads it back (chrono's ``%Y-%m-%d``), or None."""
+    return parse_date(value) if isinstance(value, str) else None
+
+
+def _strings(values: Sequence[object]) -> pd.api.extensions.ExtensionArray:
+    """Python strings (or None) as pandas' string dtype, through one Arrow array."""
+    import pyarrow as pa
+
+    return pd.Series(pa.array(values, type=pa.large_string()), dtype=STRING).array
+
+
+def _empty_vault(vault_id: str, dimension: int) -> StoredVault:
+    matrix = np.zeros((0, dimension), dtype=np.float32)
+    matrix.flags.writeable = False
+    return StoredVault(vault_id, pd.DataFrame({c: _strings([]) for c in COLUMNS}), matrix)
+
+
+def _vault_from_rows(
+    rows: list[tuple[Any, ...]], vault_id: str, dimension: int, db: Path
+) -> StoredVault:
+    """``(id, path, hash, title, date, text, embedding)`` rows as a :class:`StoredVault`.
+
+    Raises :class:`StoreError` naming ``db`` for a row that kimun could not
+    have written: a missing path, hash or text, or an embedding that is not
+    ``4 * dimension`` bytes.
+    """
+    if not rows:
+        return _empty_vault(vault_id, dimension)
+    where = f"{db}, vault {vault_id!r}"
+    ids, paths, hashes, titles, dates, texts, blobs = zip(*rows, strict=True)
+    for name, column in (("path", paths), ("hash", hashes), ("text", texts)):
+        if None in column:
+            bad = column.index(None)
+            raise StoreError(
+                f"{where}: chunk {ids[bad]} has no {name}, which kimun always stores; the file "
+                "is damaged or not kimun's",
+                path=str(db),
+            )
+    width = 4 * dimension
+    try:
+        joined = b"".join(blobs)
+        lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
+    except TypeError:  # a value that is not a blob
+        lengths = np.asarray([len(b) if isinstance(b, bytes) else -1 for b in blobs])
+    wrong = np.flatnonzero(lengths != width)
+    if len(wrong):
+        bad = int(wrong[0])
+        got = "not a blob" if lengths[bad] < 0 else f"{lengths[bad]} bytes"
+        raise StoreError(
+            f"{where}: the embedding of chunk {ids[bad]} ({paths[bad]!r}) is {got}, but the "
+            f"collection's dimension {dimension} makes it {width} bytes (4 per float32); "
+            "the file is damaged or not kimun's",
+            path=str(db),
+        )
+    matrix = np.frombuffer(joined, dtype="<f4").reshape(len(rows), dimension)
+    matrix = matrix.astype(np.float32, copy=False)  # a no-op on little-endian machines
+    matrix.flags.writeable = False
+    known: dict[object, str | None] = {None: None}
+    wire_dates = [known[d] if d in known else known.setdefault(d, _wire_date(d)) for d in dates]
+    try:
+        chunks = pd.DataFrame(
+            {
+                "path": _strings(paths),
+                "hash": _strings(hashes),
+                "title": _strings([t if t is not None else "" for t in titles]),
+                "date": _strings(wire_dates),
+                "text": _strings(texts),
+            }
+        )
+    except (TypeError, ValueError) as exc:  # a blob where kimun stores text
+        raise StoreError(
+            f"{where}: a text column holds something that is not text ({exc}); the file is "
+            "damaged or not kimun's",
+            path=str(db),
+        ) from None
+    return StoredVault(vault_id, chunks, matrix)
+
+
+_SELECT_ROWS: Final = (
+    "SELECT id, path, hash, title, date, text, embedding FROM chunks WHERE collection_id = ?"
+)
+_SELECT_IN_ORDER: Final = (
+    "SELECT id, path, hash, title, date, text, embedding FROM chunks NOT INDEXED "
+    "WHERE collection_id = ? ORDER BY id"
+)
+
+
+def _placeholders(n: int) -> str:
+    """A ``?, ?, ...`` list of ``n`` SQL parameters (vecsqlite.rs ``placeholders``)."""
+    return ", ".join(["?"] * n)
+
+
+def _collection(conn: sqlite3.Connection, name: str) -> tuple[int, int] | None:
+    """The collection's ``(id, dimension)``, or None if it was never created (kimun's)."""
+    row = conn.execute("SELECT id, dimension FROM collections WHERE name = ?", (name,)).fetchone()
+    return None if row is None else (int(row[0]), int(row[1]))
+
+
+def _collections(conn: sqlite3.Connection) -> list[Collection]:
+    rows = conn.execute(
+        "SELECT c.name, COUNT(DISTINCT k.path), COUNT(k.id), c.dimension "
+        "FROM collections c LEFT JOIN chunks k ON k.collection_id = c.id "
+        "GROUP BY c.id ORDER BY c.name"
+    ).fetchall()
+    return [Collection(str(n), int(notes), int(chunks), int(d)) for n, notes, chunks, d in rows]
+
+
+def _fingerprint(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (FINGERPRINT_KEY,)).fetchone()
+    return None if row is None else str(row[0]).strip()  # kimun trims it
+
+
+def _check_schema(conn: sqlite3.Connection, db: Path) -> None:
+    """Raise :class:`StoreError` unless the database has kimun's tables and columns."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    missing = [t for t in _TABLES if t not in tables]
+    if missing:
+        has = ", ".join(sorted(tables)) if tables else "no tables at all"
+        raise StoreError(
+            f"{db} is an SQLite database but not a kimun store: it lacks the table(s) "
+            f"{', '.join(missing)} (it has {has}; kimun's has collections, chunks and meta)",
+            path=str(db),
+        )
+    for table, wanted in _TABLES.items():
+        columns = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        if not wanted <= columns:
+            raise StoreError(
+                f"{db} is not a kimun store: its {table} table lacks the column(s) "
+                f"{', '.join(sorted(wanted - columns))}",
+                path=str(db),
+            )
+
+
+def _unknown_vault(db: Path, vault_id: str, names: list[str]) -> StoreError:
+    known = ", ".join(repr(n) for n in names) if names else "none: it holds no vault yet"
+    return StoreError(f"{db} has no vault {vault_id!r}; its vault ids are {known}", path=str(db))
+
+
+# -- KimunStore -----------------------------------------------------------------------------
+
+
+class _FileState(NamedTuple):
+    """What tells whether a file changed: identity, size and modification time (or absent)."""
+
+    ino: int
+    size: int
+    mtime_ns: int
+
+
+def _state(path: Path) -> _FileState | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return _FileState(st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class _Changed(Exception):
+    """The file changed while it was read without locks: read it again."""
+
+
+class KimunStore:
+    """A kimun server's SQLite vector store, read-only: its vaults, fingerprint and vectors.
+
+    Parameters
+    ----------
+    path:
+        The store folder (kimun's ``[vector_db] path``) or its ``embeddings.db``.
+    timeout:
+        Seconds to wait for a lock another connection holds before giving up.
+
+    Raises
+    ------
+    StoreError
+        The path is missing, is a folder without ``embeddings.db``, or the file
+        is locked, damaged, not an SQLite database, or an SQLite database that
+        is not a kimun store. The error's ``path`` names it.
+
+    Notes
+    -----
+    Nothing is ever written to the folder: see the module's documentation for
+    how the file is read with or without kimun's write-ahead log. Each call
+    reads in its own read transaction (a consistent snapshot) and closes the
+    file again, so a running kimun server is never held up for longer than one
+    read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from askkit.testing.stores import random_store_rows, write_kimun_sqlite
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = write_kimun_sqlite(folder, {"notes": random_store_rows(5, 8, seed=1)}, fingerprint="fp")
+    >>> with KimunStore(folder) as store:
+    ...     store.fingerprint, store.collections()[0].chunks, store.load("notes")
+    ('fp', 5, StoredVault('notes', 5 chunks, dimension 8))
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
+        given = Path(path)
+        if not given.exists():
+            raise StoreError(
+                f"no kimun store at {given}: no such file or folder (give the folder of kimun's "
+                f"[vector_db] path, or its {DB_FILE})",
+                path=str(given),
+            )
+        db = given / DB_FILE if given.is_dir() else given
+        if given.is_dir() and not db.is_file():
+            raise StoreError(
+                f"{given} is not a kimun store: it holds no {DB_FILE} (kimun's SQLite store "
+                "keeps its vectors there; a Qdrant store is read with QdrantStore)",
+                path=str(given),
+            )
+        if db.stat().st_size == 0:
+            raise StoreError(f"{db} is empty (0 bytes), not a kimun store", path=str(db))
+        self.path: Path = db
+        self.timeout = float(timeout)
+        self._closed = False
+        self._fingerprint = self._read(self._open_check)
+
+    def _open_check(self, conn: sqlite3.Connection) -> str | None:
+        _check_schema(conn, self.path)
+        return _fingerprint(conn)
+
+    # -- reading
+
+    def _read(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``work`` in one read transaction on a connection that writes nothing."""
+        if self._closed:
+            raise UsageError(f"the KimunStore of {self.path} is closed")
+        for _ in range(_ATTEMPTS):
+            try:
+                return self._read_once(work)
+            except _Changed:
+                continue
+        raise StoreError(
+            f"{self.path} kept changing while askkit read it ({_ATTEMPTS} attempts); "
+            "try again when kimun's server is idle",
+            path=str(self.path),
+        )
+
+    def _read_once(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        db = self.path
+        wal, shm, journal = (Path(f"{db}{s}") for s in ("-wal", "-shm", "-journal"))
+        if _state(db) is None:
+            raise StoreError(f"{db} no longer exists", path=str(db))
+        before = (_state(db), _state(wal), _state(journal))
+        log = before[1]
+        if journal.exists() or (log is not None and shm.exists()):
+            # A connection is open, or one left its log: read through SQLite's locks
+            # and the log's index, neither of which is written (readonly_shm).
+            return self._run(db, "mode=ro&readonly_shm=1", work, check=None)
+        if log is None or not log.size:
+            # Nothing outside the file: read it as it is, then check nobody changed it.
+            return self._run(db, "mode=ro&immutable=1", work, check=(before, db, wal, journal))
+        # A log without its index: read a copy, so SQLite builds the index elsewhere.
+        with tempfile.TemporaryDirectory(prefix="askkit-kimun-store-") as tmp:
+            copy = Path(tmp) / DB_FILE
+            try:
+                shutil.copyfile(db, copy)
+                shutil.copyfile(wal, Path(f"{copy}-wal"))
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot read {db} and its write-ahead log: {exc.strerror or exc}",
+                    path=str(db),
+                ) from None
+            if (_state(db), _state(wal), _state(journal)) != before:
+                raise _Changed
+            return self._run(copy, "mode=ro", work, check=None, shown=db)
+
+    def _run(
+        self,
+        db: Path,
+        flags: str,
+        work: Callable[[sqlite3.Connection], _T],
+        *,
+        check: tuple[Any, Path, Path, Path] | None,
+        shown: Path | None = None,
+    ) -> _T:
+        shown = shown or db
+        uri = f"{db.resolve().as_uri()}?{flags}"
+        try:
+            conn = sqlite3.connect(
+                uri, uri=True, timeout=self.timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise self._error(exc, shown) from None
+        try:
+            conn.execute("BEGIN")
+            result = work(conn)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if check is not None and self._changed(check):
+                raise _Changed from None
+            raise self._error(exc, shown) from None
+        except StoreError:
+            if check is not None and self._changed(check):
+                raise _Changed from None
+            raise
+        finally:
+            conn.close()
+        if check is not None and self._changed(check):
+            raise _Changed
+        return result
+
+    @staticmethod
+    def _changed(check: tuple[Any, Path, Path, Path]) -> bool:
+        before, db, wal, journal = check
+        return bool((_state(db), _state(wal), _state(journal)) != before)
+
+    def _error(self, exc: sqlite3.Error, db: Path) -> StoreError:
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+            return StoreError(
+                f"{db} is locked by another connection (waited {self.timeout:g} s): "
+                "try again later, or give a longer timeout",
+                path=str(db),
+            )
+        if name.startswith("SQLITE_NOTADB"):
+            size = _state(db)
+            if size is not None and size.size < len(_SQLITE_MAGIC):
+                what = "too short to be an SQLite database"
+            else:
+                what = "not an SQLite database"
+            return StoreError(f"{db} is {what}, not a kimun store ({exc})", path=str(db))
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_IOERR")):
+            return StoreError(
+                f"{db} is damaged ({exc}): it may be truncated or partly overwritten; "
+                "kimun re-creates it if you delete the folder and re-index",
+                path=str(db),
+            )
+        if name.startswith(("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_READONLY", "SQLITE_AUTH")):
+            return StoreError(f"cannot open {db} to read it ({exc})", path=str(db))
+        return StoreError(f"cannot read {db} as a kimun store ({exc})", path=str(db))
+
+    # -- the API
+
+    @property
+    def fingerprint(self) -> str | None:
+        """The embedder fingerprint kimun recorded (``provider:model:dimension``), if any.
+
+        As read when the store was opened.
+        """
+        return self._fingerprint
+
+    def collections(self) -> list[Collection]:
+        """Every vault in the store, by name, with its note and chunk counts and dimension."""
+        return self._read(_collections)
+
+    def load(self, vault_id: str) -> StoredVault:
+        """Every chunk of one vault with its stored vector, in the order kimun stored them.
+
+        Raises
+        ------
+        StoreError
+            The store has no such vault (the message lists the ids it has), or
+            a row kimun could not have written (an embedding of the wrong size).
+        """
+
+        def work(conn: sqlite3.Connection) -> StoredVault:
+            found = _collection(conn, vault_id)
+            if found is None:
+                names = [c.name for c in _collections(conn)]
+                raise _unknown_vault(self.path, vault_id, names)
+            cid, dimension = found
+            if dimension <= 0:
+                raise StoreError(
+                    f"{self.path}: vault {vault_id!r} has dimension {dimension}, which kimun "
+                    "never writes; the file is damaged or not kimun's",
+                    path=str(self.path),
+                )
+            # A scan of the table in id order: faster than the (collection, path) index
+            # and its row lookups, and no sort.
+            rows = conn.execute(_SELECT_IN_ORDER, (cid,)).fetchall()
+            return _vault_from_rows(rows, vault_id, dimension, self.path)
+
+        return self._read(work)
+
+    def close(self) -> None:
+        """Forget the store (each read opens and closes the file itself); idempotent."""
+        self._closed = True
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<KimunStore {self.path}{' (closed)' if self._closed else ''}>"
+
+
+# -- StoreWriter ----------------------------------------------------------------------------
+
+
+def _claim_folder(folder: Path) -> None:
+    """Create or check the store folder: askkit writes only into a folder it made."""
+    from askkit._cachedir import DENSE_STORE, claim, mark
+
+    state = claim(
+        folder,
+        None,
+        what="store folder",
+        fix="give a new or empty folder, or one askkit made",
+        foreign_hint=", such as a kimun server's own store (KimunStore reads one)",
+        purpose=DENSE_STORE,
+    )
+    if state == "ours":
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    mark(
+        folder,
+        DENSE_STORE,
+        lifetime="askkit re-creates it whenever it is missing",
+    )
+
+
+def _column(frame: pd.DataFrame, name: str) -> list[Any]:
+    if name not in frame.columns:
+        raise UsageError(
+            f"the chunks frame has no {name!r} column (it needs {', '.join(COLUMNS)}; "
+            f"it has {', '.join(map(str, frame.columns))})"
+        )
+    col = frame[name]
+    missing = col.isna().tolist()
+    return [
+        None if gone else v for v, gone in zip(col.astype(object).tolist(), missing, strict=True)
+    ]
+
+
+class StoreWriter:
+    """askkit's own vector store, in kimun's schema and with kimun's store semantics.
+
+    It writes ``folder/embeddings.db`` exactly as kimun's ``VecSqlite`` does
+    (the same DDL, WAL mode, foreign keys, normalised float32 blobs), so a
+    :class:`KimunStore` reads it and kimun's server could serve it.
+
+    Parameters
+    ----------
+    folder:
+        A new or empty folder, or one askkit made before: askkit marks it with
+        its cache directory tag and never writes into a folder without it.
+    dimension:
+        The vector width every collection is created at: the embedder's.
+
+    Raises
+    ------
+    UsageError
+        The folder holds files askkit did not make, is a file or a link.
+    StoreError
+        The folder's ``embeddings.db`` cannot be opened as a kimun store.
+
+    Notes
+    -----
+    One connection, as kimun's (SQLite has one writer anyway): use a writer
+    from one thread at a time. :class:`KimunStore` reads the same file
+    meanwhile, from any thread or process.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], *, dimension: int) -> None:
+        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension <= 0:
+            raise UsageError(f"dimension must be a positive vector width, not {dimension!r}")
+        self.folder = Path(folder)
+        self.dimension = dimension
+        _claim_folder(self.folder)
+        self.path = self.folder / DB_FILE
+        self._conn: sqlite3.Connection | None = None
+        try:
+            conn = sqlite3.connect(
+                self.path, timeout=5.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path} ({exc})", path=str(self.path)) from None
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.executescript(SCHEMA)
+            _check_schema(conn, self.path)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise StoreError(
+                f"cannot open {self.path} as a kimun store ({exc})", path=str(self.path)
+            ) from None
+        except StoreError:
+            conn.close()
+            raise
+        self._conn = conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise UsageError(f"the StoreWriter of {self.path} is closed")
+        return self._conn
+
+    @contextlib.contextmanager
+    def _transaction(self, kind: str = "") -> Iterator[sqlite3.Connection]:
+        conn = self.conn
+        try:
+            conn.execute(f"BEGIN {kind}")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write {self.path} ({exc})", path=str(self.path)) from None
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write {self.path} ({exc})", path=str(self.path)) from None
+
+    def store(self, collection: str, chunks: pd.DataFrame, vectors: np.ndarray[Any, Any]) -> None:
+        """Append chunks and their vectors (normalised here) to a vault's collection.
+
+        As kimun's ``store``: nothing happens for no chunks; the collection is
+        created at :attr:`dimension` if absent; replacing a note's chunks is the
+        caller's job (:meth:`delete` its path first).
+
+        Raises
+        ------
+        DimensionError
+            The collection exists at another dimension (the embedder or model
+            changed: drop it and re-index), or a vector is not
+            :attr:`dimension` wide.
+        """
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or len(vectors) != len(chunks):
+            raise UsageError(
+                f"store needs one vector per chunk: {len(chunks)} chunks but vectors of shape "
+                f"{vectors.shape}"
+            )
+        if not len(chunks):
+            return
+        cols = {c: _column(chunks, c) for c in COLUMNS}
+        for name in ("path", "hash", "text"):
+            bad = next((i for i, v in enumerate(cols[name]) if not isinstance(v, str)), None)
+            if bad is not None:
+                raise SchemaError(
+                    "kimun stores a string here",
+                    field=f"chunks[{bad}].{name}",
+                    value=cols[name][bad],
+                )
+        titles = [t if isinstance(t, str) else "" for t in cols["title"]]
+        width = vectors.shape[1]
+        with self._transaction("IMMEDIATE") as conn:
+            found = _collection(conn, collection)
+            if found is not None and found[1] != self.dimension:
+                raise DimensionError(
+                    f"SQLite collection `{collection}` in {self.path} has dimension {found[1]} but "
+                    f"the embedder produces {self.dimension}. The embedder or model changed; drop "
+                    "the collection and re-index.",
+                    expected=self.dimension,
+                    actual=found[1],
+                )
+            if found is None:
+                cid = conn.execute(
+                    "INSERT INTO collections (name, dimension) VALUES (?, ?)",
+                    (collection, self.dimension),
+                ).lastrowid
+            else:
+                cid = found[0]
+            if width != self.dimension:
+                raise DimensionError(
+                    f"Chunk of `{cols['path'][0]}` has dimension {width} but the store is at "
+                    f"{self.dimension}",
+                    expected=self.dimension,
+                    actual=width,
+                )
+            blob = normalise(vectors).astype("<f4", copy=False).tobytes()
+            size = 4 * width
+            conn.executemany(
+                "INSERT INTO chunks (collection_id, path, hash, title, date, text, embedding) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (cid, p, h, t, d, x, blob[i * size : (i + 1) * size])
+                    for i, (p, h, t, d, x) in enumerate(
+                        zip(
+                            cols["path"],
+                            cols["hash"],
+                            titles,
+                            cols["date"],
+                            cols["text"],
+                            strict=True,
+                        )
+                    )
+                ),
+            )
+
+    def delete(self, collection: str, paths: Sequence[str]) -> None:
+        """Remove every chunk of the given note paths (a missing collection: nothing to do)."""
+        paths = list(paths)
+        if not paths:
+            return
+        with self._transaction("IMMEDIATE") as conn:
+            found = _collection(conn, collection)
+            if found is None:
+                return
+            for start in range(0, len(paths), _BATCH):
+                batch = paths[start : start + _BATCH]
+                conn.execute(
+                    "DELETE FROM chunks WHERE collection_id = ? AND path IN "  # noqa: S608 - only
+                    f"({_placeholders(len(batch))})",  # "?" placeholders are formatted in
+                    (found[0], *batch),
+                )
+
+    def chunks_with_vectors(
+        self, collection: str, paths: Sequence[str]
+    ) -> tuple[pd.DataFrame, np.ndarray[Any, Any]]:
+        """The chunks of the given note paths and their stored vectors, in stored order.
+
+        Vectors come back as stored (normalised): kimun reuses them for unchanged
+        chunks, and storing them again leaves them as they are.
+        """
+        vault = self._rows(collection, list(paths))
+        return vault.chunks, vault.matrix
+
+    def _rows(self, collection: str, paths: list[str] | None) -> StoredVault:
+        if paths is not None and not paths:
+            return _empty_vault(collection, self.dimension)
+        with self._transaction() as conn:
+            found = _collection(conn, collection)
+            if found is None:
+                return _empty_vault(collection, self.dimension)
+            cid, dimension = found
+            if paths is None:
+                rows = conn.execute(_SELECT_IN_ORDER, (cid,)).fetchall()
+            else:
+                rows = []
+                for start in range(0, len(paths), _BATCH):
+                    batch = paths[start : start + _BATCH]
+                    rows += conn.execute(
+                        f"{_SELECT_ROWS} AND path IN ({_placeholders(len(batch))})",
+                        (cid, *batch),
+                    ).fetchall()
+        rows.sort(key=lambda r: r[0])
+        return _vault_from_rows(rows, collection, dimension, self.path)
+
+    def load(self, collection: str) -> StoredVault:
+        """Every chunk of a collection with its vector (empty for a missing collection)."""
+        return self._rows(collection, None)
+
+    def indexed_notes(self, collection: str) -> dict[str, str]:
+        """``{note path: content hash}`` of a collection (empty for a missing one)."""
+        with self._transaction() as conn:
+            found = _collection(conn, collection)
+            if found is None:
+                return {}
+            rows = conn.execute(
+                "SELECT DISTINCT path, hash FROM chunks WHERE collection_id = ?", (found[0],)
+            ).fetchall()
+        return {str(p): str(h) for p, h in rows}
+
+    def collections(self) -> list[Collection]:
+        """Every collection, by name, with its note and chunk counts and dimension."""
+        with self._transaction() as conn:
+            return _collections(conn)
+
+    def read_fingerprint(self) -> str | None:
+        """The recorded embedder fingerprint (trimmed, as kimun reads it), or None."""
+        with self._transaction() as conn:
+            return _fingerprint(conn)
+
+    def write_fingerprint(self, fingerprint: str) -> None:
+        """Record the embedder fingerprint, replacing any previous one."""
+        with self._transaction("IMMEDIATE") as conn:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (FINGERPRINT_KEY, fingerprint),
+            )
+
+    def drop_all_collections(self) -> None:
+        """Delete every collection and its chunks; the fingerprint survives (kimun's)."""
+        with self._transaction("IMMEDIATE") as conn:
+            conn.execute("DELETE FROM chunks")
+            conn.execute("DELETE FROM collections")
+
+    def close(self) -> None:
+        """Close the database (SQLite checkpoints the log into the file); idempotent."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = " (closed)" if self._conn is None else ""
+        return f"<StoreWriter {self.path}, dimension {self.dimension}{state}>"

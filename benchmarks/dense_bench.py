@@ -1,0 +1,285 @@
+"""Dense retrieval as kimun's server does it: exact top-80 latency, opening kimun's store,
+embedding overhead.
+
+Usage::
+
+    .venv/bin/python benchmarks/dense_bench.py                           # 100,000 x 384-d
+    .venv/bin/python benchmarks/dense_bench.py --chunks 20000 --repeat 3 --texts 1000
+    .venv/bin/python benchmarks/dense_bench.py --skip-embed               # (a) and (b) only
+
+It writes a kimun SQLite store of ``--chunks`` chunks of ``--dim``-d vectors
+(``askkit.testing.stores``: kimun's schema, one INSERT per chunk as kimun's
+server does) in a temporary folder, then measures, in this process:
+
+- **(a)** the latency of one top-80 query over the stored matrix, for
+  ``--queries`` queries, each method on the same query in turn: askkit's
+  ``exact_top_k`` (a float32 matrix-vector product, ``argpartition``, the
+  candidates re-scored in float64) against the named baseline, the naive full
+  sort (``np.argsort`` of every score), and against ``argpartition`` alone (no
+  re-scoring), faiss ``IndexFlatIP`` and usearch's exact search. Each method's
+  top 80 is checked against askkit's.
+- **(b)** the time to open the store and load one vault:
+  ``KimunStore(folder).load(vault_id)`` (chunks as a frame and the float32
+  matrix) against the named baseline, a plain ``sqlite3`` ``SELECT`` of every
+  row's six columns (``fetchall``, nothing converted).
+- **(c)** askkit's embedding overhead: ``FastEmbedEmbedder.embed_documents``
+  on ``--texts`` chunk texts (kimun's framing, 100 per call) against the named
+  baseline, the same fastembed ``TextEmbedding``'s ``.embed`` on the same
+  framed texts. The model is the tiny test model of ``askkit.testing.models``
+  (built in a temporary folder, no download), so the model's own work is small
+  and askkit's overhead shows at its largest. Target: <= 1.1x.
+
+Each timed step runs ``--repeat`` times, interleaved with its baseline; the
+tables give best and median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from askkit.dense.store import KimunStore, exact_top_k, normalise
+from askkit.testing.stores import random_store_rows, write_kimun_sqlite
+
+VAULT = "notes"
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f}"
+
+
+def best_median(values: list[float]) -> tuple[float, float]:
+    return min(values), statistics.median(values)
+
+
+def table(title: str, rows: list[tuple[str, list[float]]], baseline: str, unit: str) -> None:
+    """Print a markdown table of best / median per row and the ratios to ``baseline``."""
+    base_best, base_median = best_median(dict(rows)[baseline])
+    print(f"\n### {title}\n")
+    print(f"| method | best {unit} | median {unit} | best / baseline | median / baseline |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for label, values in rows:
+        best, median = best_median(values)
+        fmt = ms if unit == "ms" else (lambda s: f"{s:.3f}")
+        name = f"{label} (baseline)" if label == baseline else label
+        print(
+            f"| {name} | {fmt(best)} | {fmt(median)} | {best / base_best:.2f}x | "
+            f"{median / base_median:.2f}x |"
+        )
+
+
+# -- (a) top-80 latency ---------------------------------------------------------------------
+
+
+def top_k_methods(matrix: np.ndarray, k: int) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+    import faiss
+    from usearch.index import MetricKind
+    from usearch.index import search as usearch_search
+
+    index = faiss.IndexFlatIP(matrix.shape[1])
+    index.add(matrix)
+
+    def naive(q: np.ndarray) -> np.ndarray:
+        scores = matrix @ normalise(q)
+        return np.argsort(-scores, kind="stable")[:k]
+
+    def askkit(q: np.ndarray) -> np.ndarray:
+        return exact_top_k(matrix, q, k)[0]
+
+    def argpartition(q: np.ndarray) -> np.ndarray:
+        scores = matrix @ normalise(q)
+        top = np.argpartition(-scores, k - 1)[:k]
+        return top[np.argsort(-scores[top], kind="stable")]
+
+    def faiss_flat(q: np.ndarray) -> np.ndarray:
+        return index.search(normalise(q)[None, :], k)[1][0]
+
+    def usearch_exact(q: np.ndarray) -> np.ndarray:
+        return usearch_search(matrix, normalise(q), k, MetricKind.IP, exact=True).keys
+
+    return {
+        "naive full sort: `matrix @ q`, `np.argsort`": naive,
+        "askkit `exact_top_k`": askkit,
+        "`matrix @ q`, `np.argpartition` alone (no float64 re-scoring)": argpartition,
+        "faiss `IndexFlatIP`": faiss_flat,
+        "usearch exact search (`MetricKind.IP`, `exact=True`)": usearch_exact,
+    }
+
+
+def bench_top_k(matrix: np.ndarray, queries: list[np.ndarray], repeat: int, k: int) -> None:
+    methods = top_k_methods(matrix, k)
+    times: dict[str, list[float]] = {name: [] for name in methods}
+    same_set = dict.fromkeys(methods, 0)
+    same_order = dict.fromkeys(methods, 0)
+    for q in queries[:3]:  # warm every method
+        for run in methods.values():
+            run(q)
+    for _ in range(repeat):
+        for q in queries:
+            want = exact_top_k(matrix, q, k)[0]
+            for name, run in methods.items():
+                t0 = time.perf_counter()
+                got = np.asarray(run(q))
+                times[name].append(time.perf_counter() - t0)
+                same_set[name] += set(got.tolist()) == set(want.tolist())
+                same_order[name] += got.tolist() == want.tolist()
+    n, d = matrix.shape
+    calls = repeat * len(queries)
+    baseline = next(iter(methods))
+    table(
+        f"(a) top-{k} query over {n:,} stored {d}-d chunks, per query, {calls} queries",
+        list(times.items()),
+        baseline,
+        "ms",
+    )
+    print()
+    for name in methods:
+        print(
+            f"- {name}: same top-{k} set as `exact_top_k` for {same_set[name]}/{calls} queries, "
+            f"same order for {same_order[name]}/{calls}"
+        )
+
+
+# -- (b) opening the store ------------------------------------------------------------------
+
+
+def plain_select(db: Path) -> list[Any]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(
+            "SELECT path, hash, title, date, text, embedding FROM chunks"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def bench_open(folder: Path, repeat: int) -> None:
+    db = folder / "embeddings.db"
+    plain, ours = [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        rows = plain_select(db)
+        plain.append(time.perf_counter() - t0)
+        del rows
+        t0 = time.perf_counter()
+        vault = KimunStore(folder).load(VAULT)
+        ours.append(time.perf_counter() - t0)
+        n, d = vault.matrix.shape
+        del vault
+    size = db.stat().st_size / 1e6
+    table(
+        f"(b) opening a kimun store of {n:,} {d}-d chunks ({size:.0f} MB), {repeat} runs",
+        [
+            ("plain `sqlite3` SELECT of every row, `fetchall`", plain),
+            (f'`KimunStore(folder).load("{VAULT}")`', ours),
+        ],
+        "plain `sqlite3` SELECT of every row, `fetchall`",
+        "s",
+    )
+
+
+# -- (c) embedding overhead -----------------------------------------------------------------
+
+
+def bench_embed(rows: list[dict[str, Any]], texts: int, repeat: int, dim: int) -> None:
+    try:
+        from askkit.dense.embedders import FASTEMBED_DOC_PREFIX, document_text
+        from askkit.testing.models import tiny_embedder
+    except ImportError as exc:
+        print(f"\n### (c) embedding overhead: skipped ({exc})")
+        return
+    chunks = [(r["title"], r["text"]) for r in rows[:texts]]
+    with tempfile.TemporaryDirectory(prefix="askkit-dense-bench-model-") as tmp:
+        embedder = tiny_embedder(
+            Path(tmp) / "model", vocabulary_texts=[t for _, t in chunks[:2000]], dim=dim
+        )
+        model = embedder._model  # the fastembed TextEmbedding askkit calls
+        framed = [document_text(title, text, FASTEMBED_DOC_PREFIX) for title, text in chunks]
+
+        def raw() -> np.ndarray:
+            return np.stack(list(model.embed(framed, batch_size=100)))
+
+        def ours() -> np.ndarray:
+            return embedder.embed_documents(chunks, progress=False)
+
+        assert np.allclose(raw(), ours(), atol=1e-6)  # the same vectors (and a warm-up)
+        base, mine = [], []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            raw()
+            base.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            ours()
+            mine.append(time.perf_counter() - t0)
+    baseline = "raw fastembed `TextEmbedding.embed`, framed texts, `batch_size=100`"
+    table(
+        f"(c) embedding {len(chunks):,} chunk texts with a tiny {dim}-d model, {repeat} runs",
+        [(baseline, base), ("askkit `FastEmbedEmbedder.embed_documents`", mine)],
+        baseline,
+        "s",
+    )
+    ratio = statistics.median(mine) / statistics.median(base)
+    print(f"\nembedding overhead, median: {ratio:.2f}x (target <= 1.1x)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chunks", type=int, default=100_000, help="chunks in the store")
+    parser.add_argument("--dim", type=int, default=384, help="vector width (bge-small: 384)")
+    parser.add_argument("--queries", type=int, default=50, help="queries for (a)")
+    parser.add_argument("--k", type=int, default=80, help="kimun's pool: 80")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each timed step")
+    parser.add_argument("--texts", type=int, default=5000, help="chunk texts embedded in (c)")
+    parser.add_argument("--skip-embed", action="store_true", help="skip (c)")
+    args = parser.parse_args()
+
+    import faiss
+    import usearch
+
+    print(
+        f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"numpy {np.__version__}, sqlite {sqlite3.sqlite_version}, faiss {faiss.__version__}, "
+        f"usearch {usearch.__version__}, fastembed {_version('fastembed')}, "
+        f"onnxruntime {_version('onnxruntime')}"
+    )
+    rows, vectors = random_store_rows(args.chunks, args.dim, seed=7)
+    rng = np.random.default_rng(11)
+    picks = rng.integers(0, args.chunks, size=args.queries // 2)
+    queries = [vectors[i] + rng.standard_normal(args.dim).astype(np.float32) for i in picks]
+    queries += [
+        rng.standard_normal(args.dim).astype(np.float32) for _ in range(args.queries - len(queries))
+    ]
+    with tempfile.TemporaryDirectory(prefix="askkit-dense-bench-") as tmp:
+        folder = Path(tmp) / "store"
+        t0 = time.perf_counter()
+        write_kimun_sqlite(folder, {VAULT: (rows, vectors)}, fingerprint="fastembed:bench:384")
+        print(f"\nwrote the store ({args.chunks:,} chunks) in {time.perf_counter() - t0:.1f} s")
+        matrix = KimunStore(folder).load(VAULT).matrix
+        bench_top_k(matrix, queries, args.repeat, args.k)
+        bench_open(folder, args.repeat)
+    if not args.skip_embed:
+        bench_embed(rows, args.texts, args.repeat, args.dim)
+    return 0
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

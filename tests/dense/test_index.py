@@ -1,0 +1,717 @@
+"""askkit's dense index of a vault: kimun's chunks, kimun's incremental indexing, kimun's store.
+
+kimun's behaviour pinned here is ``KimunRag::index`` and ``search`` in
+``server/src/lib.rs`` at f28bdd5426c7c22f67601f62f588e958c35e43e1 (the
+reconcile by note hash, delete-then-store, the vector cache keyed by title +
+text, the fingerprint gate of ``enforce_embedder_fingerprint``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from askkit.dense.index import NOTES_FILE, DenseIndex, StoreRetriever, default_store_folder
+from askkit.dense.store import DB_FILE, KimunStore, normalise
+from askkit.errors import DimensionError, ProtocolError, UsageError
+from askkit.ranking import CutSettings, search_rows
+from askkit.retrieve import Retriever, as_retriever
+from askkit.retrieve.local import POOL_COLUMNS, LocalIndex
+from askkit.wire import ChunkResult
+
+_WORD = re.compile(r"\w+")
+
+LONG = "\n\n".join(
+    f"Paragraph {i}: the rye starter rose {i} times while the oven preheated slowly." * 3
+    for i in range(12)
+)
+
+
+class CountingEmbedder:
+    """A deterministic bag-of-words embedder that records every text it embeds.
+
+    Each word adds a signed unit to a bucket chosen by its hash, so texts that
+    share words point the same way; ``salt`` changes every vector (same
+    fingerprint), to tell a reused stored vector from a fresh one.
+    """
+
+    def __init__(
+        self,
+        dimension: int = 16,
+        *,
+        salt: str = "",
+        name: str = "test:bag-of-words",
+        fingerprint: str | None = None,
+    ) -> None:
+        self.name = name
+        self._fingerprint = fingerprint or f"{name}:{dimension}"
+        self._dimension = dimension
+        self.salt = salt
+        self.calls: list[list[tuple[str, str]]] = []
+        self.queries: list[str] = []
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    @property
+    def dimension(self) -> int | None:
+        return self._dimension
+
+    @property
+    def texts(self) -> list[tuple[str, str]]:
+        return [pair for call in self.calls for pair in call]
+
+    def vector(self, text: str) -> np.ndarray[Any, Any]:
+        out = np.full(self._dimension, 0.05, dtype=np.float64)
+        for word in _WORD.findall((self.salt + " " + text).lower()):
+            digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+            bucket = int.from_bytes(digest[:3], "little") % self._dimension
+            out[bucket] += 1.0 if digest[3] & 1 else -0.5
+        return out.astype(np.float32)
+
+    def embed_documents(
+        self, chunks: Sequence[tuple[str, str]], *, progress: bool | None = None
+    ) -> np.ndarray[Any, Any]:
+        self.calls.append(list(chunks))
+        rows = [self.vector(title + "\n" + text) for title, text in chunks]
+        if not rows:
+            return np.empty((0, self._dimension), dtype=np.float32)
+        return np.stack(rows)
+
+    def embed_query(self, query: str) -> np.ndarray[Any, Any]:
+        self.queries.append(query)
+        return self.vector(query)
+
+
+def reference_scores(embedder: CountingEmbedder, chunks: pd.DataFrame, query: str) -> np.ndarray:
+    """Brute force in float64: cosine of the query with every chunk's own embedding."""
+    docs = np.stack(
+        [
+            embedder.vector(t + "\n" + x)
+            for t, x in zip(chunks["title"], chunks["text"], strict=True)
+        ]
+    ).astype(np.float64)
+    docs /= np.linalg.norm(docs, axis=1, keepdims=True)
+    q = embedder.vector(query).astype(np.float64)
+    return docs @ (q / np.linalg.norm(q))
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    (root / "journal").mkdir(parents=True)
+    (root / "projects").mkdir()
+    (root / "journal" / "2026-04-08.md").write_text(
+        "# 2026-04-08\n\n## Afternoon\n\nBaked a rye loaf; the starter peaked early.\n"
+    )
+    (root / "journal" / "2026-04-09.md").write_text("# 2026-04-09\n\nRest day. Read a novel.\n")
+    (root / "projects" / "sourdough.md").write_text(
+        "# Sourdough\n\n## Starter\n\nFeed the starter every 12 hours.\n\n"
+        "## Long notes\n\n" + LONG + "\n\n## Baking\n\nBake at 250 C with steam.\n"
+    )
+    (root / "projects" / "garden.md").write_text(
+        "# Garden\n\n## Tomatoes\n\nSeedlings under lights, watered daily.\n"
+    )
+    return root
+
+
+def stored(folder: Path, vault_id: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """A store's rows (by KimunStore, the reader of kimun's own stores), sorted as the index."""
+    with KimunStore(folder) as store:
+        vault = store.load(vault_id)
+    order = sorted(range(len(vault.chunks)), key=lambda i: vault.chunks["path"].iloc[i])
+    return vault.chunks.iloc[order].reset_index(drop=True), np.asarray(vault.matrix)[order]
+
+
+# -- the chunks and the first index -------------------------------------------------------------
+
+
+def test_the_index_holds_the_chunks_the_bm25_index_holds(root: Path) -> None:
+    """Dense and BM25 index the same kimun chunks (one chunking rule: note_chunks)."""
+    index = DenseIndex(root, CountingEmbedder(), store=False, progress=False)
+    bm25 = LocalIndex(root, cache_dir=False, progress=False).chunks
+    columns = ["path", "hash", "title", "date", "text"]
+    expected = bm25[columns].sort_values("path", kind="stable").reset_index(drop=True)
+    got = index.chunks[columns]
+    assert got["path"].tolist() == expected["path"].tolist()
+    assert got["text"].tolist() == expected["text"].tolist()
+    assert got["title"].tolist() == expected["title"].tolist()
+    assert got["hash"].tolist() == expected["hash"].tolist()
+    assert [d if isinstance(d, str) else None for d in got["date"]] == [
+        d if isinstance(d, str) else None for d in expected["date"]
+    ]
+    assert len(index) > 4  # the long section was split into several chunks
+
+
+def test_the_first_index_embeds_every_chunk_once_in_one_call(root: Path) -> None:
+    embedder = CountingEmbedder()
+    index = DenseIndex(root, embedder, store=False, progress=False)
+    assert len(embedder.calls) == 1
+    assert embedder.texts == list(zip(index.chunks["title"], index.chunks["text"], strict=True))
+    assert index.last_embedded == len(index)
+    assert index.last_reused == 0
+    assert sorted(index.last_report.added) == sorted(
+        [
+            "journal/2026-04-08.md",
+            "journal/2026-04-09.md",
+            "projects/sourdough.md",
+            "projects/garden.md",
+        ]
+    )
+
+
+def test_rows_are_normalised_as_kimun_stores_them(root: Path) -> None:
+    embedder = CountingEmbedder()
+    index = DenseIndex(root, embedder, store=False, progress=False)
+    norms = np.linalg.norm(index.matrix.astype(np.float64), axis=1)
+    np.testing.assert_allclose(norms, 1.0, atol=1e-6)
+    assert index.matrix.dtype == np.float32
+    assert index.matrix.flags.c_contiguous
+    with pytest.raises(ValueError, match="read-only"):
+        index.matrix[0, 0] = 2.0
+
+
+# -- incremental indexing -------------------------------------------------------------------------
+
+
+def test_reopening_an_unchanged_vault_embeds_nothing(root: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "store"
+    DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    again = CountingEmbedder()
+    index = DenseIndex(root, again, store=folder, progress=False)
+    assert again.calls == []
+    assert index.last_report.unchanged == 4
+    assert not index.last_report.touched
+    assert len(index) > 4
+
+
+def test_a_touched_but_unchanged_note_is_rehashed_not_reembedded(
+    root: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "store"
+    DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    note = root / "projects" / "garden.md"
+    note.write_bytes(note.read_bytes())  # a new mtime, the same hash
+    again = CountingEmbedder()
+    index = DenseIndex(root, again, store=folder, progress=False)
+    assert again.calls == []
+    assert index.last_report.unchanged == 4
+
+
+def test_a_note_of_the_same_size_and_mtime_is_not_read_again(root: Path, tmp_path: Path) -> None:
+    """Like the BM25 index: size and modification time first, the hash only when they differ."""
+    folder = tmp_path / "store"
+    DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    note = root / "projects" / "garden.md"
+    st = note.stat()
+    note.write_text(note.read_text().replace("daily", "DAILY"))  # same size
+    os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))
+    quiet = CountingEmbedder()
+    index = DenseIndex(root, quiet, store=folder, progress=False)
+    assert quiet.calls == []
+    assert index.last_report.unchanged == 4
+    (folder / NOTES_FILE).write_text("{not json")  # the record is only a shortcut
+    reread = CountingEmbedder()
+    index = DenseIndex(root, reread, store=folder, progress=False)
+    assert index.last_report.changed == ("projects/garden.md",)
+    assert reread.texts == [("Garden\x1fTomatoes", "Seedlings under lights, watered DAILY.")]
+
+
+def test_editing_one_section_embeds_only_the_changed_chunk(root: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "store"
+    first = DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    note = root / "projects" / "sourdough.md"
+    note.write_text(note.read_text().replace("Bake at 250 C", "Bake at 240 C"))
+    embedder = CountingEmbedder()
+    index = DenseIndex(root, embedder, store=folder, progress=False)
+    assert index.last_report.changed == ("projects/sourdough.md",)
+    assert embedder.texts == [("Sourdough\x1fBaking", "Bake at 240 C with steam.")]
+    sourdough = index.chunks["path"] == "projects/sourdough.md"
+    assert index.last_embedded == 1
+    assert index.last_reused == int(sourdough.sum()) - 1
+    assert len(index) == len(first)
+
+
+def test_unchanged_chunks_of_a_changed_note_keep_their_stored_vectors(
+    root: Path, tmp_path: Path
+) -> None:
+    """kimun's vector cache: a reused chunk keeps the stored vector; the embedder is not asked.
+
+    The second embedder has the same fingerprint but makes other vectors, so a
+    chunk that was embedded again would show it. kimun stores a reused vector
+    through ``to_blob`` again, so it is the old one normalised once more (equal
+    up to the last bit of float32).
+    """
+    folder = tmp_path / "store"
+    first = DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    chunks = first.chunks
+    old = {(t, x): v for t, x, v in zip(chunks["title"], chunks["text"], first.matrix, strict=True)}
+    note = root / "projects" / "sourdough.md"
+    note.write_text(note.read_text().replace("every 12 hours", "every 8 hours"))
+    salted = CountingEmbedder(salt="another model build")
+    index = DenseIndex(root, salted, store=folder, progress=False)
+    chunks, matrix = stored(folder, index.vault_id)
+    rows = zip(chunks["path"], chunks["title"], chunks["text"], matrix, strict=True)
+    for path, title, text, vector in rows:
+        if path != "projects/sourdough.md":  # untouched notes: their rows as they were
+            np.testing.assert_array_equal(vector, old[(title, text)])
+        elif (title, text) in old:  # reused: stored again, bit for bit as kimun would
+            np.testing.assert_array_equal(vector, normalise(old[(title, text)]))
+            np.testing.assert_allclose(vector, old[(title, text)], atol=1e-7)
+        else:
+            assert text == "Feed the starter every 8 hours."
+            assert not np.allclose(
+                vector, old[("Sourdough\x1fStarter", "Feed the starter every 12 hours.")]
+            )
+    assert salted.texts == [("Sourdough\x1fStarter", "Feed the starter every 8 hours.")]
+
+
+def test_in_memory_reindexing_reuses_vectors_too(root: Path) -> None:
+    embedder = CountingEmbedder()
+    index = DenseIndex(root, embedder, store=False, progress=False)
+    note = root / "projects" / "garden.md"
+    note.write_text(note.read_text() + "\n## Beans\n\nSow after the frost.\n")
+    embedder.calls.clear()
+    report = index.update()
+    assert report.changed == ("projects/garden.md",)
+    assert embedder.texts == [("Garden\x1fBeans", "Sow after the frost.")]
+    assert index.last_reused == 1
+
+
+def test_a_new_note_is_added_and_only_it_is_embedded(root: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "store"
+    index = DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    (root / "projects" / "oven.md").write_text("# Oven\n\nPreheat for an hour.\n")
+    embedder = CountingEmbedder()
+    again = DenseIndex(root, embedder, store=folder, progress=False)
+    assert again.last_report.added == ("projects/oven.md",)
+    assert embedder.texts == [("Oven", "Preheat for an hour.")]
+    assert len(again) == len(index) + 1
+
+
+def test_deleted_notes_leave_the_index_and_the_store(root: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "store"
+    index = DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    (root / "projects" / "garden.md").unlink()
+    report = index.update()
+    assert report.deleted == ("projects/garden.md",)
+    assert "projects/garden.md" not in set(index.chunks["path"])
+    chunks, _ = stored(folder, index.vault_id)
+    assert "projects/garden.md" not in set(chunks["path"])
+    assert [c.path for c in index.pool("tomatoes seedlings")].count("projects/garden.md") == 0
+    reopened = DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    assert not reopened.last_report.touched
+    assert len(reopened) == len(index)
+
+
+def test_an_empty_note_is_not_added_again_on_every_run(root: Path, tmp_path: Path) -> None:
+    """kimun stores no row for a note without chunks; askkit remembers it beside the store."""
+    (root / "empty.md").write_text("")
+    folder = tmp_path / "store"
+    DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    again = DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    assert again.last_report.added == ()
+    assert again.last_report.unchanged == 5
+
+
+def test_an_unreadable_note_is_skipped_with_a_warning(root: Path) -> None:
+    (root / "latin1.md").write_bytes(b"# Caf\xe9\n\nNot UTF-8.\n")
+    with pytest.warns(UserWarning, match=r"not indexing .*latin1\.md"):
+        index = DenseIndex(root, CountingEmbedder(), store=False, progress=False)
+    assert any(key.endswith("latin1.md") for key in index.last_report.skipped)
+    assert "latin1.md" not in set(index.chunks["path"])
+
+
+# -- the fingerprint gate -------------------------------------------------------------------------
+
+
+def test_a_new_embedder_fingerprint_reembeds_everything_with_a_warning(
+    root: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "store"
+    first = DenseIndex(root, CountingEmbedder(), store=folder, vault_id="v1", progress=False)
+    DenseIndex(root, CountingEmbedder(), store=folder, vault_id="v2", progress=False)
+    other = CountingEmbedder(fingerprint="test:bag-of-words:v2:16")
+    with pytest.warns(UserWarning, match="embedder changed.*dropping every collection"):
+        index = DenseIndex(root, other, store=folder, vault_id="v1", progress=False)
+    assert len(other.texts) == len(first) == len(index)
+    assert index.last_report.added
+    assert not index.last_report.unchanged
+    with KimunStore(folder) as store:
+        assert store.fingerprint == "test:bag-of-words:v2:16"
+        assert [c.name for c in store.collections()] == ["v1"]  # kimun wipes ALL collections
+
+
+def test_the_fingerprint_is_recorded_on_a_new_store(root: Path, tmp_path: Path) -> None:
+    DenseIndex(root, CountingEmbedder(), store=tmp_path / "store", progress=False)
+    with KimunStore(tmp_path / "store") as store:
+        assert store.fingerprint == "test:bag-of-words:16"
+
+
+# -- kimun's store, both ways ----------------------------------------------------------------------
+
+
+def test_kimun_store_reads_the_dense_index_store_row_for_row(root: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "store"
+    index = DenseIndex(root, CountingEmbedder(), store=folder, vault_id="my-vault", progress=False)
+    note = root / "projects" / "sourdough.md"
+    note.write_text(note.read_text().replace("with steam", "with a lid"))
+    (root / "journal" / "2026-04-09.md").unlink()
+    index.update()
+    assert (folder / DB_FILE).is_file()
+    chunks, matrix = stored(folder, "my-vault")
+    pd.testing.assert_frame_equal(
+        chunks.astype(object), index.chunks[chunks.columns].astype(object), check_dtype=False
+    )
+    np.testing.assert_array_equal(matrix, index.matrix)
+    with KimunStore(folder) as store:
+        (collection,) = store.collections()
+    assert (collection.name, collection.notes, collection.chunks) == ("my-vault", 3, len(index))
+    assert collection.dimension == 16
+
+
+def test_a_store_retriever_over_the_index_folder_answers_as_the_index(
+    root: Path, tmp_path: Path
+) -> None:
+    """The swap: kimun's reader of askkit's store gives the same pools, scores and rows."""
+    folder = tmp_path / "store"
+    embedder = CountingEmbedder()
+    index = DenseIndex(root, embedder, store=folder, progress=False)
+    with KimunStore(folder) as store:
+        retriever = StoreRetriever(store, index.vault_id, embedder)
+    for query in ("rye starter", "tomato seedlings", "oven steam", "novel"):
+        assert retriever.pool(query) == index.pool(query)
+        assert retriever.search(query, 3) == index.search(query, 3)
+
+
+def test_the_index_refuses_a_folder_it_did_not_make(root: Path, tmp_path: Path) -> None:
+    """A kimun server's own store is read with KimunStore, never written by askkit."""
+    server_store = tmp_path / "kimun-data"
+    DenseIndex(root, CountingEmbedder(), store=server_store, progress=False)
+    (server_store / "CACHEDIR.TAG").unlink()  # now it looks like kimun's own folder
+    before = sorted(p.name for p in server_store.iterdir())
+    with pytest.raises(UsageError, match="askkit did not make"):
+        DenseIndex(root, CountingEmbedder(), store=server_store, progress=False)
+    assert sorted(p.name for p in server_store.iterdir()) == before
+    with pytest.raises(UsageError, match="inside the vault"):
+        DenseIndex(root, CountingEmbedder(), store=root / "cache", progress=False)
+    assert not (root / "cache").exists()
+
+
+def test_store_false_writes_nothing(root: Path, tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("ASKKIT_CACHE_DIR", str(tmp_path / "cache"))
+    index = DenseIndex(root, CountingEmbedder(), store=False, progress=False)
+    assert index.store_folder is None
+    assert len(index) > 0
+    assert not (tmp_path / "cache").exists()
+
+
+def test_the_default_store_is_named_after_the_vault_and_the_embedder(
+    root: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("ASKKIT_CACHE_DIR", str(tmp_path / "cache"))
+    embedder = CountingEmbedder(name="ollama:nomic-embed-text")
+    index = DenseIndex(root, embedder, progress=False)
+    assert index.store_folder == default_store_folder(root, embedder)
+    assert index.store_folder.parent == tmp_path / "cache"
+    assert "ollama_nomic-embed-text" in index.store_folder.name
+    assert (index.store_folder / DB_FILE).is_file()
+    assert (index.store_folder / NOTES_FILE).is_file()
+    other = DenseIndex(root, CountingEmbedder(name="fastembed:BGESmallENV15"), progress=False)
+    assert other.store_folder != index.store_folder
+    assert index.vault_id == "vault"  # the folder's name
+
+
+def test_a_bad_vault_id_is_refused(root: Path) -> None:
+    for bad in ("", "__meta", "../up", "a b"):
+        with pytest.raises(UsageError, match="invalid vault id"):
+            DenseIndex(root, CountingEmbedder(), store=False, vault_id=bad, progress=False)
+
+
+# -- the query path --------------------------------------------------------------------------------
+
+
+def test_scores_are_the_brute_force_cosines(root: Path) -> None:
+    embedder = CountingEmbedder()
+    index = DenseIndex(root, embedder, store=False, progress=False)
+    chunks = index.chunks
+    for query in ("rye starter", "tomato seedlings", "paragraph 7 oven"):
+        expected = reference_scores(embedder, chunks, query)
+        pool = index.vector_pool(query)
+        assert len(pool) == len(chunks)  # fewer than 80 chunks: every one
+        assert [c.ordinal for c in pool] == list(range(1, len(pool) + 1))
+        for chunk in pool:
+            row = next(
+                i
+                for i in range(len(chunks))
+                if chunks["path"][i] == chunk.path and chunks["text"][i] == chunk.content
+            )
+            assert chunk.similarity_score == pytest.approx(expected[row], abs=1e-6)
+        scores = [c.similarity_score for c in pool]
+        assert scores == sorted(scores, reverse=True)
+        assert np.float32(scores[0]) == scores[0]  # an f32 score widened to f64
+
+
+def test_the_pool_is_the_best_80_and_search_is_one_row_per_note(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(30):
+        body = "\n\n".join(f"## Part {j}\n\nStarter note {i} part {j} rye." for j in range(4))
+        (root / f"n{i:02d}.md").write_text(f"# Note {i}\n\n{body}\n")
+    embedder = CountingEmbedder()
+    index = DenseIndex(root, embedder, store=False, progress=False)
+    assert len(index) == 120
+    pool = index.pool("starter rye part 2")
+    assert len(pool) == 80
+    expected = reference_scores(embedder, index.chunks, "starter rye part 2")
+    assert pool[0].similarity_score == pytest.approx(expected.max(), abs=1e-6)
+    assert pool[-1].similarity_score == pytest.approx(np.sort(expected)[::-1][79], abs=1e-6)
+    rows = index.search("starter rye part 2", 5)
+    assert [r.ordinal for r in rows] == [1, 2, 3, 4, 5]
+    assert len({r.path for r in rows}) == 5
+    firsts: list[ChunkResult] = []
+    for chunk in pool:  # kimun's dedupe_by_note: each note's first (best) chunk
+        if chunk.path not in {c.path for c in firsts}:
+            firsts.append(chunk)
+    assert [(r.path, r.content) for r in rows] == [(c.path, c.content) for c in firsts[:5]]
+    chunks = index.search("starter rye part 2", 5, per_note=False)
+    assert [(c.path, c.content) for c in chunks] == [(c.path, c.content) for c in pool[:5]]
+
+
+def test_search_with_an_adaptive_cut_lists_the_notes_in_the_kept_prefix(root: Path) -> None:
+    index = DenseIndex(root, CountingEmbedder(), store=False, progress=False)
+    settings = CutSettings(strategy="score-range")
+    rows = index.search("rye starter", 2, settings=settings)
+    expected = search_rows(index.pool("rye starter"), settings)
+    assert [(r.path, r.content) for r in rows] == [(c.path, c.content) for c in expected]
+    preview = index.search_cut("rye starter", settings)
+    assert preview.pool_chunks == len(index.pool("rye starter"))
+
+
+def test_identical_chunks_are_deduplicated_in_the_pool(tmp_path: Path) -> None:
+    root = tmp_path / "dup"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nSame text.\n\n# A\n\nSame text.\n")
+    index = DenseIndex(root, CountingEmbedder(), store=False, progress=False)
+    assert len(index) == 2
+    pool = index.pool("same text")
+    assert len(pool) == 1
+    assert pool[0].ordinal == 1
+
+
+def test_pools_frame_has_the_sweep_columns(root: Path) -> None:
+    index = DenseIndex(root, CountingEmbedder(), store=False, progress=False)
+    frame = index.pools({"q1": "rye starter", "q2": "tomatoes"}, size=3, progress=False)
+    assert list(frame.columns) == list(POOL_COLUMNS)
+    assert frame["query_id"].tolist() == ["q1"] * 3 + ["q2"] * 3
+    assert frame["rank"].tolist() == [1, 2, 3, 1, 2, 3]
+    pool = index.pool("tomatoes", 3)
+    assert frame["score"].tolist()[3:] == [c.similarity_score for c in pool]
+
+
+def test_it_is_a_retriever(root: Path) -> None:
+    index = DenseIndex(root, CountingEmbedder(), store=False, progress=False)
+    assert isinstance(index, Retriever)
+    assert as_retriever(index)("rye", k=2) == tuple(index.search("rye", 2))
+    with pytest.raises(ValueError, match="query is empty"):
+        index.search("  ")
+    with pytest.raises(ValueError, match="k must be"):
+        index.search("rye", 0)
+
+
+# -- a misbehaving embedder ------------------------------------------------------------------------
+
+
+class _Short(CountingEmbedder):
+    def embed_documents(
+        self, chunks: Sequence[tuple[str, str]], *, progress: bool | None = None
+    ) -> np.ndarray[Any, Any]:
+        return super().embed_documents(chunks)[:-1]
+
+
+class _Narrow(CountingEmbedder):
+    def embed_query(self, query: str) -> np.ndarray[Any, Any]:
+        return super().embed_query(query)[:8]
+
+
+def test_an_embedder_returning_too_few_vectors_is_a_protocol_error(root: Path) -> None:
+    with pytest.raises(ProtocolError, match=r"shape \(8, 16\) for 9 chunks"):
+        DenseIndex(root, _Short(), store=False, progress=False)
+
+
+def test_a_query_vector_of_another_width_is_a_dimension_error(root: Path) -> None:
+    index = DenseIndex(root, _Narrow(), store=False, progress=False)
+    with pytest.raises(DimensionError, match="8-d query vectors but the stored vectors are 16-d"):
+        index.search("rye")
+
+
+def test_a_failed_embedding_run_leaves_a_consistent_store(root: Path, tmp_path: Path) -> None:
+    """As kimun: old rows go, nothing half-stored; the next run re-adds the note."""
+    folder = tmp_path / "store"
+    DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    note = root / "projects" / "garden.md"
+    note.write_text(note.read_text() + "\nMore.\n")
+    with pytest.raises(ProtocolError):
+        DenseIndex(root, _Short(), store=folder, progress=False)
+    chunks, _ = stored(folder, "vault")
+    assert "projects/garden.md" not in set(chunks["path"])
+    embedder = CountingEmbedder()
+    index = DenseIndex(root, embedder, store=folder, progress=False)
+    assert index.last_report.added == ("projects/garden.md",)
+    assert len(embedder.texts) == 1
+
+
+def test_data_vault_indexes_with_a_store(tmp_path: Path) -> None:
+    """The sample vault: hundreds of chunks through the store and back."""
+    root = tmp_path / "vault"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "data" / "vault", root)
+    embedder = CountingEmbedder(dimension=32)
+    index = DenseIndex(root, embedder, store=tmp_path / "store", progress=False)
+    assert len(index) == len(embedder.texts) > 400
+    chunks, matrix = stored(tmp_path / "store", index.vault_id)
+    np.testing.assert_array_equal(matrix, index.matrix)
+    assert chunks["text"].tolist() == index.chunks["text"].tolist()
+
+
+# -- the issue's done-when: a real model, scores against a reference -------------------------------
+
+
+def _vault_texts(root: Path) -> list[str]:
+    return [p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))]
+
+
+def test_tiny_model_scores_equal_the_onnx_reference(root: Path, tmp_path: Path) -> None:
+    """fastembed loads a tiny ONNX model; every score equals ONNX + pooling + norm + dot, 1e-6.
+
+    The reference frames the texts as kimun's fastembed embedder does
+    (``"passage: " + title + "\\n" + text``, ``"query: " + query``), runs the
+    model with tokenizers and onnxruntime, mean-pools, normalises and takes the
+    dot product in float64, all without fastembed or askkit.dense.
+    """
+    from askkit.testing.models import reference_embedding, tiny_embedder
+
+    model = tmp_path / "model"
+    embedder = tiny_embedder(model, vocabulary_texts=_vault_texts(root), dim=48)
+    folder = tmp_path / "store"
+    index = DenseIndex(root, embedder, store=folder, progress=False)
+    chunks = index.chunks
+    docs = reference_embedding(
+        model, [f"passage: {t}\n{x}" for t, x in zip(chunks["title"], chunks["text"], strict=True)]
+    ).astype(np.float64)
+    with KimunStore(folder) as store:
+        retriever = StoreRetriever(store, index.vault_id, embedder)
+    for query in ("feeding the rye starter", "tomato seedlings under lights", "oven steam"):
+        q = reference_embedding(model, [f"query: {query}"])[0].astype(np.float64)
+        expected = docs @ q
+        pool = index.vector_pool(query)
+        assert len(pool) == len(chunks)
+        got = {(c.path, c.content): c.similarity_score for c in pool}
+        for path, text, score in zip(chunks["path"], chunks["text"], expected, strict=True):
+            assert abs(got[(path, text)] - score) <= 1e-6
+        assert [c.similarity_score for c in retriever.vector_pool(query)] == [
+            c.similarity_score for c in pool
+        ]
+        order = np.argsort(-expected, kind="stable")
+        assert [(c.path, c.content) for c in pool[:3]] == [
+            (chunks["path"][i], chunks["text"][i]) for i in order[:3]
+        ]
+
+
+# -- rerankers -------------------------------------------------------------------------------------
+
+
+class _ByLength:
+    """Scores each document by its length: a reranker that disagrees with the vectors."""
+
+    name = "test:length"
+
+    def __init__(self) -> None:
+        self.documents: list[str] = []
+
+    def score(self, query: str, documents: Sequence[str]) -> list[tuple[int, float]]:
+        self.documents = list(documents)
+        longest = max(len(d) for d in documents)
+        return [(i, len(d) / longest) for i, d in enumerate(documents)]
+
+
+class _Down:
+    name = "test:down"
+
+    def score(self, query: str, documents: Sequence[str]) -> list[tuple[int, float]]:
+        from askkit.errors import ServerUnavailable
+
+        raise ServerUnavailable("POST /rerank: cannot connect")
+
+
+def test_a_reranker_reorders_the_whole_pool(root: Path) -> None:
+    reranker = _ByLength()
+    index = DenseIndex(root, CountingEmbedder(), store=False, reranker=reranker, progress=False)
+    plain = DenseIndex(root, CountingEmbedder(), store=False, progress=False)
+    vector_pool = plain.pool("rye starter")
+    pool = index.pool("rye starter")
+    assert reranker.documents == [f"{c.title}\n{c.content}" for c in vector_pool]  # kimun's text
+    lengths = [len(f"{c.title}\n{c.content}") for c in pool]
+    assert lengths == sorted(lengths, reverse=True)
+    assert {(c.path, c.content) for c in pool} == {(c.path, c.content) for c in vector_pool}
+    assert pool[0].similarity_score == 1.0
+    assert [c.ordinal for c in pool] == list(range(1, len(pool) + 1))
+    assert index.search("rye starter", 1)[0].path == pool[0].path
+
+
+def test_a_failing_reranker_falls_back_to_the_vector_order_with_a_warning(root: Path) -> None:
+    index = DenseIndex(root, CountingEmbedder(), store=False, reranker=_Down(), progress=False)
+    plain = DenseIndex(root, CountingEmbedder(), store=False, progress=False)
+    with pytest.warns(UserWarning, match="the reranker test:down failed.*vector order"):
+        pool = index.pool("rye starter")
+    assert pool == plain.pool("rye starter")
+
+
+def test_the_tiny_cross_encoder_ranks_the_pool_as_its_reference(root: Path, tmp_path: Path) -> None:
+    from askkit.testing.models import reference_rerank_scores, tiny_reranker
+
+    texts = _vault_texts(root)
+    reranker = tiny_reranker(tmp_path / "cross", vocabulary_texts=texts)
+    index = DenseIndex(root, CountingEmbedder(), store=False, reranker=reranker, progress=False)
+    vector_pool = DenseIndex(root, CountingEmbedder(), store=False, progress=False).pool("starter")
+    logits = reference_rerank_scores(
+        tmp_path / "cross", "starter", [f"{c.title}\n{c.content}" for c in vector_pool]
+    ).astype(np.float64)
+    expected = 1 / (1 + np.exp(-logits))  # kimun's cross-encoder adapter: sigmoid of the logit
+    pool = index.pool("starter")
+    order = sorted(range(len(vector_pool)), key=lambda i: -expected[i])
+    assert [(c.path, c.content) for c in pool] == [
+        (vector_pool[i].path, vector_pool[i].content) for i in order
+    ]
+    for chunk, i in zip(pool, order, strict=True):
+        assert chunk.similarity_score == pytest.approx(expected[i], abs=1e-6)
+
+
+def test_a_bm25_cache_and_a_dense_store_never_share_a_folder(tmp_path: Path) -> None:
+    # Re-indexing a BM25 cache replaces its folder whole: pointed at a dense store, it
+    # would delete it. Each kind of folder refuses the other, and nothing is touched.
+    from askkit.retrieve.local import LocalIndex
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "bread.md").write_text("# Bread\n## Starter\nFeed the starter daily.\n")
+    dense_folder = tmp_path / "dense"
+    DenseIndex(vault, CountingEmbedder(), store=dense_folder, progress=False)
+    before = sorted(p.name for p in dense_folder.iterdir())
+    with pytest.raises(UsageError, match="holds askkit's dense index"):
+        LocalIndex(vault, cache_dir=dense_folder, progress=False)
+    assert sorted(p.name for p in dense_folder.iterdir()) == before
+    bm25_folder = tmp_path / "bm25"
+    LocalIndex(vault, cache_dir=bm25_folder, progress=False)
+    with pytest.raises(UsageError, match="holds a local index of a kimun vault"):
+        DenseIndex(vault, CountingEmbedder(), store=bm25_folder, progress=False)
+    assert (bm25_folder / "manifest.json").is_file()

@@ -1,0 +1,898 @@
+"""kimun's SQLite vector store: normalise, exact_top_k, KimunStore (read-only) and StoreWriter.
+
+Pinned to kimun's ``server/src/dbembeddings/vecsqlite.rs`` at commit
+55d17b21f70d773694ee104702380b1ae722f862 (the schema, ``to_blob``, the query's
+f32 dot product, sort by ``total_cmp`` and truncate, scores widened to f64,
+``list_collections`` counting distinct paths, the fingerprint in ``meta``) and
+to the conformance suite of ``server/src/dbembeddings/mod.rs`` at
+f28bdd54 (the newest that has ``chunks_with_vectors_returns_the_notes_rows``).
+kimun's own vecsqlite tests are reproduced below under their kimun names,
+run against :class:`StoreWriter` (writes) and :class:`KimunStore` (queries).
+
+Every store here is a real SQLite file; the read-only folder is made
+unwritable for real (a child process without root's capabilities when the
+tests run as root).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import itertools
+import json
+import math
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from askkit.dense.store import (
+    COLUMNS,
+    DB_FILE,
+    FINGERPRINT_KEY,
+    Collection,
+    KimunStore,
+    StoredVault,
+    StoreWriter,
+    exact_top_k,
+    normalise,
+)
+from askkit.errors import DimensionError, SchemaError, StoreError, UsageError
+from askkit.frame.schema import STRING
+from askkit.testing.stores import (
+    insert_kimun_rows,
+    kimun_normalise,
+    open_kimun_sqlite,
+    random_store_rows,
+    write_kimun_sqlite,
+)
+
+# -- references -----------------------------------------------------------------------------
+
+
+def to_blob_scalar(vector: np.ndarray) -> np.ndarray:
+    """kimun's ``to_blob``, one float32 operation at a time, as Rust runs it."""
+    with np.errstate(all="ignore"):  # IEEE overflow to inf, as in Rust
+        return _to_blob_scalar(vector)
+
+
+def _to_blob_scalar(vector: np.ndarray) -> np.ndarray:
+    total = np.float32(0.0)
+    for x in vector.astype(np.float32):
+        total = np.float32(total + np.float32(x * x))
+    norm = np.float32(np.sqrt(total))
+    scale = np.float32(1.0) / norm if norm > 0 else np.float32(1.0)
+    return np.array([np.float32(x * scale) for x in vector.astype(np.float32)], dtype=np.float32)
+
+
+def brute_force(stored: np.ndarray, query: Any, k: int) -> tuple[list[int], list[float]]:
+    """kimun's search by brute force: every stored f32 row times the normalised query, the
+    float32 products accumulated left to right in float32 (``np.cumsum``, a running sum,
+    as vecsqlite.rs ``score`` adds them), fully sorted best first, ties by row."""
+    q = kimun_normalise(np.asarray(query, dtype=np.float32)[None, :])[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        running = np.cumsum(stored.astype(np.float32) * q, axis=1, dtype=np.float32)
+    kimun = running[:, -1].tolist() if stored.shape[1] else [0.0] * len(stored)
+    order = sorted(range(len(kimun)), key=lambda i: (-kimun[i], i))[:k]
+    return order, [kimun[i] for i in order]
+
+
+def exact_dots(stored: np.ndarray, query: Any, rows: list[int]) -> list[float]:
+    """The exact dot products (two float32 multiply exactly in float64; math.fsum)."""
+    q = kimun_normalise(np.asarray(query, dtype=np.float32)[None, :])[0].astype(np.float64)
+    return [math.fsum(stored[i].astype(np.float64) * q) for i in rows]
+
+
+def assert_matches_brute_force(matrix: np.ndarray, query: Any, k: int = 80) -> None:
+    rows, scores = exact_top_k(matrix, query, k)
+    ref_rows, ref_scores = brute_force(matrix, query, k)
+    assert rows.tolist() == ref_rows
+    assert scores.dtype == np.float64
+    # kimun's f32 scores widened to f64, bit for bit, and within 1e-6 of the exact dot
+    assert scores.tolist() == ref_scores
+    np.testing.assert_allclose(scores, exact_dots(matrix, query, ref_rows), rtol=0, atol=1e-6)
+
+
+def file_states(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file in ``folder`` with its bytes and modification time."""
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(folder.iterdir())}
+
+
+def store_rows(n: int, dim: int, seed: int = 0) -> tuple[list[dict[str, Any]], np.ndarray]:
+    return random_store_rows(n, dim, seed=seed)
+
+
+# -- normalise ------------------------------------------------------------------------------
+
+
+def test_normalise_is_kimuns_to_blob_bit_for_bit() -> None:
+    _rows, vectors = store_rows(60, 37, seed=3)
+    vectors[5] *= 1e-20  # tiny: the squares underflow toward subnormals
+    vectors[6] *= 1e18  # huge: the squares overflow to inf, the scale is 0
+    got = normalise(vectors)
+    for i, vector in enumerate(vectors):
+        want = to_blob_scalar(vector)
+        assert got[i].view(np.uint32).tolist() == want.view(np.uint32).tolist(), i
+    assert got.dtype == np.float32
+    assert got.flags.c_contiguous
+    assert got.shape == vectors.shape
+
+
+def test_normalise_keeps_a_zero_or_nan_vector_as_kimun_does() -> None:
+    zero = np.zeros(5, dtype=np.float32)
+    assert normalise(zero).tolist() == [0.0] * 5
+    nan = np.array([np.nan, 1.0], dtype=np.float32)  # norm NaN: "norm > 0" is false, scale 1
+    out = normalise(nan)
+    assert math.isnan(out[0])
+    assert out[1] == 1.0
+
+
+def test_normalise_takes_one_vector_or_a_matrix_only() -> None:
+    assert normalise([3.0, 4.0]).shape == (2,)
+    assert normalise(np.zeros((0, 4))).shape == (0, 4)
+    with pytest.raises(UsageError, match="3-d"):
+        normalise(np.zeros((2, 2, 2)))
+
+
+@given(
+    st.lists(
+        st.lists(st.floats(-1e6, 1e6, width=32), min_size=3, max_size=3), min_size=1, max_size=8
+    )
+)
+def test_normalise_equals_the_testing_writers_cumsum_normalisation(rows: list[list[float]]) -> None:
+    vectors = np.asarray(rows, dtype=np.float32)
+    assert normalise(vectors).view(np.uint32).tolist() == (
+        kimun_normalise(vectors).view(np.uint32).tolist()
+    )
+
+
+# -- exact_top_k: the issue's done-when -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def big_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray]:
+    """A kimun-schema store of 6,000 384-d chunks written by the testing writer."""
+    folder = tmp_path_factory.mktemp("big")
+    rows, vectors = store_rows(6000, 384, seed=11)
+    write_kimun_sqlite(folder, {"vault": (rows, vectors)}, fingerprint="fastembed:x:384")
+    return folder, vectors
+
+
+def test_a_kimun_store_is_searched_with_the_brute_force_top_80(
+    big_store: tuple[Path, np.ndarray],
+) -> None:
+    folder, vectors = big_store
+    vault = KimunStore(folder).load("vault")
+    rng = np.random.default_rng(5)
+    for query in [vectors[17], vectors[4242] * 3, rng.standard_normal(384).astype(np.float32)]:
+        assert_matches_brute_force(vault.matrix, query)
+
+
+def test_the_top_80_breaks_ties_by_row_as_the_brute_force_does(tmp_path: Path) -> None:
+    rows, vectors = store_rows(400, 64, seed=2)
+    base = vectors[0].copy()
+    for i in range(3, 400, 7):  # equal rows and power-of-two multiples: equal once normalised
+        vectors[i] = base * 2.0 ** (i % 5 - 2)
+    write_kimun_sqlite(tmp_path, {"v": (rows, vectors)})
+    matrix = KimunStore(tmp_path).load("v").matrix
+    rows_, scores = exact_top_k(matrix, base, 80)
+    tied = [i for i in range(400) if i == 0 or (i >= 3 and (i - 3) % 7 == 0)]
+    assert rows_[: len(tied)].tolist() == tied  # all tied at the top, lower row first
+    assert len(set(scores[: len(tied)].tolist())) == 1
+    assert_matches_brute_force(matrix, base)
+    assert_matches_brute_force(matrix, -base)  # the tied rows are now all last
+
+
+def test_zero_vectors_score_zero_and_a_zero_query_ranks_by_row(tmp_path: Path) -> None:
+    rows, vectors = store_rows(300, 16, seed=4)
+    vectors[::3] = 0.0
+    write_kimun_sqlite(tmp_path, {"v": (rows, vectors)})
+    matrix = KimunStore(tmp_path).load("v").matrix
+    assert not matrix[::3].any()  # stored as is, as kimun does
+    rows_, scores = exact_top_k(matrix, np.zeros(16), 80)
+    assert rows_.tolist() == list(range(80))
+    assert not scores.any()
+    assert_matches_brute_force(matrix, np.zeros(16))
+    assert_matches_brute_force(matrix, vectors[1])
+
+
+@given(
+    pool=st.lists(
+        st.lists(st.integers(-3, 3).map(float), min_size=4, max_size=4), min_size=1, max_size=5
+    ),
+    picks=st.lists(st.integers(0, 4), min_size=1, max_size=60),
+    query=st.lists(st.integers(-3, 3).map(float), min_size=4, max_size=4),
+    k=st.integers(0, 70),
+)
+def test_exact_top_k_equals_the_brute_force_on_rows_full_of_ties(
+    pool: list[list[float]], picks: list[int], query: list[float], k: int
+) -> None:
+    matrix = normalise(np.asarray([pool[p % len(pool)] for p in picks], dtype=np.float32))
+    rows, scores = exact_top_k(matrix, query, k)
+    ref_rows, ref_scores = brute_force(matrix, query, k)
+    assert rows.tolist() == ref_rows
+    np.testing.assert_allclose(scores, ref_scores, rtol=0, atol=1e-6)
+
+
+def test_exact_top_k_puts_nan_rows_last_and_returns_at_most_n() -> None:
+    matrix = normalise(np.array([[1.0, 0.0], [np.nan, 0.0], [0.0, 1.0]], dtype=np.float32))
+    rows, scores = exact_top_k(matrix, [1.0, 1.0], k=10)
+    assert rows.tolist() == [0, 2, 1]
+    assert math.isnan(scores[2])
+    assert scores[0] == scores[1]
+    assert exact_top_k(matrix, [1.0, 1.0], k=0)[0].tolist() == []
+    assert exact_top_k(np.zeros((0, 2), np.float32), [1.0, 0.0])[0].dtype == np.int64
+
+
+def test_exact_top_k_refuses_a_query_of_another_dimension() -> None:
+    with pytest.raises(DimensionError) as err:
+        exact_top_k(np.zeros((3, 4), np.float32), np.ones(5))
+    assert (err.value.expected, err.value.actual) == (4, 5)
+    with pytest.raises(UsageError, match="k must be"):
+        exact_top_k(np.zeros((3, 4), np.float32), np.ones(4), k=-1)
+
+
+# -- KimunStore: reading --------------------------------------------------------------------
+
+
+@pytest.fixture
+def store_folder(tmp_path: Path) -> tuple[Path, list[dict[str, Any]], np.ndarray]:
+    rows, vectors = store_rows(40, 8, seed=7)
+    rows[1] = {**rows[1], "title": None}  # kimun reads a missing title as ""
+    write_kimun_sqlite(
+        tmp_path,
+        {"notes": (rows, vectors), "other": (rows[:4], vectors[:4]), "empty": ([], vectors[:0])},
+        fingerprint="  fastembed:bgesmallenv15:8\n",
+    )
+    return tmp_path, rows, vectors
+
+
+def test_kimun_store_lists_vaults_with_notes_chunks_and_dimension(store_folder: Any) -> None:
+    folder, rows, _ = store_folder
+    store = KimunStore(folder)
+    notes = len({r["path"] for r in rows})
+    assert store.collections() == [
+        Collection("empty", 0, 0, 8),
+        Collection("notes", notes, 40, 8),
+        Collection("other", 2, 4, 8),
+    ]
+    assert store.fingerprint == "fastembed:bgesmallenv15:8"  # trimmed, as kimun reads it
+    assert store.path == folder / DB_FILE
+    assert KimunStore(folder / DB_FILE).collections() == store.collections()
+
+
+def test_kimun_store_loads_rows_as_stored_and_vectors_as_kimun_normalised(
+    store_folder: Any,
+) -> None:
+    folder, rows, vectors = store_folder
+    vault = KimunStore(folder).load("notes")
+    assert isinstance(vault, StoredVault)
+    assert len(vault) == 40
+    assert vault.dimension == 8
+    assert list(vault.chunks.columns) == list(COLUMNS)
+    assert all(vault.chunks[c].dtype == STRING for c in COLUMNS)
+    assert vault.chunks["path"].tolist() == [r["path"] for r in rows]
+    assert vault.chunks["text"].tolist() == [r["text"] for r in rows]
+    assert vault.chunks["title"].iloc[1] == ""
+    assert vault.chunks["title"].iloc[0] == rows[0]["title"]
+    dates = vault.chunks["date"]
+    assert dates.isna().tolist() == [r["date"] is None for r in rows]
+    assert dates.dropna().tolist() == [r["date"] for r in rows if r["date"]]
+    assert vault.matrix.dtype == np.float32
+    assert vault.matrix.flags.c_contiguous
+    assert not vault.matrix.flags.writeable
+    assert (
+        vault.matrix.view(np.uint32).tolist() == kimun_normalise(vectors).view(np.uint32).tolist()
+    )
+    empty = KimunStore(folder).load("empty")
+    assert len(empty) == 0
+    assert empty.matrix.shape == (0, 8)
+    assert list(empty.chunks) == list(COLUMNS)
+
+
+def test_kimun_store_reads_dates_as_kimuns_server_parses_them(tmp_path: Path) -> None:
+    rows, vectors = store_rows(5, 4)
+    dates = ["2025-01-15", "2025-1-5", "2025-02-30", "yesterday", ""]
+    rows = [{**r, "date": d} for r, d in zip(rows, dates, strict=True)]
+    write_kimun_sqlite(tmp_path, {"v": (rows, vectors)})
+    got = KimunStore(tmp_path).load("v").chunks["date"]
+    assert got.iloc[:2].tolist() == ["2025-01-15", "2025-01-05"]
+    assert got.iloc[2:].isna().all()  # chrono's parse fails: kimun sends no date
+
+
+def test_an_unknown_vault_id_is_refused_with_the_known_ids(store_folder: Any) -> None:
+    folder, _, _ = store_folder
+    with pytest.raises(
+        StoreError, match="no vault 'note'; its vault ids are 'empty', 'notes'"
+    ) as err:
+        KimunStore(folder).load("note")
+    assert err.value.path == str(folder / DB_FILE)
+    fresh = tmp = folder / "fresh"
+    open_kimun_sqlite(tmp).close()
+    with pytest.raises(StoreError, match="holds no vault yet"):
+        KimunStore(fresh).load("notes")
+
+
+def test_a_closed_store_refuses_to_read(store_folder: Any) -> None:
+    folder, _, _ = store_folder
+    with KimunStore(folder) as store:
+        assert not repr(store).endswith("(closed)>")
+    assert repr(store).endswith("(closed)>")
+    with pytest.raises(UsageError, match="closed"):
+        store.collections()
+
+
+# -- KimunStore: what is not a kimun store --------------------------------------------------
+
+
+def test_a_missing_path_or_a_folder_without_the_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no such file or folder") as err:
+        KimunStore(tmp_path / "nope")
+    assert err.value.path == str(tmp_path / "nope")
+    with pytest.raises(StoreError, match=f"holds no {DB_FILE}") as err:
+        KimunStore(tmp_path)
+    assert err.value.path == str(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "is empty"),
+        (b"SQLite", "too short to be an SQLite database"),
+        (bytes(range(256)) * 64, "not an SQLite database"),
+    ],
+    ids=["empty", "short", "random-bytes"],
+)
+def test_a_file_that_is_not_a_database_is_refused(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    (tmp_path / DB_FILE).write_bytes(content)
+    with pytest.raises(StoreError, match=message) as err:
+        KimunStore(tmp_path)
+    assert err.value.path == str(tmp_path / DB_FILE)
+
+
+def test_a_truncated_store_is_refused_as_damaged(tmp_path: Path) -> None:
+    rows, vectors = store_rows(2000, 64)
+    db = write_kimun_sqlite(tmp_path, {"v": (rows, vectors)})
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 2])
+    with pytest.raises(StoreError, match="damaged") as err:
+        KimunStore(tmp_path).load("v")
+    assert err.value.path == str(db)
+
+
+def test_a_foreign_sqlite_file_is_refused_naming_its_tables(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / DB_FILE)
+    conn.executescript("CREATE TABLE notes (id INTEGER, body TEXT); CREATE TABLE meta (k, v);")
+    conn.close()
+    with pytest.raises(StoreError, match=r"lacks the table.*collections, chunks.*has meta, notes"):
+        KimunStore(tmp_path)
+
+
+def test_a_table_without_kimuns_columns_is_refused(tmp_path: Path) -> None:
+    conn = open_kimun_sqlite(tmp_path)
+    conn.executescript("DROP TABLE meta; CREATE TABLE meta (key TEXT);")
+    conn.close()
+    with pytest.raises(StoreError, match=r"meta table lacks the column.*value"):
+        KimunStore(tmp_path)
+
+
+def test_a_blob_of_the_wrong_length_is_refused_naming_the_chunk(tmp_path: Path) -> None:
+    rows, vectors = store_rows(6, 8)
+    write_kimun_sqlite(tmp_path, {"v": (rows, vectors)})
+    conn = sqlite3.connect(tmp_path / DB_FILE)
+    conn.execute("UPDATE chunks SET embedding = zeroblob(28) WHERE id = 4")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match=r"chunk 4 .* is 28 bytes.*dimension 8 makes it 32"):
+        KimunStore(tmp_path).load("v")
+    conn = sqlite3.connect(tmp_path / DB_FILE)
+    conn.execute("UPDATE chunks SET embedding = 'text' WHERE id = 4")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match=r"chunk 4 .* is not a blob"):
+        KimunStore(tmp_path).load("v")
+
+
+def test_a_locked_store_is_refused_after_the_busy_timeout(tmp_path: Path) -> None:
+    rows, vectors = store_rows(10, 4)
+    writer = open_kimun_sqlite(tmp_path)
+    insert_kimun_rows(writer, "v", rows, vectors)
+    writer.execute("PRAGMA locking_mode = EXCLUSIVE")
+    writer.execute("BEGIN EXCLUSIVE")  # another connection holds the exclusive lock
+    try:
+        with pytest.raises(StoreError, match="locked by another connection") as err:
+            KimunStore(tmp_path, timeout=0.2)
+        assert err.value.path == str(tmp_path / DB_FILE)
+    finally:
+        writer.execute("COMMIT")
+        writer.close()
+    assert len(KimunStore(tmp_path).load("v")) == 10  # free again
+
+
+# -- KimunStore never writes ----------------------------------------------------------------
+
+_SERVER = """
+import json, sys
+import numpy as np
+from askkit.testing.stores import insert_kimun_rows, open_kimun_sqlite
+folder, data = sys.argv[1], np.load(sys.argv[2])
+conn = open_kimun_sqlite(folder)
+conn.execute("PRAGMA wal_autocheckpoint = 0")
+insert_kimun_rows(conn, "v", json.loads(str(data["rows"])), data["vectors"])
+print("ready", flush=True)
+sys.stdin.readline()
+conn.close()
+"""
+
+
+@contextlib.contextmanager
+def kimun_server(folder: Path, rows: list[dict[str, Any]], vectors: np.ndarray) -> Iterator[None]:
+    """A running kimun server, as far as the store sees one: another process that stored
+    ``rows`` and keeps the database open without checkpointing its log."""
+    data = folder.parent / f"{folder.name}-server.npz"
+    np.savez(data, rows=json.dumps(rows), vectors=vectors)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SERVER, str(folder), str(data)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        proc.stdin.write("\n")
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        proc.stdout.close()
+
+
+def test_reading_a_closed_store_changes_no_byte_and_creates_no_file(store_folder: Any) -> None:
+    folder, _, _ = store_folder
+    before = file_states(folder)
+    assert list(before) == [DB_FILE]  # kimun's server closed it: no log
+    store = KimunStore(folder)
+    store.collections()
+    store.load("notes")
+    assert file_states(folder) == before
+
+
+def test_rows_still_in_the_write_ahead_log_are_read_and_nothing_is_written(
+    tmp_path: Path,
+) -> None:
+    rows, vectors = store_rows(30, 8, seed=1)
+    folder = tmp_path / "store"
+    write_kimun_sqlite(folder, {"v": (rows[:10], vectors[:10])})
+    store = KimunStore(folder)  # opened while nobody else has the file
+    with kimun_server(folder, rows[10:], vectors[10:]):
+        before = file_states(folder)
+        assert sorted(before) == [DB_FILE, f"{DB_FILE}-shm", f"{DB_FILE}-wal"]
+        vault = store.load("v")
+        assert len(vault) == 30
+        assert vault.chunks["text"].tolist() == [r["text"] for r in rows]
+        assert KimunStore(folder).collections() == [Collection("v", 10, 30, 8)]
+        assert file_states(folder) == before  # not even the -shm's read marks
+
+
+def test_a_log_without_its_index_is_read_from_a_copy(tmp_path: Path) -> None:
+    rows, vectors = store_rows(20, 8, seed=2)
+    live = tmp_path / "live"
+    write_kimun_sqlite(live, {"v": (rows[:5], vectors[:5])})
+    copied = tmp_path / "copied"  # the folder copied while the server ran, without -shm
+    copied.mkdir()
+    with kimun_server(live, rows[5:], vectors[5:]):
+        for name in (DB_FILE, f"{DB_FILE}-wal"):
+            shutil.copyfile(live / name, copied / name)
+    before = file_states(copied)
+    vault = KimunStore(copied).load("v")
+    assert len(vault) == 20  # the rows only the log holds are there
+    assert file_states(copied) == before  # and no -shm was made beside them
+
+
+def test_a_server_opening_the_store_later_is_read_through_its_log(tmp_path: Path) -> None:
+    rows, vectors = store_rows(12, 4, seed=3)
+    write_kimun_sqlite(tmp_path, {"v": (rows[:2], vectors[:2])})
+    store = KimunStore(tmp_path)
+    assert len(store.load("v")) == 2
+    server = open_kimun_sqlite(tmp_path)
+    server.execute("PRAGMA wal_autocheckpoint = 0")
+    insert_kimun_rows(server, "v", rows[2:], vectors[2:])
+    try:
+        assert len(store.load("v")) == 12
+    finally:
+        server.close()
+
+
+_READER = """
+import hashlib, json, sys
+from pathlib import Path
+from askkit.dense.store import KimunStore
+folder = Path(sys.argv[1])
+try:
+    (folder / "probe").touch()
+    writable = True
+except PermissionError:
+    writable = False
+store = KimunStore(folder)
+vault = store.load("v")
+print(json.dumps({
+    "writable": writable,
+    "fingerprint": store.fingerprint,
+    "collections": [c.chunks for c in store.collections()],
+    "texts": vault.chunks["text"].tolist(),
+    "matrix": hashlib.sha256(vault.matrix.tobytes()).hexdigest(),
+}))
+"""
+
+
+def _drop_capabilities() -> None:  # pragma: no cover - runs in the child
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in range(64):
+        libc.prctl(24, capability, 0, 0, 0)  # PR_CAPBSET_DROP: none left after exec
+
+
+def read_unprivileged(folder: Path) -> dict[str, Any]:
+    """KimunStore run in a child process for which ``folder``'s modes hold (root drops its
+    capabilities, so a mode-0555 folder is as read-only to it as to anyone)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _READER, str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        preexec_fn=_drop_capabilities if os.geteuid() == 0 else None,
+    )
+    assert out.returncode == 0, out.stderr
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def freeze(folder: Path) -> None:
+    for path in folder.iterdir():
+        path.chmod(0o444)
+    folder.chmod(0o555)
+
+
+@pytest.mark.parametrize("state", ["closed", "live-log", "log-without-index"])
+def test_a_store_in_a_read_only_folder_is_read(tmp_path: Path, state: str) -> None:
+    rows, vectors = store_rows(24, 8, seed=9)
+    folder = tmp_path / "store"
+    write_kimun_sqlite(folder, {"v": (rows[:8], vectors[:8])}, fingerprint="fp")
+    expected = rows if state != "closed" else rows[:8]
+    with contextlib.ExitStack() as stack:
+        if state != "closed":
+            stack.enter_context(kimun_server(folder, rows[8:], vectors[8:]))
+        if state == "log-without-index":
+            frozen = tmp_path / "frozen"
+            frozen.mkdir()
+            for name in (DB_FILE, f"{DB_FILE}-wal"):
+                shutil.copyfile(folder / name, frozen / name)
+            folder = frozen
+        freeze(folder)
+        stack.callback(folder.chmod, 0o755)
+        before = file_states(folder)
+        got = read_unprivileged(folder)
+        assert file_states(folder) == before
+    assert got["writable"] is False  # the folder really was read-only to the reader
+    assert got["fingerprint"] == "fp"
+    assert got["collections"] == [len(expected)]
+    assert got["texts"] == [r["text"] for r in expected]
+    matrix = kimun_normalise(vectors[: len(expected)]).tobytes()
+    assert got["matrix"] == hashlib.sha256(matrix).hexdigest()
+
+
+# -- StoreWriter + KimunStore: kimun's vecsqlite tests, under their kimun names ---------------
+
+DIM = 8
+
+
+def vector_for(text: str) -> np.ndarray:
+    """conformance::vector_for: a deterministic non-zero vector per text."""
+    v = np.zeros(DIM, dtype=np.float32)
+    v[0] = 1.0
+    for i, b in enumerate(text.encode()):
+        v[1 + i % (DIM - 1)] += b
+    return v
+
+
+def row(path: str, hash_: str, text: str) -> tuple[dict[str, Any], np.ndarray]:
+    """conformance::row: title "T", no date."""
+    return {"path": path, "hash": hash_, "title": "T", "date": None, "text": text}, vector_for(text)
+
+
+def put(writer: StoreWriter, c: str, *rows_: tuple[dict[str, Any], np.ndarray]) -> None:
+    writer.store(c, pd.DataFrame([r for r, _ in rows_]), np.stack([v for _, v in rows_]))
+
+
+def query(folder: Path, c: str, vector: np.ndarray, limit: int) -> list[tuple[float, dict]]:
+    """kimun's VecSqlite::query over what KimunStore reads: empty for a missing collection."""
+    store = KimunStore(folder)
+    if c not in {col.name for col in store.collections()}:
+        return []
+    vault = store.load(c)
+    rows, scores = exact_top_k(vault.matrix, vector, limit)
+    records = vault.chunks.to_dict("records")
+    return [(float(s), records[i]) for i, s in zip(rows, scores, strict=True)]
+
+
+@pytest.fixture
+def writer(tmp_path: Path) -> Any:
+    with StoreWriter(tmp_path / "store", dimension=DIM) as w:
+        yield w
+
+
+def test_conformance_store_then_query(writer: StoreWriter) -> None:
+    put(writer, "v", row("a.md", "h1", "the quick brown fox"), row("b.md", "h2", "lazy dog sleeps"))
+    results = query(writer.folder, "v", vector_for("the quick brown fox"), 10)
+    assert results
+    assert results[0][1]["path"] == "a.md", "best match first"
+    assert all(a[0] >= b[0] for a, b in itertools.pairwise(results))
+
+
+def test_conformance_query_limit(writer: StoreWriter) -> None:
+    put(writer, "v", *(row(f"n{i}.md", "h", f"text {i}") for i in range(5)))
+    assert len(query(writer.folder, "v", vector_for("text"), 3)) == 3
+
+
+def test_conformance_missing_collection(writer: StoreWriter) -> None:
+    assert writer.indexed_notes("nope") == {}
+    assert query(writer.folder, "nope", vector_for("q"), 10) == []
+    writer.delete("nope", ["x.md"])  # a no-op, not an error
+
+
+def test_conformance_chunks_with_vectors(writer: StoreWriter) -> None:
+    chunks, vectors = writer.chunks_with_vectors("v", ["a.md"])
+    assert len(chunks) == 0
+    assert vectors.shape == (0, DIM)
+    put(
+        writer,
+        "v",
+        row("a.md", "h1", "alpha part one"),
+        row("a.md", "h1", "alpha part two"),
+        row("b.md", "h2", "beta"),
+    )
+    chunks, vectors = writer.chunks_with_vectors("v", ["a.md"])
+    assert len(chunks) == 2, "only the requested note's chunks"
+    assert chunks["path"].tolist() == ["a.md", "a.md"]
+    for text, vector in zip(chunks["text"], vectors, strict=True):
+        assert len(vector) == DIM
+        original = vector_for(text)
+        cosine = float(vector @ original) / float(np.linalg.norm(vector) * np.linalg.norm(original))
+        assert abs(cosine - 1.0) < 1e-5, f"vector for {text!r} does not match what was stored"
+
+
+def test_conformance_delete(writer: StoreWriter) -> None:
+    put(
+        writer,
+        "v",
+        row("a.md", "h1", "alpha section one"),
+        row("a.md", "h1", "alpha section two"),
+        row("b.md", "h2", "beta"),
+    )
+    writer.delete("v", ["a.md"])
+    notes = writer.indexed_notes("v")
+    assert list(notes) == ["b.md"]
+    results = query(writer.folder, "v", vector_for("alpha section one"), 10)
+    assert all(chunk["path"] != "a.md" for _, chunk in results)
+
+
+def test_conformance_indexed_notes(writer: StoreWriter) -> None:
+    put(
+        writer,
+        "v",
+        row("a.md", "h1", "alpha part one"),
+        row("a.md", "h1", "alpha part two"),
+        row("b.md", "h2", "beta"),
+    )
+    assert writer.indexed_notes("v") == {"a.md": "h1", "b.md": "h2"}, "notes, not chunks"
+
+
+def test_conformance_collections(writer: StoreWriter) -> None:
+    put(writer, "vault_a", row("a.md", "h", "x"))
+    put(writer, "vault_b", row("b.md", "h", "y"))
+    infos = KimunStore(writer.folder).collections()
+    assert {c.name for c in infos} >= {"vault_a", "vault_b"}
+    assert {c.name: c.notes for c in infos} == {"vault_a": 1, "vault_b": 1}
+    assert writer.collections() == infos
+
+
+def test_conformance_round_trip(writer: StoreWriter) -> None:
+    r, v = row("2025-01-15.md", "h9", "journal body")
+    put(writer, "v", ({**r, "title": "Morning", "date": "2025-01-15"}, v))
+    (_, chunk), *_ = query(writer.folder, "v", vector_for("journal body"), 1)
+    assert chunk == {
+        "path": "2025-01-15.md",
+        "hash": "h9",
+        "title": "Morning",
+        "date": "2025-01-15",
+        "text": "journal body",
+    }
+
+
+def test_conformance_fingerprint_round_trip(writer: StoreWriter) -> None:
+    assert writer.read_fingerprint() is None, "fresh store has none"
+    writer.write_fingerprint("fastembed:default:1024")
+    assert writer.read_fingerprint() == "fastembed:default:1024"
+    writer.write_fingerprint("ollama:nomic:768")  # overwrite wins
+    assert writer.read_fingerprint() == "ollama:nomic:768"
+    assert KimunStore(writer.folder).fingerprint == "ollama:nomic:768"
+
+
+def test_conformance_drop_all(writer: StoreWriter) -> None:
+    writer.write_fingerprint("fp1")
+    put(writer, "va", row("a.md", "h", "x"))
+    put(writer, "vb", row("b.md", "h", "y"))
+    writer.drop_all_collections()
+    assert KimunStore(writer.folder).collections() == [], "no vault collections left"
+    assert writer.indexed_notes("va") == {}
+    writer.write_fingerprint("fp2")  # the fingerprint slot is metadata, not a collection
+    assert writer.read_fingerprint() == "fp2"
+
+
+def test_conformance_fingerprint_not_a_collection(writer: StoreWriter) -> None:
+    writer.write_fingerprint("fp")
+    assert KimunStore(writer.folder).collections() == []
+    assert writer.collections() == []
+
+
+def test_dimension_mismatch_fails_loudly(tmp_path: Path) -> None:
+    with StoreWriter(tmp_path, dimension=8) as s8:
+        put(s8, "v", row("a.md", "h", "x"))
+    # reopen the same folder at another width: writes must be refused
+    with StoreWriter(tmp_path, dimension=16) as s16:
+        chunk = pd.DataFrame([row("b.md", "h", "y")[0]])
+        with pytest.raises(DimensionError, match="dimension") as err:
+            s16.store("v", chunk, np.full((1, 16), 0.5))
+    assert (err.value.expected, err.value.actual) == (16, 8)
+    assert len(KimunStore(tmp_path).load("v")) == 1  # nothing half-written
+
+
+def test_store_survives_reopen(tmp_path: Path) -> None:
+    with StoreWriter(tmp_path, dimension=DIM) as s:
+        put(s, "v", row("a.md", "h1", "persistent chunk"))
+        s.write_fingerprint("fp")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["CACHEDIR.TAG", DB_FILE]  # checkpointed
+    with StoreWriter(tmp_path, dimension=DIM) as s:
+        assert query(tmp_path, "v", vector_for("persistent chunk"), 1)[0][1]["path"] == "a.md"
+        assert s.read_fingerprint() == "fp"
+
+
+# -- StoreWriter: askkit's own checks -------------------------------------------------------
+
+
+def test_store_writer_writes_what_kimun_writes_byte_for_byte(tmp_path: Path) -> None:
+    rows, vectors = store_rows(50, 12, seed=8)
+    write_kimun_sqlite(tmp_path / "kimun", {"v": (rows, vectors)}, fingerprint="fp")
+    with StoreWriter(tmp_path / "askkit", dimension=12) as w:
+        w.store("v", pd.DataFrame(rows), vectors)
+        w.write_fingerprint("fp")
+
+    def dump(folder: Path) -> list[Any]:
+        conn = sqlite3.connect(folder / DB_FILE)
+        try:
+            return [
+                conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall(),
+                conn.execute("SELECT * FROM collections").fetchall(),
+                conn.execute("SELECT * FROM chunks ORDER BY id").fetchall(),
+                conn.execute("SELECT * FROM meta").fetchall(),
+                conn.execute("PRAGMA journal_mode").fetchall(),
+            ]
+        finally:
+            conn.close()
+
+    assert dump(tmp_path / "askkit") == dump(tmp_path / "kimun")
+    assert dump(tmp_path / "askkit")[-1] == [("wal",)]
+
+
+def test_store_writer_refuses_a_folder_it_did_not_make(tmp_path: Path) -> None:
+    kimun = tmp_path / "kimun"
+    write_kimun_sqlite(kimun, {"v": store_rows(3, 4)})
+    before = file_states(kimun)
+    with pytest.raises(UsageError, match="did not make"):
+        StoreWriter(kimun, dimension=4)  # a kimun server's own store: never written
+    assert file_states(kimun) == before
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UsageError, match="is a file"):
+        StoreWriter(tmp_path / "file", dimension=4)
+    (tmp_path / "link").symlink_to(kimun)
+    with pytest.raises(UsageError, match="symbolic link"):
+        StoreWriter(tmp_path / "link", dimension=4)
+    with pytest.raises(UsageError, match="positive"):
+        StoreWriter(tmp_path / "new", dimension=0)
+
+
+def test_store_writer_marks_a_new_or_empty_folder_and_reopens_its_own(tmp_path: Path) -> None:
+    from askkit._cachedir import is_ours
+
+    (tmp_path / "empty").mkdir()
+    for folder in (tmp_path / "new" / "nested", tmp_path / "empty"):
+        StoreWriter(folder, dimension=4).close()
+        assert is_ours(folder)
+        StoreWriter(folder, dimension=4).close()  # its own: reopened
+
+
+def test_store_writer_checks_its_input(writer: StoreWriter) -> None:
+    chunk, vector = row("a.md", "h", "x")
+    with pytest.raises(DimensionError) as err:
+        writer.store("v", pd.DataFrame([chunk]), np.ones((1, DIM + 1)))
+    assert (err.value.expected, err.value.actual) == (DIM, DIM + 1)
+    with pytest.raises(UsageError, match="one vector per chunk"):
+        writer.store("v", pd.DataFrame([chunk, chunk]), vector[None, :])
+    with pytest.raises(UsageError, match="no 'hash' column"):
+        writer.store("v", pd.DataFrame([{"path": "a.md", "text": "x"}]), vector[None, :])
+    with pytest.raises(SchemaError, match=r"chunks\[0\].text"):
+        writer.store("v", pd.DataFrame([{**chunk, "text": None}]), vector[None, :])
+    writer.store("v", pd.DataFrame([{**chunk, "title": None}]), vector[None, :])
+    assert writer.load("v").chunks["title"].tolist() == [""]
+    writer.store("w", pd.DataFrame(columns=list(COLUMNS)), np.zeros((0, DIM)))
+    assert [c.name for c in writer.collections()] == ["v"]  # no rows: no collection, as kimun
+
+
+def test_store_writer_handles_more_paths_than_sqlite_parameters(writer: StoreWriter) -> None:
+    rows_ = [row(f"n{i:04d}.md", "h", f"t{i}") for i in range(1200)]
+    put(writer, "v", *rows_)
+    chunks, vectors = writer.chunks_with_vectors("v", [f"n{i:04d}.md" for i in range(1199, -1, -1)])
+    assert chunks["path"].tolist() == [f"n{i:04d}.md" for i in range(1200)]  # stored order
+    assert vectors.shape == (1200, DIM)
+    writer.delete("v", [f"n{i:04d}.md" for i in range(0, 1200, 2)])
+    assert len(writer.indexed_notes("v")) == 600
+
+
+def test_storing_reused_vectors_normalises_them_again_as_kimun_does(writer: StoreWriter) -> None:
+    put(writer, "v", row("a.md", "h", "alpha"))
+    chunks, vectors = writer.chunks_with_vectors("v", ["a.md"])
+    writer.delete("v", ["a.md"])
+    writer.store("v", chunks, vectors)
+    again = writer.load("v").matrix
+    assert again.view(np.uint32).tolist() == normalise(vectors).view(np.uint32).tolist()
+
+
+def test_a_closed_writer_refuses_to_write(tmp_path: Path) -> None:
+    w = StoreWriter(tmp_path, dimension=4)
+    w.close()
+    w.close()  # idempotent
+    assert "closed" in repr(w)
+    with pytest.raises(UsageError, match="closed"):
+        w.write_fingerprint("fp")
+
+
+def test_fingerprint_key_is_kimuns() -> None:
+    assert FINGERPRINT_KEY == "embedder.fingerprint"
+    assert DB_FILE == "embeddings.db"
+
+
+def _kimun_score(row: np.ndarray, query: np.ndarray) -> np.float32:
+    """vecsqlite.rs ``score``, one product and one float32 addition at a time."""
+    total = np.float32(0.0)
+    for a, b in zip(row.tolist(), query.tolist(), strict=True):
+        total = np.float32(total + np.float32(np.float32(a) * np.float32(b)))
+    return total
+
+
+def test_exact_top_k_scores_are_kimuns_bit_for_bit() -> None:
+    # BLAS sums a row in its own order; kimun sums left to right in float32. The
+    # reported scores are kimun's exactly, not merely within 1e-6.
+    rng = np.random.default_rng(11)
+    matrix = normalise(rng.standard_normal((3000, 96)).astype(np.float32))
+    query = rng.standard_normal(96).astype(np.float32)
+    rows, scores = exact_top_k(matrix, query, k=80)
+    q = normalise(query)
+    reference = np.array([_kimun_score(row, q) for row in matrix], dtype=np.float32)
+    expected = sorted(range(len(reference)), key=lambda i: (-reference[i], i))[:80]
+    assert rows.tolist() == expected
+    assert scores.tolist() == reference[expected].astype(np.float64).tolist()
