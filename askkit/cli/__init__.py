@@ -2,8 +2,11 @@
 
 ``askkit sources FILE``  show the sources of a saved payload as a table.
 ``askkit prompt FILE``   show the sources framed as kimun's prompt frames them.
-``askkit index PATH``    index a vault locally (BM25 over kimun's sections).
-``askkit search QUERY --vault PATH | --server URL --vault-id ID``  retrieve.
+``askkit index PATH [--embedder SPEC]``  index a vault locally (BM25 over kimun's sections,
+or embedded as kimun's server embeds it).
+``askkit search QUERY --vault PATH | --server URL --vault-id ID``  retrieve; with
+``--store DIR --vault-id ID --embedder SPEC``, from a kimun server's own vector store.
+``askkit stores DIR``    list a vector store's vaults and its embedder fingerprint.
 ``askkit ask QUESTION --server URL --vault-id ID``  answer with a kimun server.
 ``askkit lab [--vault PATH]``  index a vault and open the notebooks in JupyterLab.
 ``askkit report LOG [--qrels Q] [--vault V]``  a static HTML report, no Jupyter needed.
@@ -85,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_prompt)
 
     from askkit.cli import cut as _cli_cut
+    from askkit.cli import dense as _cli_dense
     from askkit.cli import lab as _cli_lab
     from askkit.cli import metrics as _cli_metrics
     from askkit.cli import report as _cli_report
@@ -97,25 +101,40 @@ def build_parser() -> argparse.ArgumentParser:
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--vault", metavar="PATH", help="search a local vault (indexed on demand)")
     where.add_argument("--server", metavar="URL", help="search with a running kimun server")
-    p.add_argument("--vault-id", help="the server's vault id (with --server)")
+    where.add_argument(
+        "--store",
+        metavar="DIR",
+        type=contract.store_location,
+        help="search a kimun server's own vector store (its [vector_db] path) as it does",
+    )
+    p.add_argument("--vault-id", help="the vault id (with --server or --store)")
     p.add_argument(
         "-k", type=contract.whole_number(1), default=10, help="how many chunks (default 10)"
     )
     p.add_argument("--json", action="store_true", help="print the wire JSON instead of a table")
     _cli_vault.add_search_options(p)
     _cli_server.add_search_options(p)
+    _cli_dense.add_search_options(p)
     p.set_defaults(func=_cmd_search)
     _cli_server.register(sub)
     _cli_lab.register(sub)
     _cli_report.register(sub)
     _cli_cut.register(sub)
     _cli_metrics.register(sub)
+    _cli_dense.register(sub)
     return parser
 
 
 def _cmd_search(args: argparse.Namespace, console: Console) -> int:
     if not args.query.strip():
         raise UsageError("the query is empty: give the text to search for")
+    from askkit.cli import dense as _cli_dense
+
+    _cli_dense.check_search_options(args)
+    if args.store is not None:
+        return _cli_dense.search_command(args, console)
+    if args.vault is not None and args.embedder:
+        return _cli_dense.vault_search_command(args, console)
     if args.vault is not None:
         from askkit.cli import vault as _cli_vault
 

@@ -46,6 +46,7 @@ __all__ = [
     "listen_address",
     "output_file",
     "run",
+    "store_location",
     "whole_number",
 ]
 
@@ -214,6 +215,21 @@ def cache_folder(text: str) -> str:
         raise argparse.ArgumentTypeError("must be a folder, got ''")
     if path.exists() and not path.is_dir():
         raise argparse.ArgumentTypeError(f"must be a folder, got the file {text!r}")
+    return text
+
+
+def store_location(text: str) -> str:
+    """A vector store that exists: a folder (kimun's ``[vector_db] path``) or its ``embeddings.db``.
+
+    Whether it is a store, and kimun's, is :class:`~askkit.dense.KimunStore`'s to decide.
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must be a store folder, got ''")
+    if not Path(text).expanduser().exists():
+        raise argparse.ArgumentTypeError(
+            "must be a store folder (kimun's [vector_db] path) or its embeddings.db, "
+            f"got {text!r}, which does not exist"
+        )
     return text
 
 

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from askkit._console import print_sources
 from askkit.cli import _terminal, contract
-from askkit.errors import VaultError
+from askkit.errors import UsageError, VaultError
 from askkit.sources import AskSource
 
 __all__ = ["add_search_options", "register", "search_command"]
@@ -34,6 +34,12 @@ def _open_index(path: str, args: argparse.Namespace, *, progress: bool) -> Any:
 
 
 def _cmd_index(args: argparse.Namespace, console: Console) -> int:
+    if args.embedder:
+        from askkit.cli import dense as _cli_dense
+
+        return _cli_dense.index_command(args, console)
+    if args.vault_id is not None:
+        raise UsageError("--vault-id applies to a dense index: give --embedder too")
     index = _open_index(args.path, args, progress=True)
     report = index.last_report
     console.print(Text(f"{index.vault.root}: {len(index.vault)} notes, {len(index)} chunks"))
@@ -47,14 +53,21 @@ def _cmd_index(args: argparse.Namespace, console: Console) -> int:
 
 def register(sub: Any) -> None:
     """Add ``askkit index`` to the command line."""
-    p = sub.add_parser("index", help="index a vault locally (kimun sections, BM25)")
+    p = sub.add_parser(
+        "index",
+        help="index a vault locally (kimun sections, BM25; or embedded, with --embedder)",
+    )
     p.add_argument("path", help="the vault folder")
     p.add_argument(
         "--cache-dir",
         type=contract.cache_folder,
-        help="where the index persists (default ~/.cache/askkit)",
+        help="where the index (with --embedder: its vector store) persists "
+        "(default ~/.cache/askkit)",
     )
     p.add_argument("--no-cache", action="store_true", help="index in memory only")
+    from askkit.cli import dense as _cli_dense
+
+    _cli_dense.add_index_options(p)
     p.set_defaults(func=_cmd_index)
 
 
@@ -67,7 +80,8 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--all-chunks",
         action="store_true",
-        help="with --vault: every matching chunk, not one per note as kimun's server returns",
+        help="with --vault or --store: every matching chunk, not one per note as kimun's server "
+        "returns",
     )
 
 

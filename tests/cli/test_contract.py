@@ -83,6 +83,8 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
     search_vault = ("search", "q", "--vault", x.vault, "--no-cache")
     cut_vault = ("cut", "--qrels", x.qrels, "--vault", x.vault, "--queries", x.queries)
     evaluate = ("eval", x.qrels, x.run)
+    embedder = ("--embedder", f"ollama:{x.server}:nomic-embed-text")
+    search_store = ("search", "q", "--store", x.folder, "--vault-id", "notes", *embedder)
     return {
         "sources": [
             c("missing file", "sources", x.missing),
@@ -98,6 +100,16 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
             c("missing file", "index", x.missing),
             c("file for a folder", "index", x.file),
             c("file for a folder", "index", x.vault, "--cache-dir", x.file),
+            c("file for a folder", "index", x.vault, *embedder, "--cache-dir", x.file),
+            c("unreachable server", "index", x.vault, "--no-cache", *embedder),
+            c(
+                "unreachable server",
+                "index",
+                x.vault,
+                "--no-cache",
+                "--embedder",
+                f"openai:{x.server}/v1:text-embedding-3-small",
+            ),
         ],
         "search": [
             c("missing file", "search", "q", "--vault", x.missing),
@@ -110,6 +122,19 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
             c("inf", *search_server, "--timeout", "inf"),
             c("invalid number", *search_server, "--timeout", "1s"),
             c("unreachable server", *search_server),
+            c("missing file", "search", "q", "--store", x.missing, "--vault-id", "v", *embedder),
+            c("file for a folder", "search", "q", "--store", x.file, "--vault-id", "v", *embedder),
+            c("unreadable file", *search_store[:3], x.unreadable, *search_store[4:]),
+            c("folder for a file", *search_store),  # a folder with no embeddings.db
+            c("negative count", *search_store, "-k", "-1"),
+            c("nan", *search_store, "-k", "nan"),
+            c("unreachable server", *search_vault, *embedder),
+        ],
+        "stores": [
+            c("missing file", "stores", x.missing),
+            c("file for a folder", "stores", x.file),
+            c("folder for a file", "stores", x.folder),
+            c("unreadable file", "stores", x.unreadable),
         ],
         "ask": [
             c("unreachable server", *ask),

@@ -1,0 +1,281 @@
+"""Dense retrieval from the command line: ``askkit index --embedder``, ``askkit search --store``,
+``askkit stores``.
+
+``askkit index PATH --embedder SPEC`` embeds a vault as kimun's server does
+(:class:`askkit.dense.DenseIndex`) into a store in kimun's schema;
+``askkit search QUERY --store DIR --vault-id ID --embedder SPEC`` searches a
+kimun server's own store (or askkit's) as the server does, askkit embedding
+the query (:class:`askkit.dense.StoreRetriever`); ``askkit search QUERY
+--vault PATH --embedder SPEC`` searches a vault's :class:`~askkit.dense.DenseIndex`;
+``askkit stores DIR`` lists a store's collections and its embedder fingerprint.
+
+An embedder is ``fastembed[:MODEL]`` (kimun's names: ``BGESmallENV15`` or
+``Xenova/bge-small-en-v1.5``), ``ollama:URL:MODEL`` or ``openai:URL:MODEL``;
+a reranker ``fastembed[:MODEL]`` or ``http:URL:MODEL``. API keys come from the
+environment only (:data:`EMBED_KEY_ENV`, :data:`RERANK_KEY_ENV`), never from
+an argument, which would show in the process list.
+
+Nothing heavy is imported until a command runs, so ``askkit --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.text import Text
+
+from askkit.cli import _terminal, contract
+from askkit.errors import UsageError, VaultError
+
+if TYPE_CHECKING:
+    from askkit.dense.embedders import Embedder
+    from askkit.dense.rerankers import Reranker
+
+__all__ = [
+    "EMBED_KEY_ENV",
+    "RERANK_KEY_ENV",
+    "add_index_options",
+    "add_search_options",
+    "index_command",
+    "register",
+    "search_command",
+    "stores_command",
+    "vault_search_command",
+]
+
+#: The environment variable holding the embedder's API key (``openai:``), if it needs one.
+EMBED_KEY_ENV = "ASKKIT_EMBED_API_KEY"
+#: The environment variable holding the reranker's API key (``http:``), if it needs one.
+RERANK_KEY_ENV = "ASKKIT_RERANK_API_KEY"
+
+_EMBEDDER_HELP = (
+    "the embedder: fastembed[:MODEL] (e.g. fastembed:BGESmallENV15), ollama:URL:MODEL or "
+    f"openai:URL:MODEL (API key from ${EMBED_KEY_ENV})"
+)
+_RERANKER_HELP = (
+    "rerank each pool as kimun does: fastembed[:MODEL] or http:URL:MODEL "
+    f"(API key from ${RERANK_KEY_ENV})"
+)
+
+
+def _key(name: str) -> str | None:
+    return os.environ.get(name) or None
+
+
+def _embedder(spec: str, *, progress: bool = True) -> Embedder:
+    from askkit.dense.embedders import parse_embedder
+
+    key = _key(EMBED_KEY_ENV) if spec.startswith("openai:") else None  # the others take none
+    return parse_embedder(spec, api_key=key, progress=progress)
+
+
+def _reranker(spec: str | None) -> Reranker | None:
+    if spec is None:
+        return None
+    from askkit.dense.rerankers import parse_reranker
+
+    return parse_reranker(spec, api_key=_key(RERANK_KEY_ENV) if spec.startswith("http:") else None)
+
+
+def _vault_root(path: str) -> Path:
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise VaultError(f"vault not found: {root} does not exist")
+    if not root.is_dir():
+        raise VaultError(f"not a vault: {root} is not a folder")
+    return root
+
+
+def _open_dense_index(path: str, args: argparse.Namespace, *, progress: bool) -> Any:
+    root = _vault_root(path)
+    embedder = _embedder(args.embedder, progress=progress)
+    from askkit.dense.index import DenseIndex
+
+    store: str | bool | None = getattr(args, "cache_dir", None)
+    if getattr(args, "no_cache", False):
+        store = False
+    return DenseIndex(
+        root,
+        embedder,
+        store=store,
+        vault_id=getattr(args, "vault_id", None),
+        reranker=_reranker(getattr(args, "reranker", None)),
+        progress=progress,
+    )
+
+
+# -- askkit index PATH --embedder SPEC -------------------------------------------------------
+
+
+def add_index_options(p: argparse.ArgumentParser) -> None:
+    """Options of ``askkit index`` that make it a dense index."""
+    p.add_argument(
+        "--embedder",
+        metavar="SPEC",
+        help="embed the vault as kimun's server does, into a store in kimun's schema: "
+        + _EMBEDDER_HELP,
+    )
+    p.add_argument(
+        "--vault-id",
+        metavar="ID",
+        help="with --embedder: the store's collection for this vault (default: its folder name)",
+    )
+
+
+def index_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``askkit index PATH --embedder SPEC``."""
+    index = _open_dense_index(args.path, args, progress=True)
+    report = index.last_report
+    console.print(
+        Text(
+            f"{index.vault.root}: {len(index.vault)} notes, {len(index)} chunks, "
+            f"embedded with {index.embedder.name}"
+        )
+    )
+    console.print(Text(str(report)))
+    console.print(
+        Text(f"{index.last_embedded} chunks embedded, {index.last_reused} stored vectors reused")
+    )
+    if index.store_folder is not None:
+        console.print(
+            Text(f"vectors stored in {index.store_folder} (vault id {index.vault_id})", style="dim")
+        )
+    for file, why in report.skipped.items():
+        console.print(Text(f"skipped {file}: {why}", style="yellow"))
+    return 0
+
+
+# -- askkit search QUERY --store DIR | --vault PATH --embedder SPEC ----------------------------
+
+
+def add_search_options(p: argparse.ArgumentParser) -> None:
+    """Options of ``askkit search`` for dense retrieval (``--store``, or ``--vault`` dense)."""
+    p.add_argument(
+        "--embedder",
+        metavar="SPEC",
+        help="with --store (required) or --vault: embed the query with " + _EMBEDDER_HELP,
+    )
+    p.add_argument("--reranker", metavar="SPEC", help="with --embedder: " + _RERANKER_HELP)
+
+
+def check_search_options(args: argparse.Namespace) -> None:
+    """Refuse dense options where they do not apply, before any work."""
+    if args.store is not None:
+        if not args.vault_id:
+            raise UsageError(
+                "--vault-id is required with --store: the vault id the store keeps your vault "
+                "under (askkit stores DIR lists them)"
+            )
+        if not args.embedder:
+            raise UsageError(
+                "--embedder is required with --store: the embedder the store was built with "
+                "(askkit stores DIR shows its fingerprint)"
+            )
+    elif args.server is not None and (args.embedder or args.reranker):
+        raise UsageError(
+            "--embedder and --reranker apply to --store and --vault; a kimun server "
+            "(--server) embeds and reranks with its own"
+        )
+    if args.reranker and not args.embedder:
+        raise UsageError("--reranker needs --embedder: it reranks a dense pool")
+
+
+def _print_chunks(
+    args: argparse.Namespace, console: Console, chunks: list[Any], elapsed_ms: float, where: str
+) -> int:
+    if args.json:
+        payload = {"chunks": [c.to_dict() for c in chunks], "query_time_ms": round(elapsed_ms)}
+        sys.stdout.write(_terminal.json_text(payload))
+        return 0
+    from askkit._console import print_sources
+    from askkit.sources import AskSource
+
+    sources = AskSource.from_chunks(chunks)
+    title = f"{len(sources)} chunks for {args.query!r} {where} in {elapsed_ms:.1f} ms"
+    print_sources(console, sources, title=title, empty="the store holds no chunk for this vault")
+    return 0
+
+
+def search_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``askkit search QUERY --store DIR --vault-id ID --embedder SPEC [--reranker SPEC]``."""
+    from askkit.dense.index import StoreRetriever
+    from askkit.dense.store import KimunStore
+
+    with KimunStore(args.store) as store:  # a bad store fails before a model loads
+        retriever = StoreRetriever(
+            store,
+            args.vault_id,
+            _embedder(args.embedder, progress=not args.json),
+            reranker=_reranker(args.reranker),
+            progress=not args.json,
+        )
+    t0 = time.perf_counter()
+    chunks = retriever.search(args.query, args.k, per_note=not args.all_chunks)
+    elapsed_ms = (time.perf_counter() - t0) * 1000
+    return _print_chunks(args, console, chunks, elapsed_ms, f"in {store.path}")
+
+
+def vault_search_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``askkit search QUERY --vault PATH --embedder SPEC``: a dense index of the vault."""
+    index = _open_dense_index(args.vault, args, progress=not args.json)
+    t0 = time.perf_counter()
+    chunks = index.search(args.query, args.k, per_note=not args.all_chunks)
+    elapsed_ms = (time.perf_counter() - t0) * 1000
+    return _print_chunks(args, console, chunks, elapsed_ms, f"in {index.vault.root}")
+
+
+# -- askkit stores DIR ------------------------------------------------------------------------
+
+
+def register(sub: Any) -> None:
+    """Add ``askkit stores`` to the command line."""
+    p = sub.add_parser(
+        "stores",
+        help="list the vaults in a kimun vector store (or askkit's) and its embedder fingerprint",
+        description="List the collections (vault ids) of a kimun server's SQLite vector store, "
+        "the folder of its embeddings.db ([vector_db] path in server.toml), or of a store "
+        "askkit index --embedder wrote: notes, chunks and dimension of each, and the "
+        "fingerprint of the embedder that built it.",
+    )
+    p.add_argument(
+        "store", type=contract.store_location, help="the store folder or its embeddings.db"
+    )
+    p.add_argument("--json", action="store_true", help="print the listing as JSON")
+    p.set_defaults(func=stores_command)
+
+
+def stores_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``askkit stores DIR``."""
+    from askkit.dense.store import KimunStore
+
+    with KimunStore(args.store) as store:
+        fingerprint = store.fingerprint
+        collections = store.collections()
+        path = store.path
+    rows = [
+        {"vault_id": c.name, "notes": c.notes, "chunks": c.chunks, "dimension": c.dimension}
+        for c in collections
+    ]
+    if args.json:
+        payload = {"store": str(path), "fingerprint": fingerprint, "collections": rows}
+        sys.stdout.write(_terminal.json_text(payload))
+        return 0
+    from rich.table import Table
+
+    table = Table(title=str(path), title_justify="left", expand=False)
+    for name, justify in (("vault id", "left"), ("notes", "right"), ("chunks", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    table.add_column("dimension", justify="right")
+    for row in rows:
+        table.add_row(*(Text(str(row[k])) for k in ("vault_id", "notes", "chunks", "dimension")))
+    console.print(table)
+    if not rows:
+        console.print(Text("the store holds no collection", style="yellow"))
+    console.print(Text(f"embedder fingerprint: {fingerprint or '(none recorded)'}"))
+    return 0

@@ -1,0 +1,419 @@
+"""``askkit index --embedder``, ``search --store`` and ``stores``, run as a user runs them.
+
+The embedder is real: askkit's Ollama and OpenAI-compatible clients against the
+loopback embedding servers of :mod:`askkit.testing.embed_servers`; the stores
+are kimun's schema, written by askkit or by :mod:`askkit.testing.stores`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from unittest.mock import ANY
+
+import numpy as np
+import pytest
+
+from askkit.dense.embedders import OllamaEmbedder
+from askkit.dense.index import DenseIndex, StoreRetriever
+from askkit.dense.rerankers import HttpReranker
+from askkit.dense.store import KimunStore
+from askkit.testing.embed_servers import EmbedTestServer, HashingEmbedding
+from askkit.testing.stores import random_store_rows, write_kimun_sqlite
+from tests.conftest import DATA, ROOT
+
+MODEL = "nomic-embed-text"
+
+
+def run(
+    *args: str, cache: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "COLUMNS": "200", "ASKKIT_CACHE_DIR": str(cache), **(env or {})}
+    for name in ("ASKKIT_TRACEBACK", "ASKKIT_EMBED_API_KEY", "ASKKIT_RERANK_API_KEY"):
+        if name not in (env or {}):
+            full.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-m", "askkit.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=full,
+        timeout=300,
+    )
+
+
+def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert out.stderr.count("\n") == 1, out.stderr
+    assert out.stderr.startswith("askkit: error: "), out.stderr
+    assert "Traceback" not in out.stderr
+    return out.stderr
+
+
+@pytest.fixture
+def kimun_store(tmp_path: Path) -> Path:
+    rows, vectors = random_store_rows(30, 8, seed=3)
+    folder = tmp_path / "kimun-data"
+    write_kimun_sqlite(
+        folder,
+        {"3f2b-vault": (rows, vectors), "other": (rows[:4], vectors[:4])},
+        fingerprint="ollama:nomic-embed-text:8",
+    )
+    return folder
+
+
+# -- askkit stores ---------------------------------------------------------------------------------
+
+
+def test_stores_lists_the_vaults_and_the_fingerprint(kimun_store: Path, tmp_path: Path) -> None:
+    out = run("stores", str(kimun_store), cache=tmp_path / "c")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    row = next(line for line in lines if "3f2b-vault" in line)
+    assert [cell.strip() for cell in row.split("│")[1:5]] == ["3f2b-vault", "10", "30", "8"]
+    assert any("other" in line for line in lines)
+    assert "embedder fingerprint: ollama:nomic-embed-text:8" in out.stdout
+
+
+def test_stores_json(kimun_store: Path, tmp_path: Path) -> None:
+    out = run("stores", str(kimun_store / "embeddings.db"), "--json", cache=tmp_path / "c")
+    assert out.returncode == 0, out.stderr
+    payload = json.loads(out.stdout)
+    assert payload["fingerprint"] == "ollama:nomic-embed-text:8"
+    assert payload["collections"] == [
+        {"vault_id": "3f2b-vault", "notes": 10, "chunks": 30, "dimension": 8},
+        {"vault_id": "other", "notes": 2, "chunks": 4, "dimension": 8},
+    ]
+
+
+def test_stores_of_a_folder_that_is_no_store_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    err = one_line_error(run("stores", str(tmp_path / "empty"), cache=tmp_path / "c"))
+    assert str(tmp_path / "empty") in err
+
+
+# -- argument checks -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["search", "q", "--store", "{store}", "--embedder", "ollama:http://127.0.0.1:9/m"],
+            "--vault-id is required with --store",
+        ),
+        (["search", "q", "--store", "{store}", "--vault-id", "v"], "--embedder is required"),
+        (
+            ["search", "q", "--vault", str(DATA / "vault"), "--reranker", "fastembed"],
+            "--reranker needs --embedder",
+        ),
+        (
+            [
+                "search",
+                "q",
+                "--server",
+                "http://127.0.0.1:9",
+                "--vault-id",
+                "v",
+                "--embedder",
+                "fastembed",
+            ],
+            "a kimun server (--server) embeds",
+        ),
+        (
+            [
+                "search",
+                "q",
+                "--store",
+                "{store}",
+                "--vault",
+                str(DATA / "vault"),
+                "--vault-id",
+                "v",
+            ],
+            "not allowed with argument",
+        ),
+        (["index", str(DATA / "vault"), "--vault-id", "v"], "--vault-id applies to a dense index"),
+        (["stores", "{missing}"], "which does not exist"),
+    ],
+)
+def test_misused_dense_options_are_one_line(
+    argv: list[str], message: str, kimun_store: Path, tmp_path: Path
+) -> None:
+    filled = [a.format(store=kimun_store, missing=tmp_path / "missing") for a in argv]
+    err = one_line_error(run(*filled, cache=tmp_path / "c"))
+    assert message in err
+
+
+def test_help_imports_nothing_heavy() -> None:
+    code = (
+        "import sys, askkit.cli\n"
+        "askkit.cli.build_parser()\n"
+        "heavy = ('numpy', 'pandas', 'fastembed', 'onnxruntime', 'qdrant_client', "
+        "'askkit.dense.store', 'askkit.dense.index')\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "[]"
+
+
+# -- end to end, with a real embedder on a loopback Ollama ----------------------------------------
+
+
+def test_index_embeds_the_sample_vault_in_batches_of_100_then_only_changes(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with EmbedTestServer(dim=16) as server:
+        spec = f"ollama:{server.url}:{MODEL}"
+        out = run(
+            "index",
+            str(DATA / "vault"),
+            "--embedder",
+            spec,
+            "--cache-dir",
+            str(store),
+            cache=tmp_path / "c",
+        )
+        assert out.returncode == 0, out.stderr
+        first = server.inputs
+        server.clear_requests()
+        again = run(
+            "index",
+            str(DATA / "vault"),
+            "--embedder",
+            spec,
+            "--cache-dir",
+            str(store),
+            cache=tmp_path / "c",
+        )
+        assert again.returncode == 0, again.stderr
+        second = server.inputs
+    assert first[0] == ["dimension probe"]  # kimun probes an HTTP embedder's width first
+    sizes = [len(batch) for batch in first[1:]]
+    assert sizes[:-1] == [100] * (len(sizes) - 1)
+    assert 0 < sizes[-1] <= 100
+    chunks = sum(sizes)
+    assert f"154 notes, {chunks} chunks, embedded with ollama:{MODEL}" in out.stdout
+    assert f"{chunks} chunks embedded, 0 stored vectors reused" in out.stdout
+    assert "154 added, 0 changed, 0 deleted, 0 unchanged" in out.stdout
+    assert f"vectors stored in {store} (vault id vault)" in " ".join(out.stdout.split())
+    assert second == [["dimension probe"]]  # nothing changed: nothing embedded
+    assert "0 chunks embedded" in again.stdout
+    assert "0 added, 0 changed, 0 deleted, 154 unchanged" in again.stdout
+    listing = json.loads(run("stores", str(store), "--json", cache=tmp_path / "c").stdout)
+    assert listing["fingerprint"] == f"ollama:{MODEL}:16"
+    assert listing["collections"] == [
+        {"vault_id": "vault", "notes": 154, "chunks": chunks, "dimension": 16}
+    ]
+
+
+def test_search_of_a_store_answers_as_the_library_does(tmp_path: Path) -> None:
+    """``search --store`` (kimun's reader) and ``search --vault --embedder`` (the index) agree."""
+    store = tmp_path / "store"
+    query = "feeding the sourdough starter"
+    with EmbedTestServer(dim=16) as server:
+        spec = f"ollama:{server.url}:{MODEL}"
+        embedder = OllamaEmbedder(server.url, MODEL, progress=False)
+        index = DenseIndex(DATA / "vault", embedder, store=store, progress=False)
+        by_store = run(
+            "search",
+            query,
+            "--store",
+            str(store),
+            "--vault-id",
+            "vault",
+            "--embedder",
+            spec,
+            "--json",
+            "-k",
+            "5",
+            cache=tmp_path / "c",
+        )
+        by_vault = run(
+            "search",
+            query,
+            "--vault",
+            str(DATA / "vault"),
+            "--cache-dir",
+            str(store),
+            "--embedder",
+            spec,
+            "--json",
+            "-k",
+            "5",
+            cache=tmp_path / "c",
+        )
+        table = run(
+            "search",
+            query,
+            "--store",
+            str(store),
+            "--vault-id",
+            "vault",
+            "--embedder",
+            spec,
+            cache=tmp_path / "c",
+        )
+        with KimunStore(store) as kimun:
+            expected = StoreRetriever(kimun, "vault", embedder).search(query, 5)
+        from_index = index.search(query, 5)
+    assert by_store.returncode == 0, by_store.stderr
+    chunks = json.loads(by_store.stdout)["chunks"]
+    assert chunks == [c.to_dict() for c in expected]
+    assert chunks == [c.to_dict() for c in from_index]
+    assert json.loads(by_vault.stdout)["chunks"] == chunks
+    assert len({c["path"] for c in chunks}) == 5
+    assert table.returncode == 0, table.stderr
+    assert f"10 chunks for {query!r} in {store}" in " ".join(table.stdout.split())
+    assert chunks[0]["path"] in table.stdout
+
+
+def test_a_kimun_store_is_searched_with_the_brute_force_ranking(tmp_path: Path) -> None:
+    """A store as kimun's server writes it (askkit.testing.stores), vectors from the same model."""
+    rows, _ = random_store_rows(60, 16, seed=5)
+    embed = HashingEmbedding(16)
+    vectors = embed([f"{r['title']}\n{r['text']}" for r in rows]).astype(np.float32)
+    vectors[:, 0] += 0.01  # no zero vector
+    write_kimun_sqlite(
+        tmp_path / "kimun", {"3f2b": (rows, vectors)}, fingerprint=f"ollama:{MODEL}:16"
+    )
+    query = " ".join(rows[17]["text"].split()[:4])
+    m = vectors.astype(np.float64) / np.linalg.norm(vectors.astype(np.float64), axis=1)[:, None]
+    q = embed([query])[0]
+    scores = m @ (q / np.linalg.norm(q))
+    best_note: dict[str, float] = {}
+    for i in np.argsort(-scores, kind="stable"):
+        best_note.setdefault(rows[i]["path"], float(scores[i]))
+    with EmbedTestServer(dim=16) as server:
+        out = run(
+            "search",
+            query,
+            "--store",
+            str(tmp_path / "kimun"),
+            "--vault-id",
+            "3f2b",
+            "--embedder",
+            f"ollama:{server.url}:{MODEL}",
+            "--json",
+            "-k",
+            "6",
+            cache=tmp_path / "c",
+        )
+    assert out.returncode == 0, out.stderr
+    chunks = json.loads(out.stdout)["chunks"]
+    assert [c["path"] for c in chunks] == list(best_note)[:6]
+    for chunk in chunks:
+        assert chunk["similarity_score"] == pytest.approx(best_note[chunk["path"]], abs=1e-6)
+
+
+def test_an_http_reranker_reorders_and_a_failing_one_falls_back(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    query = "tomato seedlings"
+    with EmbedTestServer(dim=16) as server:
+        spec = f"ollama:{server.url}:{MODEL}"
+        embedder = OllamaEmbedder(server.url, MODEL, progress=False)
+        DenseIndex(DATA / "vault", embedder, store=store, progress=False)
+        argv = (
+            "search",
+            query,
+            "--store",
+            str(store),
+            "--vault-id",
+            "vault",
+            "--embedder",
+            spec,
+            "--json",
+            "-k",
+            "8",
+        )
+        reranked = run(*argv, "--reranker", f"http:{server.v1_url}:rerank-1", cache=tmp_path / "c")
+        (call,) = server.requests_to("rerank")
+        server.fail("status", route="rerank", status=503)
+        fallen = run(*argv, "--reranker", f"http:{server.v1_url}:rerank-1", cache=tmp_path / "c")
+        plain = run(*argv, cache=tmp_path / "c")
+        with KimunStore(store) as kimun:
+            expected = StoreRetriever(
+                kimun, "vault", embedder, reranker=HttpReranker(server.v1_url, "rerank-1")
+            )
+            server.clear_faults()
+            expected_rows = expected.search(query, 8)
+    assert reranked.returncode == 0, reranked.stderr
+    assert len(call.json()["documents"]) == 80  # the whole pool, as kimun reranks it
+    rows = json.loads(reranked.stdout)["chunks"]
+    assert rows == [c.to_dict() for c in expected_rows]
+    assert rows != json.loads(plain.stdout)["chunks"]
+    assert fallen.returncode == 0, fallen.stderr
+    assert json.loads(fallen.stdout) == {**json.loads(plain.stdout), "query_time_ms": ANY}
+    assert "askkit: warning: the reranker" in fallen.stderr
+    assert "vector order" in fallen.stderr
+
+
+def test_the_api_key_comes_from_the_environment_and_is_never_shown(tmp_path: Path) -> None:
+    with EmbedTestServer(dim=8, token="sk-right-key-123") as server:
+        spec = f"openai:{server.v1_url}:text-embedding-3-small"
+        wrong = run(
+            "index",
+            str(DATA / "vault"),
+            "--no-cache",
+            "--embedder",
+            spec,
+            cache=tmp_path / "c",
+            env={"ASKKIT_EMBED_API_KEY": "sk-wrong-key-456"},
+        )
+        right = run(
+            "index",
+            str(DATA / "vault"),
+            "--no-cache",
+            "--embedder",
+            spec,
+            cache=tmp_path / "c",
+            env={"ASKKIT_EMBED_API_KEY": "sk-right-key-123"},
+        )
+        sent = {r.headers.get("authorization") for r in server.requests}
+    err = one_line_error(wrong)
+    assert "401" in err
+    assert "sk-wrong-key-456" not in wrong.stderr + wrong.stdout
+    assert right.returncode == 0, right.stderr
+    assert "sk-right-key-123" not in right.stderr + right.stdout
+    assert sent == {"Bearer sk-wrong-key-456", "Bearer sk-right-key-123"}
+
+
+def test_a_store_of_another_embedder_is_one_line(kimun_store: Path, tmp_path: Path) -> None:
+    with EmbedTestServer(dim=8) as server:
+        out = run(
+            "search",
+            "q",
+            "--store",
+            str(kimun_store),
+            "--vault-id",
+            "3f2b-vault",
+            "--embedder",
+            f"ollama:{server.url}:all-minilm",
+            cache=tmp_path / "c",
+        )
+    err = one_line_error(out)
+    assert "holds vectors of the embedder 'ollama:nomic-embed-text:8'" in err
+    assert "not 'ollama:all-minilm:8'" in err
+
+
+def test_an_unknown_vault_id_is_one_line(kimun_store: Path, tmp_path: Path) -> None:
+    with EmbedTestServer(dim=8) as server:
+        out = run(
+            "search",
+            "q",
+            "--store",
+            str(kimun_store),
+            "--vault-id",
+            "nope",
+            "--embedder",
+            f"ollama:{server.url}:{MODEL}",
+            cache=tmp_path / "c",
+        )
+    err = one_line_error(out)
+    assert "nope" in err
+    assert "3f2b-vault" in err
