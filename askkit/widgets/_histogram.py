@@ -13,9 +13,18 @@ __all__ = ["score_histogram_png"]
 
 
 def score_histogram_png(
-    scores: Sequence[float], *, bins: int = 20, title: str = "", width: float = 4.0
+    scores: Sequence[float],
+    *,
+    bins: int = 20,
+    title: str = "",
+    width: float = 4.0,
+    xlabel: str = "score",
 ) -> bytes:
-    """A PNG histogram of the finite ``scores`` (an empty axes, labelled, when none)."""
+    """A PNG histogram of the finite ``scores`` (an empty axes, labelled, when none).
+
+    ``xlabel`` names the axis: scores of different retrievers live on different
+    scales (BM25 against cosine similarity), so the Explorer names the retriever.
+    """
     from matplotlib.figure import Figure
 
     from askkit.plots import histogram_edges
@@ -29,7 +38,7 @@ def score_histogram_png(
         ax.hist(drawn, bins=edges.tolist(), color="#4c78a8", edgecolor="white")
     else:
         ax.text(0.5, 0.5, "no scores", ha="center", va="center", transform=ax.transAxes)
-    ax.set_xlabel("score")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("sources")
     if title:
         ax.set_title(title, fontsize=9)

@@ -2,10 +2,13 @@
 
 Works with anything :func:`askkit.retrieve.as_retriever` adapts: a
 :class:`~askkit.retrieve.LocalIndex`, a :class:`~askkit.retrieve.KimunClient`
-or a plain ``f(query) -> chunks`` function. A retriever that raises is
-reported in the widget (escaped), never lost. Queries typed, clicked or
-picked from the history run on a background thread, so a slow server never
-blocks the kernel.
+or a plain ``f(query) -> chunks`` function. Given several, named
+(``retrievers={"BM25": index, "kimun": client}``), it shows a switch: choosing
+another retriever runs the current query on it, and the history, the score
+histogram and the context cut say which retriever answered. A retriever that
+raises is reported in the widget (escaped), never lost. Queries typed,
+clicked, picked from the history or re-run by the switch run on a background
+thread, so a slow server never blocks the kernel.
 
 Its *context cut* panel (closed at first) shows a :class:`CutView` of the
 current query's candidate pool: ``LocalIndex.pool(query)`` when the retriever
@@ -21,72 +24,77 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as w
 
 from askkit import _html
+from askkit.errors import UsageError
 from askkit.ranking import CutSettings
-from askkit.ranking.settings import CANDIDATE_POOL
-from askkit.retrieve import Retriever, as_retriever
+from askkit.retrieve import Retriever
 from askkit.sources import AskSource, SourceList
 from askkit.vault import Vault
 from askkit.widgets._histogram import score_histogram_png
+from askkit.widgets._switch import Choice, Comparison, choices, compare, histogram_title, pick
+from askkit.widgets._switch import describe as _describe
 from askkit.widgets.cut import CutView
 from askkit.widgets.reader import SourceReader
 from askkit.widgets.table import SourcesView
 
 __all__ = ["Explorer", "HistoryEntry"]
 
+#: Up to this many retrievers the switch is a row of toggle buttons, else a dropdown.
+_TOGGLES_UP_TO = 4
+
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    """One query of the session: how many sources it found, in how long, or its error."""
+    """One query of the session: how many sources it found, in how long, or its error,
+    and which retriever answered (``None`` when the Explorer has only one).
+
+    >>> HistoryEntry("rye", 3, 0.01, retriever="BM25").label()
+    'rye (3 sources from BM25)'
+    """
 
     query: str
     count: int
     seconds: float
     error: str | None = None
+    retriever: str | None = None
 
     def label(self) -> str:
         """The history button's text."""
         outcome = "error" if self.error is not None else f"{self.count} sources"
-        return f"{self.query} ({outcome})"
+        by = f" from {self.retriever}" if self.retriever is not None else ""
+        return f"{self.query} ({outcome}{by})"
 
 
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _pool_source(obj: object, retriever: Retriever) -> tuple[Callable[[str], Any], str]:
-    """How the cut panel gets a query's pool, and how it says so."""
-    pool = getattr(obj, "pool", None)
-    if callable(pool):
-
-        def fetch(query: str) -> Any:
-            return pool(query)  # the index's own pool size (kimun's 80 by default)
-
-        return fetch, f"{type(obj).__name__}.pool"
-
-    def first(query: str) -> Any:
-        return retriever(query, k=CANDIDATE_POOL)
-
-    return first, f"the retriever's first {CANDIDATE_POOL} results (it has no pool method)"
+def _switch_widget(names: Sequence[str]) -> w.ToggleButtons | w.Dropdown:
+    """The retriever switch: toggle buttons for a few names, a dropdown for more."""
+    switch = w.ToggleButtons if len(names) <= _TOGGLES_UP_TO else w.Dropdown
+    box = switch(options=list(names), value=names[0], description="retriever")
+    box.add_class("askkit-retriever")
+    return box
 
 
 class Explorer(w.VBox):  # type: ignore[misc]
     """A query box, the results in a :class:`SourcesView`, a :class:`SourceReader`,
-    a score histogram, the session's query history and a context-cut panel.
+    a score histogram, the session's query history and a context-cut panel; with
+    several retrievers, a switch between them.
 
     Parameters
     ----------
     retriever:
         A :class:`~askkit.retrieve.Retriever` or anything
-        :func:`~askkit.retrieve.as_retriever` adapts.
+        :func:`~askkit.retrieve.as_retriever` adapts. Give this or ``retrievers``.
     vault:
         Passed to the reader (the note around each source).
+    retrievers:
+        ``{name: retriever}`` to switch between (BM25, dense, dense with a
+        reranker, a kimun server...), the first chosen at start. Names are
+        shown as text; the switch appears when there are two or more.
     k:
         How many sources to ask for.
     page_size:
@@ -96,14 +104,18 @@ class Explorer(w.VBox):  # type: ignore[misc]
         (kimun's defaults).
 
     Type a query and press Enter (or click *search*); click a row's ``[n]`` to
-    read it; click a past query to run it again. These run on a background
-    thread (one retrieval at a time): the kernel stays free meanwhile, and a
-    query submitted while another runs supersedes any still waiting; a result
-    that arrives after a newer query was submitted goes to the history but is
-    not shown. :meth:`submit` does the same from Python and :meth:`wait` waits
-    for it; :meth:`search` runs a query in the calling thread and returns its
-    sources. Open the *context cut* panel (or call :meth:`show_cut`) to see the
-    query's candidate pool in a :class:`CutView`; while it is open, each query
+    read it; click a past query to run it again (on the retriever that answered
+    it). These run on a background thread (one retrieval at a time): the kernel
+    stays free meanwhile, and a query submitted while another runs supersedes
+    any still waiting; a result that arrives after a newer query was submitted
+    goes to the history but is not shown. :meth:`submit` does the same from
+    Python and :meth:`wait` waits for it; :meth:`search` runs a query in the
+    calling thread and returns its sources. Choosing a retriever in the switch
+    (or :meth:`use`) runs the current query again on it, in the background, by
+    the same rules; :meth:`compare` asks every retriever for one query and
+    shows their top ``k`` side by side. Open the *context cut* panel (or call
+    :meth:`show_cut`) to see the query's candidate pool in a :class:`CutView`
+    (from the retriever that answered it); while it is open, each query
     fetches its pool too.
 
     Attributes
@@ -114,25 +126,32 @@ class Explorer(w.VBox):  # type: ignore[misc]
         The session's queries, oldest first (:class:`HistoryEntry`).
     error:
         The last query's error message, ``None`` when it succeeded.
+    retriever_box:
+        The switch (``ToggleButtons`` for up to four retrievers, else a
+        ``Dropdown``); in the layout only when there are several.
     cut_view:
         The context-cut panel's :class:`CutView` (open it with :meth:`show_cut`;
         built on first use).
-    pool_query:
-        The query whose pool the cut panel shows (``None`` before the first).
+    pool_query, pool_retriever:
+        The query whose pool the cut panel shows, and the retriever it came
+        from (``None`` before the first).
     """
 
     def __init__(
         self,
-        retriever: Any,
+        retriever: Any = None,
         vault: Vault | str | os.PathLike[str] | None = None,
         *,
+        retrievers: Mapping[str, Any] | None = None,
         k: int = 10,
         page_size: int = 10,
         cut: CutSettings | None = None,
     ) -> None:
-        self.retriever: Retriever = as_retriever(retriever)
-        self._fetch_pool, self._pool_from = _pool_source(retriever, self.retriever)
+        self._choices = choices(retriever, retrievers)
+        self._choice = self._choices[0]
+        self._shown_choice: Choice | None = None
         self.pool_query: str | None = None
+        self.pool_retriever: str | None = None
         self.sources = SourceList()
         self.history: list[HistoryEntry] = []
         self.error: str | None = None
@@ -148,6 +167,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
         )
         self.search_button = w.Button(description="search", button_style="primary")
         self.search_button.add_class("askkit-search")
+        self.retriever_box = _switch_widget(self.retriever_names)
         self.status_html = w.HTML()
         self.error_html = w.HTML()
         self.error_html.add_class("askkit-error")
@@ -155,6 +175,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self.reader = SourceReader(vault)
         self.histogram = w.Image(format="png", layout=w.Layout(width="360px"))
         self.histogram.add_class("askkit-histogram")
+        self.histogram_label = w.HTML(_html.heading_label("scores"))
         self.history_box = w.VBox()
         self.history_box.add_class("askkit-history")
         self._cut_settings = cut
@@ -174,11 +195,17 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self._worker: threading.Thread | None = None
         self.query_box.observe(self._on_submit, names="value")
         self.search_button.on_click(lambda _b: self.submit(self.query_box.value))
+        self.retriever_box.observe(self._on_switch, names="value")
         self.view.on_select(lambda src: self.reader.show(src, query=self._current_query()))
         self.cut_panel.observe(self._on_cut_panel, names="selected_index")
+        super().__init__(self._layout())
+        self.add_class("askkit-explorer")
+        self._show_histogram()
+
+    def _layout(self) -> list[w.Widget]:
         side = w.HBox(
             [
-                w.VBox([w.HTML(_html.heading_label("scores")), self.histogram]),
+                w.VBox([self.histogram_label, self.histogram]),
                 w.VBox(
                     [
                         w.HTML(_html.heading_label("history", "(click to run again)")),
@@ -187,26 +214,98 @@ class Explorer(w.VBox):  # type: ignore[misc]
                 ),
             ]
         )
-        super().__init__(
-            [
-                w.HBox([self.query_box, self.k_box, self.search_button]),
-                self.status_html,
-                self.error_html,
-                side,
-                self.view,
-                self.reader,
-                self.cut_panel,
-            ]
-        )
-        self.add_class("askkit-explorer")
-        self._show_histogram()
+        top = [w.HBox([self.query_box, self.k_box, self.search_button])]
+        if self.several:
+            top.append(self.retriever_box)
+        return [
+            *top,
+            self.status_html,
+            self.error_html,
+            side,
+            self.view,
+            self.reader,
+            self.cut_panel,
+        ]
 
     def __repr__(self) -> str:
         if not self.history:
             return "<Explorer: no query yet>"
         last = self.history[-1]
         outcome = f"error {last.error}" if last.error else f"{last.count} sources"
-        return f"<Explorer: {last.query!r} -> {outcome}; {len(self.history)} queries>"
+        by = f" from {last.retriever!r}" if last.retriever is not None else ""
+        return f"<Explorer: {last.query!r} -> {outcome}{by}; {len(self.history)} queries>"
+
+    # ----------------------------------------------------------------------- retrievers
+
+    @property
+    def several(self) -> bool:
+        """Whether there are retrievers to switch between."""
+        return len(self._choices) > 1
+
+    @property
+    def retriever_names(self) -> tuple[str, ...]:
+        """The retrievers' names, in the switch's order."""
+        return tuple(c.name for c in self._choices)
+
+    @property
+    def retriever_name(self) -> str:
+        """The chosen retriever's name (a single retriever is named after its type or
+        function)."""
+        return self._choice.name
+
+    @property
+    def retriever(self) -> Retriever:
+        """The chosen retriever, adapted to the :class:`~askkit.retrieve.Retriever` protocol."""
+        return self._choice.retriever
+
+    def use(self, name: str) -> None:
+        """Choose the retriever called ``name`` (what the switch does) and, if a query was
+        asked, run it again on that retriever in the background (see :meth:`wait`).
+
+        Choosing the retriever already chosen does nothing. An unknown name raises a
+        :class:`~askkit.errors.UsageError` that lists the known ones.
+        """
+        if self._select(name):
+            query = self._last_submitted
+            if query.strip():
+                self.submit(query)
+
+    def _select(self, name: str) -> bool:
+        """Make ``name`` the chosen retriever, the switch with it; False if it already was."""
+        choice = pick(self._choices, name)
+        if choice is self._choice:
+            return False
+        self._choice = choice
+        if self.retriever_box.value != name:
+            self.retriever_box.value = name  # its observer sees the choice already made
+        return True
+
+    def _on_switch(self, change: dict[str, Any]) -> None:
+        if change["new"] != self._choice.name:
+            self.use(str(change["new"]))
+
+    def _run_again(self, entry: HistoryEntry) -> None:
+        """A history button: its query, on the retriever that answered it."""
+        if entry.retriever is not None and entry.retriever in self.retriever_names:
+            self._select(entry.retriever)
+        self.submit(entry.query)
+
+    def compare(self, query: str | None = None, *, k: int | None = None) -> Comparison:
+        """Ask every retriever for ``query`` (default: the current query) in this thread and
+        return their top ``k`` (default: the *k* box) side by side; a retriever that raises
+        is shown as its error. It waits for a retrieval still running, and shows nothing
+        in the widget: display the result (it renders as an escaped table).
+        """
+        asked = self._last_submitted if query is None else query
+        if not asked.strip():
+            raise UsageError("compare needs a query: none was asked yet, pass one")
+        top = int(self.k_box.value if k is None else k)
+        if top < 1:
+            raise UsageError(f"compare's k must be >= 1, got {k!r}")
+        with self._lock:
+            return compare(self._choices, asked, top)
+
+    # ----------------------------------------------------------------------- queries
 
     def _current_query(self) -> str:
         return self.history[-1].query if self.history else ""
@@ -216,22 +315,23 @@ class Explorer(w.VBox):  # type: ignore[misc]
         if query.strip() and query != self._last_submitted:
             self.submit(query)
 
-    def _begin(self, query: str) -> tuple[int, int]:
-        """Make ``query`` the current one: (its generation, k)."""
+    def _begin(self, query: str) -> tuple[int, int, Choice]:
+        """Make ``query`` the current one: (its generation, k, the retriever to ask)."""
         self._last_submitted = query
         if self.query_box.value != query:
             self.query_box.value = query
         self._generation += 1
-        self.status_html.value = _html.message(f"searching for {query}…", tone="muted")
-        return self._generation, int(self.k_box.value)
+        on = f" with {self._choice.name}" if self.several else ""
+        self.status_html.value = _html.message(f"searching for {query}{on}…", tone="muted")
+        return self._generation, int(self.k_box.value), self._choice
 
     def submit(self, query: str) -> None:
         """Run ``query`` on a background thread and show it when done (what Enter,
         *search* and the history do); returns at once. See :meth:`wait`."""
-        generation, k = self._begin(query)
+        generation, k, choice = self._begin(query)
         worker = threading.Thread(
             target=self._background,
-            args=(query, k, generation),
+            args=(query, k, generation, choice),
             name="askkit-explorer-search",
             daemon=True,
         )
@@ -248,6 +348,8 @@ class Explorer(w.VBox):  # type: ignore[misc]
                 if worker.is_alive():
                     return False
         return True
+
+    # ----------------------------------------------------------------------- the cut panel
 
     @property
     def cut_view(self) -> CutView:
@@ -276,64 +378,75 @@ class Explorer(w.VBox):  # type: ignore[misc]
         if change["new"] != 0:
             return
         _ = self.cut_view  # built here, in the kernel's thread
-        query = self._shown_query
-        if query is None or query == self.pool_query:
+        query, choice = self._shown_query, self._shown_choice
+        if query is None or choice is None:
             return
-        generation = self._generation
+        if (query, choice.name) == (self.pool_query, self.pool_retriever):
+            return
         worker = threading.Thread(
             target=self._background_pool,
-            args=(query, generation),
+            args=(query, choice, self._generation),
             name="askkit-explorer-pool",
             daemon=True,
         )
         self._cut_worker = worker
         worker.start()
 
-    def _background_pool(self, query: str, generation: int) -> None:
+    def _background_pool(self, query: str, choice: Choice, generation: int) -> None:
         try:
             with self._lock:
                 if generation == self._generation:  # else a newer query will show its own
-                    self._show_pool(query)
+                    self._show_pool(query, choice)
         except Exception as exc:  # showing failed: say so rather than lose it in a thread
             self.cut_status.value = _html.message(_describe(exc), tone="error", lead="the cut")
 
-    def _show_pool(self, query: str) -> None:
-        """Fetch ``query``'s pool and show it in the cut panel (an error is shown there)."""
-        self.cut_status.value = _html.message(f"fetching the pool for {query}…", tone="muted")
+    def _show_pool(self, query: str, choice: Choice) -> None:
+        """Fetch ``query``'s pool from ``choice`` and show it in the cut panel (an error is
+        shown there)."""
+        lead = choice.name if self.several else ""
+        self.cut_status.value = _html.message(
+            f"fetching the pool for {query}…", tone="muted", lead=lead
+        )
         try:
-            pool: Sequence[Any] = self._fetch_pool(query)
+            pool: Sequence[Any] = choice.fetch_pool(query)
             self.cut_view.set_pool(pool)
         except Exception as exc:  # any retriever failure is shown to the user
             self.cut_view.set_pool(None)
+            by = f" ({choice.name})" if self.several else ""
             self.cut_status.value = _html.message(
-                _describe(exc), tone="error", lead="fetching the pool failed"
+                _describe(exc), tone="error", lead=f"fetching the pool failed{by}"
             )
         else:
             self.cut_status.value = _html.message(
-                f"pool for {query}: {len(self.cut_view.pool)} chunks from {self._pool_from}",
+                f"pool for {query}: {len(self.cut_view.pool)} chunks from {choice.pool_from}",
                 tone="muted",
+                lead=lead,
             )
         self.pool_query = query
+        self.pool_retriever = choice.name
+
+    # ----------------------------------------------------------------------- running
 
     def search(self, query: str) -> SourceList:
-        """Run ``query`` now, in this thread, show its sources and return them
-        (empty on an error, shown). It supersedes any submitted query still waiting."""
-        generation, k = self._begin(query)
+        """Run ``query`` now, in this thread, on the chosen retriever, show its sources and
+        return them (empty on an error, shown). It supersedes any submitted query still
+        waiting."""
+        generation, k, choice = self._begin(query)
         with self._lock:
-            return self._run(query, k, generation)
+            return self._run(query, k, generation, choice)
 
-    def _background(self, query: str, k: int, generation: int) -> None:
+    def _background(self, query: str, k: int, generation: int, choice: Choice) -> None:
         try:
             with self._lock:
                 if generation == self._generation:  # else superseded before it ran
-                    self._run(query, k, generation)
+                    self._run(query, k, generation, choice)
         except Exception as exc:  # showing failed: say so rather than lose it in a thread
             self._show_error(exc, "showing the result failed")
 
-    def _run(self, query: str, k: int, generation: int) -> SourceList:
+    def _run(self, query: str, k: int, generation: int, choice: Choice) -> SourceList:
         started = time.perf_counter()
         try:
-            chunks = self.retriever(query, k=k)
+            chunks = choice.retriever(query, k=k)
             sources = AskSource.from_chunks(chunks)
         except Exception as exc:  # any retriever failure is shown to the user
             error: BaseException | None = exc
@@ -342,51 +455,63 @@ class Explorer(w.VBox):  # type: ignore[misc]
             error = None
         seconds = time.perf_counter() - started
         message = _describe(error) if error is not None else None
-        self.history.append(HistoryEntry(query, len(sources), seconds, message))
+        by = choice.name if self.several else None
+        self.history.append(HistoryEntry(query, len(sources), seconds, message, by))
         if generation != self._generation:  # a newer query was submitted meanwhile
             self._show_history()
             return sources
         if error is not None:
-            self._show_error(error)
+            self._show_error(error, f"{choice.name} failed" if self.several else None)
         else:
             self.error = None
             self.error_html.value = ""
         self.sources = sources
         self._shown_query = query
+        self._shown_choice = choice
         self.view.set_data(sources)
         self.reader.show(None, query=query)
         if self.cut_open:
-            self._show_pool(query)
-        self.status_html.value = _html.search_status(query, len(sources), seconds)
+            self._show_pool(query, choice)
+        status = _html.search_status(query, len(sources), seconds)
+        if self.several:
+            status += " from " + _html.heading_label(choice.name)
+        self.status_html.value = status
         self._show_histogram()
         self._show_history()
         if len(sources):
             self.view.select(0)
         return sources
 
-    def _show_error(self, exc: BaseException, what: str = "the retriever failed") -> None:
+    def _show_error(self, exc: BaseException, what: str | None = None) -> None:
         self.error = _describe(exc)
-        self.error_html.value = _html.message(self.error, tone="error", lead=what)
+        lead = what or "the retriever failed"
+        self.error_html.value = _html.message(self.error, tone="error", lead=lead)
 
     def _show_histogram(self) -> None:
         scores = [s.score for s in self.sources]
         finite = [s for s in scores if not math.isnan(s)]
-        title = f"{len(finite)} scores" if finite else ""
-        self.histogram.value = score_histogram_png(scores, title=title)
+        name = (self._shown_choice or self._choice).name if self.several else None
+        self.histogram_label.value = _html.heading_label("scores", f"({name})" if name else "")
+        self.histogram.value = score_histogram_png(
+            scores,
+            title=histogram_title(len(finite), name),
+            xlabel=f"score ({name})".replace("$", r"\$") if name else "score",
+        )
 
     def _show_history(self) -> None:
-        seen: dict[str, HistoryEntry] = {}
+        seen: dict[tuple[str, str | None], HistoryEntry] = {}
         for entry in reversed(self.history):
-            seen.setdefault(entry.query, entry)
+            seen.setdefault((entry.query, entry.retriever), entry)
         buttons = []
         for entry in seen.values():
+            on = f" on {entry.retriever}" if entry.retriever is not None else ""
             button = w.Button(
                 description=entry.label(),
-                tooltip=f"run again: {entry.query}",
+                tooltip=f"run again: {entry.query}{on}",
                 button_style="danger" if entry.error is not None else "",
                 layout=w.Layout(width="360px"),
             )
             button.add_class("askkit-history-item")
-            button.on_click(lambda _b, q=entry.query: self.submit(q))
+            button.on_click(lambda _b, e=entry: self._run_again(e))
             buttons.append(button)
         self.history_box.children = buttons

@@ -10,6 +10,7 @@ import ipywidgets as w
 import pytest
 
 from askkit import AskSource, Turn, VaultPath
+from askkit._html import CSS
 from askkit.widgets import Explorer, Labeler, SourceReader, SourcesView, TurnView
 from tests import html_audit
 
@@ -126,6 +127,52 @@ def test_explorer_escapes_results_history_and_errors(vault: Path) -> None:
     ex.search("fail")
     _assert_safe(ex)
     assert "&lt;img" in ex.error_html.value
+
+
+def test_explorer_escapes_retriever_names_in_every_panel(vault: Path) -> None:
+    def hostile_chunks(query: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "path": f"{LINK}.md",
+                "title": f"{SCRIPT}\x1f{IMG}",
+                "content": SCRIPT,
+                "hash": IMG,
+                "similarity_score": 0.5,
+            }
+        ]
+
+    def failing(query: str) -> list[Any]:
+        raise RuntimeError(f"{IMG} {query}")
+
+    class Pool:
+        def __call__(self, query: str) -> list[dict[str, Any]]:
+            return hostile_chunks(query)
+
+        def pool(self, query: str) -> list[Any]:
+            raise ValueError(LINK)
+
+    ex = Explorer(retrievers={SCRIPT: hostile_chunks, IMG: failing, LINK: Pool()}, vault=vault)
+    ex.show_cut()
+    ex.search(SCRIPT)
+    _assert_safe(ex)
+    assert "from <b>&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;</b>" in ex.status_html.value
+    assert "(&lt;script&gt;" in ex.histogram_label.value
+    assert "<b>&lt;script&gt;alert(" in ex.cut_status.value  # the pool's lead names it
+    ex.use(IMG)
+    assert ex.wait(30)
+    _assert_safe(ex)
+    assert "<b>&lt;img src=x onerror=&quot;alert(1)&quot;&gt; failed:</b>" in ex.error_html.value
+    ex.use(LINK)
+    assert ex.wait(30)
+    _assert_safe(ex)
+    assert "fetching the pool failed (&lt;a href=" in ex.cut_status.value
+    assert ex.history_box.children[1].description.endswith(f"(error from {IMG})")  # plain text
+    comparison = ex.compare()
+    _assert_safe(comparison.html())
+    assert not html_audit.audit(comparison._repr_html_(), stylesheet=CSS)
+    assert "<th>&lt;a href=&quot;javascript:alert(1)&quot;&gt;click&lt;/a&gt;</th>" in (
+        comparison.html()
+    )
 
 
 def test_labeler_escapes(tmp_path: Path, hostile: AskSource) -> None:
