@@ -37,6 +37,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import random
+import re
 import sqlite3
 import uuid
 import warnings
@@ -46,6 +47,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from askkit.dense.store import SCHEMA
+from askkit.testing.models import DEFAULT_VOCABULARY
 
 __all__ = [
     "FINGERPRINT_POINT_ID",
@@ -61,27 +65,9 @@ __all__ = [
     "write_kimun_sqlite",
 ]
 
-#: kimun's DDL, copied from ``VecSqlite::new`` (vecsqlite.rs) independently of askkit.dense.
-KIMUN_DDL = """CREATE TABLE IF NOT EXISTS collections (
-                 id        INTEGER PRIMARY KEY,
-                 name      TEXT NOT NULL UNIQUE,
-                 dimension INTEGER NOT NULL
-             );
-             CREATE TABLE IF NOT EXISTS chunks (
-                 id            INTEGER PRIMARY KEY,
-                 collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
-                 path          TEXT NOT NULL,
-                 hash          TEXT NOT NULL,
-                 title         TEXT,
-                 date          TEXT,
-                 text          TEXT NOT NULL,
-                 embedding     BLOB NOT NULL
-             );
-             CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks(collection_id, path);
-             CREATE TABLE IF NOT EXISTS meta (
-                 key   TEXT PRIMARY KEY,
-                 value TEXT NOT NULL
-             );"""
+#: kimun's DDL (``VecSqlite::new`` in vecsqlite.rs), kimun's literal text; the rest of this
+#: writer (row-by-row inserts, its own ``to_blob``) is independent of askkit.dense.
+KIMUN_DDL = SCHEMA
 #: The fixed point id of kimun's fingerprint point (an upsert overwrites it).
 FINGERPRINT_POINT_ID = "00000000-0000-0000-0000-000000000001"
 #: Points per upsert in :func:`write_kimun_qdrant`.
@@ -90,59 +76,8 @@ QDRANT_BATCH = 256
 #: Chunks to store: mappings with ``path``, ``hash``, ``title``, ``date`` (or None), ``text``.
 Rows = Sequence[Mapping[str, Any]] | pd.DataFrame
 
-_WORDS = [
-    "starter",
-    "flour",
-    "water",
-    "loaf",
-    "crumb",
-    "crust",
-    "oven",
-    "proof",
-    "knead",
-    "rye",
-    "spelt",
-    "garden",
-    "tomato",
-    "seedling",
-    "compost",
-    "basil",
-    "mulch",
-    "frost",
-    "harvest",
-    "tempo",
-    "interval",
-    "marathon",
-    "recovery",
-    "router",
-    "switch",
-    "backup",
-    "server",
-    "disk",
-    "docker",
-    "kernel",
-    "firewall",
-    "chapter",
-    "author",
-    "novel",
-    "essay",
-    "travel",
-    "train",
-    "museum",
-    "recipe",
-    "curry",
-    "lentil",
-    "garlic",
-    "onion",
-    "pepper",
-    "grammar",
-    "lesson",
-    "meeting",
-    "roadmap",
-    "release",
-    "budget",
-    "deadline",
-]
+#: The words of the generated chunk texts.
+_WORDS = sorted(set(re.findall(r"[a-z]+", DEFAULT_VOCABULARY.lower())))
 
 
 def kimun_normalise(vectors: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
