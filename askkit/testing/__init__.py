@@ -30,26 +30,19 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import enum
-import hmac
 import json
-import socket
-import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass, replace
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self, cast
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from askkit._faults import (
     JOB_FAULTS,
-    REPLY_FAULTS,
     Fault,
     FaultKind,
     Reply,
@@ -57,7 +50,12 @@ from askkit._faults import (
     error,
     make_fault,
     send,
-    send_faulty,
+)
+from askkit._loopback import (
+    LoopbackHandler,
+    LoopbackServer,
+    RecordedRequest,
+    bearer_refusal,
 )
 from askkit.retrieve import as_retriever
 from askkit.retrieve.client import CONTEXT_SIZES
@@ -186,25 +184,6 @@ def sample_payloads() -> tuple[dict[str, Any], dict[str, Any]]:
     return json.loads(json.dumps(_SAMPLE_EMBEDDINGS)), json.loads(json.dumps(_SAMPLE_ANSWER))
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedRequest:
-    """One request the server received."""
-
-    method: str
-    path: str
-    headers: Mapping[str, str]  # lower-case names
-    body: bytes
-
-    def json(self) -> Any:
-        """The body decoded as JSON."""
-        return json.loads(self.body)
-
-    @property
-    def authorization(self) -> str | None:
-        """The ``Authorization`` header, if any."""
-        return self.headers.get("authorization")
-
-
 @dataclass(slots=True)
 class _Job:
     job_id: str
@@ -214,19 +193,18 @@ class _Job:
     polls: int = 0
 
 
-@dataclass(slots=True)
-class _State:
-    """Everything the handler threads share, behind one lock."""
+class _Handler(LoopbackHandler):
+    server_version = "KimunTestServer/askkit"
 
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    faults: list[Fault] = field(default_factory=list)
-    requests: list[RecordedRequest] = field(default_factory=list)
-    jobs: dict[str, _Job] = field(default_factory=dict)
-    connections: set[socket.socket] = field(default_factory=set)
-    stopping: threading.Event = field(default_factory=threading.Event)
+    # kimun answers PUT and DELETE on its routes with 405
+    def do_PUT(self) -> None:  # noqa: N802 - http.server's name
+        self._app()._dispatch(self)
+
+    def do_DELETE(self) -> None:  # noqa: N802 - http.server's name
+        self._app()._dispatch(self)
 
 
-class KimunTestServer:
+class KimunTestServer(LoopbackServer[Fault]):
     """A real HTTP server on 127.0.0.1 that answers like kimun.
 
     Parameters
@@ -256,6 +234,9 @@ class KimunTestServer:
         0 (the default) picks a free port.
     """
 
+    _name = "KimunTestServer"
+    _handler = _Handler
+
     def __init__(
         self,
         *,
@@ -269,6 +250,7 @@ class KimunTestServer:
         top_k: int = 10,
         port: int = 0,
     ) -> None:
+        super().__init__(port)
         sample_embeddings, sample_answer = sample_payloads()
         if isinstance(embeddings, EmbeddingsResponse):
             embeddings = embeddings.to_dict()
@@ -284,10 +266,7 @@ class KimunTestServer:
         self._health = dict(health) if health is not None else None
         self.processing_polls = processing_polls
         self.top_k = top_k
-        self._port = port
-        self._state = _State()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._jobs: dict[str, _Job] = {}  # behind self._state.lock
 
     @classmethod
     def from_files(
@@ -300,67 +279,6 @@ class KimunTestServer:
         emb = load_json(Path(embeddings).read_bytes(), what=str(embeddings)) if embeddings else None
         ans = load_json(Path(answer).read_bytes(), what=str(answer)) if answer else None
         return cls(embeddings=emb, answer=ans, **kwargs)
-
-    # -- lifecycle
-
-    def start(self) -> Self:
-        """Bind 127.0.0.1 and serve in a background thread."""
-        if self._httpd is not None:
-            raise RuntimeError("the server is already running")
-        self._state.stopping.clear()
-        httpd = _HTTPServer(("127.0.0.1", self._port), _Handler)
-        httpd.app = self
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.01},
-            name=f"KimunTestServer:{httpd.server_address[1]}",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, close open connections and free the port (idempotent)."""
-        httpd, thread = self._httpd, self._thread
-        if httpd is None:
-            return
-        self._state.stopping.set()  # wakes "slow" handlers
-        httpd.shutdown()
-        with self._state.lock:
-            connections = list(self._state.connections)
-        for conn in connections:  # idle keep-alive connections would hold their threads
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        httpd.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
-        self._httpd = self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def address(self) -> tuple[str, int]:
-        """The bound ``(host, port)``."""
-        if self._httpd is None:
-            raise RuntimeError("the server is not running: use it in a with block or call start()")
-        host, port = self._httpd.server_address[:2]
-        return str(host), int(port)
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT``."""
-        host, port = self.address
-        return f"http://{host}:{port}"
 
     def client(
         self,
@@ -381,10 +299,6 @@ class KimunTestServer:
         if token is _ServerToken.SERVER:
             token = self.token or ""
         return KimunClient(self.url, vault_id, token, settings=settings, http_client=http_client)
-
-    def __repr__(self) -> str:
-        where = self.url if self._httpd is not None else "stopped"
-        return f"<KimunTestServer {where}>"
 
     # -- faults and recorded requests
 
@@ -421,71 +335,33 @@ class KimunTestServer:
             delay=delay,
             size=size,
         )
-        with self._state.lock:
-            self._state.faults.append(fault)
-
-    def clear_faults(self) -> None:
-        """Switch every fault off."""
-        with self._state.lock:
-            self._state.faults.clear()
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """The requests received so far, oldest first (a copy)."""
-        with self._state.lock:
-            return list(self._state.requests)
+        self._switch_on(fault)
 
     def requests_to(self, path_prefix: str) -> list[RecordedRequest]:
         """The recorded requests whose path starts with ``path_prefix``."""
         return [r for r in self.requests if r.path.startswith(path_prefix)]
 
-    def clear_requests(self) -> None:
-        """Forget the recorded requests."""
-        with self._state.lock:
-            self._state.requests.clear()
-
     # -- serving (called from the handler threads)
 
-    def _take_fault(self, route: str) -> Fault | None:
-        with self._state.lock:
-            for fault in self._state.faults:
-                if fault.applies(route) and fault.remaining != 0:
-                    if fault.remaining is not None:
-                        fault.remaining -= 1
-                    return fault
-        return None
-
-    def _dispatch(self, handler: _Handler) -> None:
-        state = self._state
-        length = int(handler.headers.get("Content-Length") or 0)
-        body = handler.rfile.read(length) if length > 0 else b""
+    def _dispatch(self, handler: BaseHTTPRequestHandler) -> None:
+        request = self._record(handler)
+        body, headers = request.body, request.headers
         path = urlsplit(handler.path).path
-        headers = {k.lower(): v for k, v in handler.headers.items()}
-        with state.lock:
-            state.requests.append(RecordedRequest(handler.command, handler.path, headers, body))
         route, reply = _route(handler.command, path)
         if route is None:
             send(handler, reply or error(404, "not found"))
             return
-        fault = self._take_fault(route)
-        if fault is not None and fault.kind in REPLY_FAULTS:
-            send(handler, fault.reply)
-            return
-        if fault is not None and fault.kind == "slow" and state.stopping.wait(fault.delay):
-            handler.close_connection = True
-            return
-        reply = self._auth(route, headers) or self._serve(route, path, body, fault)
-        send_faulty(handler, reply, fault, state.stopping)
+        fault = self._take(route)
+        self._respond(
+            handler,
+            fault,
+            lambda: self._auth(route, headers) or self._serve(route, path, body, fault),
+        )
 
     def _auth(self, route: str, headers: Mapping[str, str]) -> Reply | None:
         if route == "health" or self.token is None:
             return None
-        given = headers.get("authorization")
-        if given is None:
-            return error(401, "missing bearer token")
-        if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
-            return error(401, "invalid bearer token")
-        return None
+        return bearer_refusal(headers, self.token, "bearer token")
 
     def _serve(self, route: str, path: str, body: bytes, fault: Fault | None) -> Reply:
         if route == "health":
@@ -540,7 +416,7 @@ class KimunTestServer:
             result = {"answer": answer, "sources": [c.to_dict() for c in chunks]}
             job = _Job(job_id, "completed", result=result)
         with self._state.lock:
-            self._state.jobs[job_id] = job
+            self._jobs[job_id] = job
         return Reply(200, {"job_id": job_id, "message": "Query job started"})
 
     def _job_status(self, job_id: str) -> Reply:
@@ -549,7 +425,7 @@ class KimunTestServer:
         except ValueError:
             return error(400, f"invalid job id {job_id!r}: expected a UUID")
         with self._state.lock:
-            job = self._state.jobs.get(job_id)
+            job = self._jobs.get(job_id)
             if job is None:
                 return error(404, f"job {job_id} not found")
             job.polls += 1
@@ -632,51 +508,3 @@ def _query_request(body: bytes) -> tuple[dict[str, Any] | None, Reply | None]:
     ):
         return None, error(400, "history must be a list of {question, answer} strings")
     return obj, None
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    app: KimunTestServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], OSError):
-            return  # a client that hung up is not the server's error
-        super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "KimunTestServer/askkit"
-
-    def _app(self) -> KimunTestServer:
-        return cast(_HTTPServer, self.server).app
-
-    def setup(self) -> None:
-        super().setup()
-        # Without this, Nagle's algorithm and delayed ACKs add 40 ms to every request.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        state = self._app()._state
-        with state.lock:
-            state.connections.add(self.connection)
-
-    def finish(self) -> None:
-        state = self._app()._state
-        with state.lock:
-            state.connections.discard(self.connection)
-        with contextlib.suppress(OSError):
-            super().finish()
-
-    def do_GET(self) -> None:
-        self._app()._dispatch(self)
-
-    def do_POST(self) -> None:
-        self._app()._dispatch(self)
-
-    def do_PUT(self) -> None:
-        self._app()._dispatch(self)
-
-    def do_DELETE(self) -> None:
-        self._app()._dispatch(self)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: requests are recorded in :attr:`KimunTestServer.requests` instead."""

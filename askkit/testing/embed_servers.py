@@ -46,23 +46,23 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import json
 import re
-import socket
-import sys
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Literal, Self, cast, get_args
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Literal, cast, get_args
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from askkit._faults import Fault, Reply, error, make_fault, send, send_faulty
-from askkit.testing import RecordedRequest
+from askkit._faults import Fault, Reply, error, make_fault, send
+from askkit._loopback import (
+    LoopbackHandler,
+    LoopbackServer,
+    RecordedRequest,
+    bearer_refusal,
+)
 
 __all__ = [
     "EmbedFaultKind",
@@ -115,7 +115,6 @@ EmbedFaultKind = Literal[
 _ROUTES = frozenset(get_args(EmbedRoute))
 _KINDS = frozenset(get_args(EmbedFaultKind))
 _OWN_KINDS = frozenset({"wrong_count", "wrong_dimension"})
-_REPLY_KINDS = frozenset({"status", "unauthorized", "invalid_json", "body"})
 _MESSAGES = {
     "status": "internal error (a fault injected by EmbedTestServer)",
     "unauthorized": "invalid api key",
@@ -181,16 +180,11 @@ class _Switch:
         return self.routes is None or route in self.routes
 
 
-@dataclass(slots=True)
-class _State:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    switches: list[_Switch] = field(default_factory=list)
-    requests: list[RecordedRequest] = field(default_factory=list)
-    connections: set[socket.socket] = field(default_factory=set)
-    stopping: threading.Event = field(default_factory=threading.Event)
+class _Handler(LoopbackHandler):
+    server_version = "EmbedTestServer/askkit"
 
 
-class EmbedTestServer:
+class EmbedTestServer(LoopbackServer[_Switch]):
     """Real HTTP on 127.0.0.1 that answers like Ollama, an OpenAI-compatible API and a reranker.
 
     Parameters
@@ -216,6 +210,9 @@ class EmbedTestServer:
         0 (the default) picks a free port.
     """
 
+    _name = "EmbedTestServer"
+    _handler = _Handler
+
     def __init__(
         self,
         *,
@@ -228,6 +225,7 @@ class EmbedTestServer:
         openai_order: Literal["input", "reversed"] = "input",
         port: int = 0,
     ) -> None:
+        super().__init__(port)
         if rerank_shape not in {"results", "data"}:
             raise ValueError(f"rerank_shape must be 'results' or 'data', got {rerank_shape!r}")
         if score_key not in {"relevance_score", "score"}:
@@ -240,80 +238,14 @@ class EmbedTestServer:
         self.rerank_shape = rerank_shape
         self.score_key = score_key
         self.openai_order = openai_order
-        self._port = port
-        self._state = _State()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle
-
-    def start(self) -> Self:
-        """Bind 127.0.0.1 and serve in a background thread."""
-        if self._httpd is not None:
-            raise RuntimeError("the server is already running")
-        self._state.stopping.clear()
-        httpd = _HTTPServer(("127.0.0.1", self._port), _Handler)
-        httpd.app = self
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.01},
-            name=f"EmbedTestServer:{httpd.server_address[1]}",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, close open connections and free the port (idempotent)."""
-        httpd, thread = self._httpd, self._thread
-        if httpd is None:
-            return
-        self._state.stopping.set()  # wakes "slow" handlers
-        httpd.shutdown()
-        with self._state.lock:
-            connections = list(self._state.connections)
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        httpd.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
-        self._httpd = self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def address(self) -> tuple[str, int]:
-        """The bound ``(host, port)``."""
-        if self._httpd is None:
-            raise RuntimeError("the server is not running: use it in a with block or call start()")
-        host, port = self._httpd.server_address[:2]
-        return str(host), int(port)
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT``: Ollama's base URL; the other routes answer here too."""
-        host, port = self.address
-        return f"http://{host}:{port}"
 
     @property
     def v1_url(self) -> str:
-        """``http://127.0.0.1:PORT/v1``: an OpenAI-style base URL (embeddings and rerank)."""
-        return self.url + "/v1"
+        """``http://127.0.0.1:PORT/v1``: an OpenAI-style base URL (embeddings and rerank).
 
-    def __repr__(self) -> str:
-        where = self.url if self._httpd is not None else "stopped"
-        return f"<EmbedTestServer {where}>"
+        :attr:`url` is Ollama's base URL; the other routes answer there too.
+        """
+        return self.url + "/v1"
 
     # -- faults and recorded requests
 
@@ -359,22 +291,9 @@ class EmbedTestServer:
                 delay=delay,
                 size=size,
             )
-        switch = _Switch(
-            kind, routes, times, skip, fault, fault.delay if fault is not None else 0.0
+        self._switch_on(
+            _Switch(kind, routes, times, skip, fault, fault.delay if fault is not None else 0.0)
         )
-        with self._state.lock:
-            self._state.switches.append(switch)
-
-    def clear_faults(self) -> None:
-        """Switch every fault off."""
-        with self._state.lock:
-            self._state.switches.clear()
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """The requests received so far, oldest first (a copy)."""
-        with self._state.lock:
-            return list(self._state.requests)
 
     def requests_to(self, route: EmbedRoute) -> list[RecordedRequest]:
         """The recorded requests to one route."""
@@ -391,33 +310,17 @@ class EmbedTestServer:
                     out.append([texts] if isinstance(texts, str) else list(texts))
         return out
 
-    def clear_requests(self) -> None:
-        """Forget the recorded requests."""
-        with self._state.lock:
-            self._state.requests.clear()
-
     # -- serving (called from the handler threads)
 
-    def _take(self, route: str) -> _Switch | None:
-        with self._state.lock:
-            for switch in self._state.switches:
-                if not switch.applies(route) or switch.remaining == 0:
-                    continue
-                if switch.skip > 0:
-                    switch.skip -= 1
-                    continue
-                if switch.remaining is not None:
-                    switch.remaining -= 1
-                return switch
-        return None
+    def _passes(self, fault: _Switch) -> bool:
+        if fault.skip > 0:  # let through, counting down
+            fault.skip -= 1
+            return True
+        return False
 
-    def _dispatch(self, handler: _Handler) -> None:
-        state = self._state
-        length = int(handler.headers.get("Content-Length") or 0)
-        body = handler.rfile.read(length) if length > 0 else b""
-        headers = {k.lower(): v for k, v in handler.headers.items()}
-        with state.lock:
-            state.requests.append(RecordedRequest(handler.command, handler.path, headers, body))
+    def _dispatch(self, handler: BaseHTTPRequestHandler) -> None:
+        request = self._record(handler)
+        body, headers = request.body, request.headers
         route = _route(urlsplit(handler.path).path)
         if route is None:
             send(handler, error(404, f"no route for {urlsplit(handler.path).path}"))
@@ -427,25 +330,14 @@ class EmbedTestServer:
             return
         switch = self._take(route)
         fault = switch.fault if switch is not None else None
-        if fault is not None and fault.kind in _REPLY_KINDS:
-            send(handler, fault.reply)
-            return
-        if fault is not None and fault.kind == "slow" and state.stopping.wait(fault.delay):
-            handler.close_connection = True
-            return
-        reply = self._auth(headers) or self._serve(route, body, switch)
-        stream = fault if fault is not None and fault.kind != "slow" else None
-        send_faulty(handler, reply, stream, state.stopping)
+        self._respond(
+            handler, fault, lambda: self._auth(headers) or self._serve(route, body, switch)
+        )
 
     def _auth(self, headers: Mapping[str, str]) -> Reply | None:
         if self.token is None:
             return None
-        given = headers.get("authorization")
-        if given is None:
-            return error(401, "missing api key")
-        if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
-            return error(401, "invalid api key")
-        return None
+        return bearer_refusal(headers, self.token, "api key")
 
     def _serve(self, route: str, body: bytes, switch: _Switch | None) -> Reply:
         try:
@@ -511,44 +403,3 @@ def _route(path: str) -> str | None:
     if path.endswith("/rerank"):
         return "rerank"
     return None
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    app: EmbedTestServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], OSError):
-            return  # a client that hung up is not the server's error
-        super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "EmbedTestServer/askkit"
-
-    def _app(self) -> EmbedTestServer:
-        return cast(_HTTPServer, self.server).app
-
-    def setup(self) -> None:
-        super().setup()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        state = self._app()._state
-        with state.lock:
-            state.connections.add(self.connection)
-
-    def finish(self) -> None:
-        state = self._app()._state
-        with state.lock:
-            state.connections.discard(self.connection)
-        with contextlib.suppress(OSError):
-            super().finish()
-
-    def do_GET(self) -> None:
-        self._app()._dispatch(self)
-
-    def do_POST(self) -> None:
-        self._app()._dispatch(self)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: requests are recorded in :attr:`EmbedTestServer.requests` instead."""

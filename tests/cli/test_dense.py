@@ -11,7 +11,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 from unittest.mock import ANY
 
 import numpy as np
@@ -46,6 +48,31 @@ def run(
     )
 
 
+def index_vault(
+    spec: str, *flags: str, cache: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``askkit index`` of the sample vault with the embedder ``spec``."""
+    return run("index", str(DATA / "vault"), "--embedder", spec, *flags, cache=cache, env=env)
+
+
+def search_store(
+    query: str, store: Path, vault_id: str, spec: str, *flags: str, cache: Path
+) -> subprocess.CompletedProcess[str]:
+    """``askkit search --store`` of one vault with the embedder ``spec``."""
+    return run(
+        "search",
+        query,
+        "--store",
+        str(store),
+        "--vault-id",
+        vault_id,
+        "--embedder",
+        spec,
+        *flags,
+        cache=cache,
+    )
+
+
 def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert out.stderr.count("\n") == 1, out.stderr
@@ -64,6 +91,24 @@ def kimun_store(tmp_path: Path) -> Path:
         fingerprint="ollama:nomic-embed-text:8",
     )
     return folder
+
+
+class IndexedVault(NamedTuple):
+    server: EmbedTestServer
+    embedder: OllamaEmbedder
+    index: DenseIndex
+    store: Path
+    spec: str  # the embedder, as the command line names it
+
+
+@pytest.fixture
+def indexed_vault(tmp_path: Path) -> Iterator[IndexedVault]:
+    """The sample vault indexed into ``tmp_path / "store"`` through a loopback Ollama (16-d)."""
+    store = tmp_path / "store"
+    with EmbedTestServer(dim=16) as server:
+        embedder = OllamaEmbedder(server.url, MODEL, progress=False)
+        index = DenseIndex(DATA / "vault", embedder, store=store, progress=False)
+        yield IndexedVault(server, embedder, index, store, f"ollama:{server.url}:{MODEL}")
 
 
 # -- askkit stores ---------------------------------------------------------------------------------
@@ -170,27 +215,11 @@ def test_index_embeds_the_sample_vault_in_batches_of_100_then_only_changes(tmp_p
     store = tmp_path / "store"
     with EmbedTestServer(dim=16) as server:
         spec = f"ollama:{server.url}:{MODEL}"
-        out = run(
-            "index",
-            str(DATA / "vault"),
-            "--embedder",
-            spec,
-            "--cache-dir",
-            str(store),
-            cache=tmp_path / "c",
-        )
+        out = index_vault(spec, "--cache-dir", str(store), cache=tmp_path / "c")
         assert out.returncode == 0, out.stderr
         first = server.inputs
         server.clear_requests()
-        again = run(
-            "index",
-            str(DATA / "vault"),
-            "--embedder",
-            spec,
-            "--cache-dir",
-            str(store),
-            cache=tmp_path / "c",
-        )
+        again = index_vault(spec, "--cache-dir", str(store), cache=tmp_path / "c")
         assert again.returncode == 0, again.stderr
         second = server.inputs
     assert first[0] == ["dimension probe"]  # kimun probes an HTTP embedder's width first
@@ -212,56 +241,31 @@ def test_index_embeds_the_sample_vault_in_batches_of_100_then_only_changes(tmp_p
     ]
 
 
-def test_search_of_a_store_answers_as_the_library_does(tmp_path: Path) -> None:
+def test_search_of_a_store_answers_as_the_library_does(
+    indexed_vault: IndexedVault, tmp_path: Path
+) -> None:
     """``search --store`` (kimun's reader) and ``search --vault --embedder`` (the index) agree."""
-    store = tmp_path / "store"
+    _, embedder, index, store, spec = indexed_vault
     query = "feeding the sourdough starter"
-    with EmbedTestServer(dim=16) as server:
-        spec = f"ollama:{server.url}:{MODEL}"
-        embedder = OllamaEmbedder(server.url, MODEL, progress=False)
-        index = DenseIndex(DATA / "vault", embedder, store=store, progress=False)
-        by_store = run(
-            "search",
-            query,
-            "--store",
-            str(store),
-            "--vault-id",
-            "vault",
-            "--embedder",
-            spec,
-            "--json",
-            "-k",
-            "5",
-            cache=tmp_path / "c",
-        )
-        by_vault = run(
-            "search",
-            query,
-            "--vault",
-            str(DATA / "vault"),
-            "--cache-dir",
-            str(store),
-            "--embedder",
-            spec,
-            "--json",
-            "-k",
-            "5",
-            cache=tmp_path / "c",
-        )
-        table = run(
-            "search",
-            query,
-            "--store",
-            str(store),
-            "--vault-id",
-            "vault",
-            "--embedder",
-            spec,
-            cache=tmp_path / "c",
-        )
-        with KimunStore(store) as kimun:
-            expected = StoreRetriever(kimun, "vault", embedder).search(query, 5)
-        from_index = index.search(query, 5)
+    by_store = search_store(query, store, "vault", spec, "--json", "-k", "5", cache=tmp_path / "c")
+    by_vault = run(
+        "search",
+        query,
+        "--vault",
+        str(DATA / "vault"),
+        "--cache-dir",
+        str(store),
+        "--embedder",
+        spec,
+        "--json",
+        "-k",
+        "5",
+        cache=tmp_path / "c",
+    )
+    table = search_store(query, store, "vault", spec, cache=tmp_path / "c")
+    with KimunStore(store) as kimun:
+        expected = StoreRetriever(kimun, "vault", embedder).search(query, 5)
+    from_index = index.search(query, 5)
     assert by_store.returncode == 0, by_store.stderr
     chunks = json.loads(by_store.stdout)["chunks"]
     assert chunks == [c.to_dict() for c in expected]
@@ -290,14 +294,10 @@ def test_a_kimun_store_is_searched_with_the_brute_force_ranking(tmp_path: Path) 
     for i in np.argsort(-scores, kind="stable"):
         best_note.setdefault(rows[i]["path"], float(scores[i]))
     with EmbedTestServer(dim=16) as server:
-        out = run(
-            "search",
+        out = search_store(
             query,
-            "--store",
-            str(tmp_path / "kimun"),
-            "--vault-id",
+            tmp_path / "kimun",
             "3f2b",
-            "--embedder",
             f"ollama:{server.url}:{MODEL}",
             "--json",
             "-k",
@@ -311,37 +311,24 @@ def test_a_kimun_store_is_searched_with_the_brute_force_ranking(tmp_path: Path) 
         assert chunk["similarity_score"] == pytest.approx(best_note[chunk["path"]], abs=1e-6)
 
 
-def test_an_http_reranker_reorders_and_a_failing_one_falls_back(tmp_path: Path) -> None:
-    store = tmp_path / "store"
+def test_an_http_reranker_reorders_and_a_failing_one_falls_back(
+    indexed_vault: IndexedVault, tmp_path: Path
+) -> None:
+    server, embedder, _, store, spec = indexed_vault
     query = "tomato seedlings"
-    with EmbedTestServer(dim=16) as server:
-        spec = f"ollama:{server.url}:{MODEL}"
-        embedder = OllamaEmbedder(server.url, MODEL, progress=False)
-        DenseIndex(DATA / "vault", embedder, store=store, progress=False)
-        argv = (
-            "search",
-            query,
-            "--store",
-            str(store),
-            "--vault-id",
-            "vault",
-            "--embedder",
-            spec,
-            "--json",
-            "-k",
-            "8",
+    argv = (query, store, "vault", spec, "--json", "-k", "8")
+    rerank = ("--reranker", f"http:{server.v1_url}:rerank-1")
+    reranked = search_store(*argv, *rerank, cache=tmp_path / "c")
+    (call,) = server.requests_to("rerank")
+    server.fail("status", route="rerank", status=503)
+    fallen = search_store(*argv, *rerank, cache=tmp_path / "c")
+    plain = search_store(*argv, cache=tmp_path / "c")
+    with KimunStore(store) as kimun:
+        expected = StoreRetriever(
+            kimun, "vault", embedder, reranker=HttpReranker(server.v1_url, "rerank-1")
         )
-        reranked = run(*argv, "--reranker", f"http:{server.v1_url}:rerank-1", cache=tmp_path / "c")
-        (call,) = server.requests_to("rerank")
-        server.fail("status", route="rerank", status=503)
-        fallen = run(*argv, "--reranker", f"http:{server.v1_url}:rerank-1", cache=tmp_path / "c")
-        plain = run(*argv, cache=tmp_path / "c")
-        with KimunStore(store) as kimun:
-            expected = StoreRetriever(
-                kimun, "vault", embedder, reranker=HttpReranker(server.v1_url, "rerank-1")
-            )
-            server.clear_faults()
-            expected_rows = expected.search(query, 8)
+        server.clear_faults()
+        expected_rows = expected.search(query, 8)
     assert reranked.returncode == 0, reranked.stderr
     assert len(call.json()["documents"]) == 80  # the whole pool, as kimun reranks it
     rows = json.loads(reranked.stdout)["chunks"]
@@ -356,21 +343,15 @@ def test_an_http_reranker_reorders_and_a_failing_one_falls_back(tmp_path: Path) 
 def test_the_api_key_comes_from_the_environment_and_is_never_shown(tmp_path: Path) -> None:
     with EmbedTestServer(dim=8, token="sk-right-key-123") as server:
         spec = f"openai:{server.v1_url}:text-embedding-3-small"
-        wrong = run(
-            "index",
-            str(DATA / "vault"),
-            "--no-cache",
-            "--embedder",
+        wrong = index_vault(
             spec,
+            "--no-cache",
             cache=tmp_path / "c",
             env={"ASKKIT_EMBED_API_KEY": "sk-wrong-key-456"},
         )
-        right = run(
-            "index",
-            str(DATA / "vault"),
-            "--no-cache",
-            "--embedder",
+        right = index_vault(
             spec,
+            "--no-cache",
             cache=tmp_path / "c",
             env={"ASKKIT_EMBED_API_KEY": "sk-right-key-123"},
         )
@@ -383,37 +364,27 @@ def test_the_api_key_comes_from_the_environment_and_is_never_shown(tmp_path: Pat
     assert sent == {"Bearer sk-wrong-key-456", "Bearer sk-right-key-123"}
 
 
-def test_a_store_of_another_embedder_is_one_line(kimun_store: Path, tmp_path: Path) -> None:
-    with EmbedTestServer(dim=8) as server:
-        out = run(
-            "search",
-            "q",
-            "--store",
-            str(kimun_store),
-            "--vault-id",
+@pytest.mark.parametrize(
+    ("model", "vault_id", "messages"),
+    [
+        (
+            "all-minilm",
             "3f2b-vault",
-            "--embedder",
-            f"ollama:{server.url}:all-minilm",
-            cache=tmp_path / "c",
-        )
-    err = one_line_error(out)
-    assert "holds vectors of the embedder 'ollama:nomic-embed-text:8'" in err
-    assert "not 'ollama:all-minilm:8'" in err
-
-
-def test_an_unknown_vault_id_is_one_line(kimun_store: Path, tmp_path: Path) -> None:
+            [
+                "holds vectors of the embedder 'ollama:nomic-embed-text:8'",
+                "not 'ollama:all-minilm:8'",
+            ],
+        ),
+        (MODEL, "nope", ["nope", "3f2b-vault"]),
+    ],
+    ids=["another-embedder", "unknown-vault-id"],
+)
+def test_a_store_search_that_cannot_answer_is_one_line(
+    model: str, vault_id: str, messages: list[str], kimun_store: Path, tmp_path: Path
+) -> None:
     with EmbedTestServer(dim=8) as server:
-        out = run(
-            "search",
-            "q",
-            "--store",
-            str(kimun_store),
-            "--vault-id",
-            "nope",
-            "--embedder",
-            f"ollama:{server.url}:{MODEL}",
-            cache=tmp_path / "c",
-        )
+        spec = f"ollama:{server.url}:{model}"
+        out = search_store("q", kimun_store, vault_id, spec, cache=tmp_path / "c")
     err = one_line_error(out)
-    assert "nope" in err
-    assert "3f2b-vault" in err
+    for message in messages:
+        assert message in err

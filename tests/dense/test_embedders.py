@@ -690,13 +690,21 @@ def test_a_bad_spec_is_a_usage_error(spec: str, options: dict[str, Any], match: 
 # ------------------------------------------------------------ the extra and the imports
 
 
-def test_a_missing_fastembed_names_the_extra() -> None:
+@pytest.mark.parametrize(
+    ("module", "cls", "parse", "spec"),
+    [
+        ("embedders", "FastEmbedEmbedder", "parse_embedder", "fastembed:BGESmallENV15"),
+        ("rerankers", "FastEmbedReranker", "parse_reranker", "fastembed"),
+    ],
+    ids=["embedder", "reranker"],
+)
+def test_a_missing_fastembed_names_the_extra(module: str, cls: str, parse: str, spec: str) -> None:
     code = (
         "import sys\n"
         "sys.modules['fastembed'] = None\n"
-        "from askkit.dense.embedders import FastEmbedEmbedder, parse_embedder\n"
+        f"from askkit.dense.{module} import {cls}, {parse}\n"
         "from askkit.errors import MissingDependencyError\n"
-        "for make in (FastEmbedEmbedder, lambda: parse_embedder('fastembed:BGESmallENV15')):\n"
+        f"for make in ({cls}, lambda: {parse}({spec!r})):\n"
         "    try:\n"
         "        make()\n"
         "    except MissingDependencyError as exc:\n"

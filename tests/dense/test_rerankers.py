@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import logging
 import math
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,7 +40,6 @@ from askkit.testing.embed_servers import EmbedTestServer
 from askkit.testing.models import install_in_hub_cache, reference_rerank_scores
 from askkit.wire import ChunkResult
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "co-key-0123456789"
 
 
@@ -398,26 +395,6 @@ def test_a_bad_reranker_spec_is_a_usage_error(
 
 def test_kimuns_cross_encoder_is_the_default() -> None:
     assert DEFAULT_RERANKER == "BAAI/bge-reranker-base"
-
-
-def test_a_missing_fastembed_names_the_extra_for_the_reranker() -> None:
-    code = (
-        "import sys\n"
-        "sys.modules['fastembed'] = None\n"
-        "from askkit.dense.rerankers import FastEmbedReranker, parse_reranker\n"
-        "from askkit.errors import MissingDependencyError\n"
-        "for make in (FastEmbedReranker, lambda: parse_reranker('fastembed')):\n"
-        "    try:\n"
-        "        make()\n"
-        "    except MissingDependencyError as exc:\n"
-        "        print(exc)\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
-    lines = out.stdout.strip().splitlines()
-    assert len(lines) == 2
-    assert all("pip install 'askkit[embed]'" in line for line in lines)
 
 
 def test_pool_of_chunks_rerank_by_title_and_content() -> None:

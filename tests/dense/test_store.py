@@ -389,20 +389,23 @@ def test_a_table_without_kimuns_columns_is_refused(tmp_path: Path) -> None:
         KimunStore(tmp_path)
 
 
-def test_a_blob_of_the_wrong_length_is_refused_naming_the_chunk(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("embedding", "match"),
+    [
+        ("zeroblob(28)", r"chunk 4 .* is 28 bytes.*dimension 8 makes it 32"),
+        ("'text'", r"chunk 4 .* is not a blob"),
+    ],
+)
+def test_a_blob_of_the_wrong_length_is_refused_naming_the_chunk(
+    embedding: str, match: str, tmp_path: Path
+) -> None:
     rows, vectors = store_rows(6, 8)
     write_kimun_sqlite(tmp_path, {"v": (rows, vectors)})
     conn = sqlite3.connect(tmp_path / DB_FILE)
-    conn.execute("UPDATE chunks SET embedding = zeroblob(28) WHERE id = 4")
+    conn.execute(f"UPDATE chunks SET embedding = {embedding} WHERE id = 4")
     conn.commit()
     conn.close()
-    with pytest.raises(StoreError, match=r"chunk 4 .* is 28 bytes.*dimension 8 makes it 32"):
-        KimunStore(tmp_path).load("v")
-    conn = sqlite3.connect(tmp_path / DB_FILE)
-    conn.execute("UPDATE chunks SET embedding = 'text' WHERE id = 4")
-    conn.commit()
-    conn.close()
-    with pytest.raises(StoreError, match=r"chunk 4 .* is not a blob"):
+    with pytest.raises(StoreError, match=match):
         KimunStore(tmp_path).load("v")
 
 
@@ -619,6 +622,17 @@ def put(writer: StoreWriter, c: str, *rows_: tuple[dict[str, Any], np.ndarray]) 
     writer.store(c, pd.DataFrame([r for r, _ in rows_]), np.stack([v for _, v in rows_]))
 
 
+def put_a_and_b(writer: StoreWriter, section: str) -> None:
+    """Note a.md in two chunks (``alpha {section} one``, ``... two``), b.md in one, in "v"."""
+    put(
+        writer,
+        "v",
+        row("a.md", "h1", f"alpha {section} one"),
+        row("a.md", "h1", f"alpha {section} two"),
+        row("b.md", "h2", "beta"),
+    )
+
+
 def query(folder: Path, c: str, vector: np.ndarray, limit: int) -> list[tuple[float, dict]]:
     """kimun's VecSqlite::query over what KimunStore reads: empty for a missing collection."""
     store = KimunStore(folder)
@@ -659,13 +673,7 @@ def test_conformance_chunks_with_vectors(writer: StoreWriter) -> None:
     chunks, vectors = writer.chunks_with_vectors("v", ["a.md"])
     assert len(chunks) == 0
     assert vectors.shape == (0, DIM)
-    put(
-        writer,
-        "v",
-        row("a.md", "h1", "alpha part one"),
-        row("a.md", "h1", "alpha part two"),
-        row("b.md", "h2", "beta"),
-    )
+    put_a_and_b(writer, "part")
     chunks, vectors = writer.chunks_with_vectors("v", ["a.md"])
     assert len(chunks) == 2, "only the requested note's chunks"
     assert chunks["path"].tolist() == ["a.md", "a.md"]
@@ -677,13 +685,7 @@ def test_conformance_chunks_with_vectors(writer: StoreWriter) -> None:
 
 
 def test_conformance_delete(writer: StoreWriter) -> None:
-    put(
-        writer,
-        "v",
-        row("a.md", "h1", "alpha section one"),
-        row("a.md", "h1", "alpha section two"),
-        row("b.md", "h2", "beta"),
-    )
+    put_a_and_b(writer, "section")
     writer.delete("v", ["a.md"])
     notes = writer.indexed_notes("v")
     assert list(notes) == ["b.md"]
@@ -692,13 +694,7 @@ def test_conformance_delete(writer: StoreWriter) -> None:
 
 
 def test_conformance_indexed_notes(writer: StoreWriter) -> None:
-    put(
-        writer,
-        "v",
-        row("a.md", "h1", "alpha part one"),
-        row("a.md", "h1", "alpha part two"),
-        row("b.md", "h2", "beta"),
-    )
+    put_a_and_b(writer, "part")
     assert writer.indexed_notes("v") == {"a.md": "h1", "b.md": "h2"}, "notes, not chunks"
 
 
