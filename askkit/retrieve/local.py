@@ -250,6 +250,28 @@ def note_chunks(
     return cols
 
 
+def _top(scores: np.ndarray[Any, Any], k: int) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """The best ``k`` positive scores, best first, equal scores in index order.
+
+    The index holds the notes sorted by path, each note's sections in order, so
+    equal scores rank by path, then by section. A partial selection
+    (``argpartition``, as bm25s's own top-k) would leave the order of equal
+    scores to numpy's kernel, which differs between CPUs and numpy versions;
+    here every chunk that ties the ``k``-th score is a candidate and the
+    candidates are ranked by score, then by position, so a query ranks the same
+    everywhere.
+    """
+    n = len(scores)
+    k = min(k, n)
+    if k <= 0:
+        return np.empty(0, dtype=np.int64), np.empty(0)
+    kth = np.partition(scores, n - k)[n - k]
+    candidates = np.flatnonzero((scores >= kth) & (scores > 0))
+    s = scores[candidates].astype(np.float64)
+    order = np.lexsort((candidates, -s))[:k]
+    return candidates[order].astype(np.int64, copy=False), s[order]
+
+
 class LocalIndex:
     """BM25 over a vault's kimun sections; a :class:`~askkit.retrieve.Retriever`.
 
@@ -467,13 +489,7 @@ class LocalIndex:
         known = [t for t in tokens if t in bm25.vocab_dict]
         if not known:
             return np.empty(0, dtype=np.int64), np.empty(0)
-        docs, scores = bm25.retrieve(
-            [known], k=min(pool, len(self)), show_progress=False, n_threads=0
-        )
-        d = docs[0]
-        s = scores[0].astype(np.float64)
-        keep = s > 0
-        return d[keep], s[keep]
+        return _top(bm25.get_scores(known), pool)
 
     def search(self, query: str, k: int = 10, *, per_note: bool = True) -> list[ChunkResult]:
         """The top ``k`` chunks for ``query``, best first, shaped as a kimun server shapes them.

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -14,7 +16,7 @@ from askkit import AskSource, ChunkResult
 from askkit.errors import SchemaError
 from askkit.ranking import CutSettings, cut_len, recommend, sweep_cuts
 from askkit.retrieve import Retriever, as_retriever
-from askkit.retrieve.local import LocalIndex, read_queries, tokenize
+from askkit.retrieve.local import LocalIndex, _top, read_queries, tokenize
 from askkit.vault import Vault, content_hash
 
 LONG = " ".join(f"Sentence {i} about sourdough hydration and crumb." for i in range(80))
@@ -108,6 +110,40 @@ def test_k_is_validated_and_respected(index: LocalIndex) -> None:
     with pytest.raises(ValueError, match="k must be >= 1"):
         index.search("starter", k=0)
     assert len(index.search("sourdough starter rye garden novel", k=2)) == 2
+
+
+def test_equal_scores_rank_by_path_then_section_at_every_k(tmp_path: Path) -> None:
+    root = tmp_path / "ties"
+    root.mkdir()
+    same = "# Kayak\n\nA kayak paddle.\n"
+    for name in ("c.md", "a.md", "b.md"):
+        (root / name).write_text(same)
+    (root / "d.md").write_text("# Boat\n\n## One\n\nA kayak paddle.\n\n## Two\n\nA kayak paddle.\n")
+    (root / "e.md").write_text("# Kayak kayak\n\nA kayak paddle and a kayak.\n")
+    index = LocalIndex(root, cache_dir=tmp_path / "c", progress=False)
+    full = index.search("kayak", k=10, per_note=False)
+    assert [c.path for c in full] == ["e.md", "a.md", "b.md", "c.md", "d.md", "d.md"]
+    assert len({c.similarity_score for c in full[1:4]}) == 1
+    assert full[4].similarity_score == full[5].similarity_score
+    assert [c.title for c in full[-2:]] == ["Boat\x1fOne", "Boat\x1fTwo"]
+    for k in range(1, 7):  # the tie at the k-th score is cut in index order, not the kernel's
+        assert index.search("kayak", k=k, per_note=False) == [
+            replace(c, ordinal=i) for i, c in enumerate(full[:k], 1)
+        ]
+    (root / "aa.md").write_text(same)
+    index.update()
+    assert [c.path for c in index.search("kayak", k=4)] == ["e.md", "a.md", "aa.md", "b.md"]
+
+
+def test_top_equals_a_full_sort_by_score_then_position() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        scores = rng.integers(-1, 4, size=int(rng.integers(1, 60))).astype(np.float32)
+        k = int(rng.integers(1, 70))
+        rows, got = _top(scores, k)
+        order = [i for i in np.lexsort((np.arange(len(scores)), -scores)) if scores[i] > 0][:k]
+        assert rows.tolist() == order
+        assert got.tolist() == scores[order].astype(np.float64).tolist()
 
 
 def test_it_is_a_retriever(index: LocalIndex) -> None:
