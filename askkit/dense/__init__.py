@@ -25,6 +25,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from askkit.dense._writer import StoreWriter
     from askkit.dense.embedders import (
         BATCH_SIZE,
         DEFAULT_FASTEMBED_MODEL,
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
         Collection,
         KimunStore,
         StoredVault,
-        StoreWriter,
         exact_top_k,
         normalise,
     )
@@ -117,9 +117,10 @@ _LAZY = {
         "askkit.dense.rerankers",
     ),
     **dict.fromkeys(
-        ["Collection", "KimunStore", "StoredVault", "StoreWriter", "exact_top_k", "normalise"],
+        ["Collection", "KimunStore", "StoredVault", "exact_top_k", "normalise"],
         "askkit.dense.store",
     ),
+    "StoreWriter": "askkit.dense._writer",
 }
 
 

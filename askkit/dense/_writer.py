@@ -4,8 +4,7 @@ It writes ``embeddings.db`` as kimun's ``VecSqlite`` does (kimun's DDL, WAL,
 foreign keys, vectors normalised by :func:`~askkit.dense.store.normalise`),
 with kimun's store semantics, so that askkit's store and a kimun server's can
 be swapped; :class:`~askkit.dense.store.KimunStore` reads either. It writes
-only into a folder askkit created. Import it from :mod:`askkit.dense.store`
-or :mod:`askkit.dense`.
+only into a folder askkit created. Import it from :mod:`askkit.dense`.
 """
 
 from __future__ import annotations

@@ -50,10 +50,11 @@ from askkit.wire import ChunkResult
 if TYPE_CHECKING:
     import pandas as pd
 
+    from askkit.dense._writer import StoreWriter
     from askkit.dense.embedders import Embedder
     from askkit.dense.qdrant import QdrantStore
     from askkit.dense.rerankers import Reranker
-    from askkit.dense.store import KimunStore, StoreWriter
+    from askkit.dense.store import KimunStore
 
 __all__ = ["NOTES_FILE", "DenseIndex", "StoreRetriever", "default_store_folder"]
 
@@ -292,7 +293,7 @@ class DenseIndex(DenseRetrieval):
         """The store, opened for this run, with kimun's embedder-fingerprint gate applied."""
         if self.store_folder is None:
             return None
-        from askkit.dense.store import StoreWriter
+        from askkit.dense._writer import StoreWriter
 
         dimension = self._embedder_dimension()
         fingerprint = self.embedder.fingerprint

@@ -35,15 +35,14 @@ file beside it:
   not do in kimun's folder (and cannot in a folder it may not write): the
   database and its log are copied to a temporary folder and read there.
 
-:class:`StoreWriter` (in ``_writer.py``, imported from here on first use) is
-askkit's own store in the same schema (kimun's DDL, WAL, foreign keys), with
-kimun's store semantics, so that askkit's store and a kimun server's can be
-swapped. It writes only into a folder askkit created.
+:class:`~askkit.dense.StoreWriter` (``_writer.py``) is askkit's own store in
+the same schema (kimun's DDL, WAL, foreign keys), with kimun's store
+semantics, so that askkit's store and a kimun server's can be swapped. It
+writes only into a folder askkit created.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import sqlite3
@@ -52,7 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, Self, TypeVar
+from typing import Any, Final, NamedTuple, Self, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -61,9 +60,6 @@ from askkit.errors import DimensionError, StoreError, UsageError
 from askkit.frame.schema import STRING
 from askkit.journal import parse_date
 
-if TYPE_CHECKING:
-    from askkit.dense._writer import StoreWriter
-
 __all__ = [
     "COLUMNS",
     "DB_FILE",
@@ -71,7 +67,6 @@ __all__ = [
     "SCHEMA",
     "Collection",
     "KimunStore",
-    "StoreWriter",
     "StoredVault",
     "exact_top_k",
     "normalise",
@@ -707,10 +702,3 @@ class KimunStore:
 
     def __repr__(self) -> str:
         return f"<KimunStore {self.path}{' (closed)' if self._closed else ''}>"
-
-
-def __getattr__(name: str) -> Any:
-    """:class:`StoreWriter`, imported on first use (its module imports this one)."""
-    if name == "StoreWriter":
-        return importlib.import_module("askkit.dense._writer").StoreWriter
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

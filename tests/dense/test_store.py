@@ -37,6 +37,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from askkit.dense import StoreWriter
 from askkit.dense.store import (
     COLUMNS,
     DB_FILE,
@@ -44,7 +45,6 @@ from askkit.dense.store import (
     Collection,
     KimunStore,
     StoredVault,
-    StoreWriter,
     exact_top_k,
     normalise,
 )
