@@ -51,24 +51,31 @@ def _in_order(wanted: str, source: str) -> str | None:
 
 
 def _independent_headings(text: str) -> list[tuple[int, int, str]]:
-    """(level, note offset of its line, plain text) of each heading pulldown-cmark reports."""
+    """(level, note offset of its line, plain text) of each heading pulldown-cmark reports.
+
+    The plain text ends at a soft break: kimun's heading is the first line of a
+    multi-line setext heading, the rest is body text.
+    """
     parts = split_note(text)
     collapsed = collapse_wikilinks(parts.body)
     parsed = collapsed.text
     data = parsed.encode()
     found: list[tuple[int, int, list[str]]] = []
     depth = 0
+    broken = False  # a soft break has ended the current heading's text
     for event, span in pyromark.events_with_range(parsed):
         if isinstance(event, str):
+            broken = broken or (depth > 0 and event == "SoftBreak")
             continue
         ((kind, value),) = event.items()
         if kind == "Start" and isinstance(value, dict) and "Heading" in value:
             level = int(value["Heading"]["level"][1])
             found.append((level, span["start"], []))
             depth += 1
+            broken = False
         elif kind == "End" and isinstance(value, dict) and "Heading" in value:
             depth -= 1
-        elif depth and kind in {"Text", "Code"}:
+        elif depth and not broken and kind in {"Text", "Code"}:
             found[-1][2].append(str(value))
     if not found:
         return []
@@ -118,7 +125,10 @@ def section_problems(text: str, sections: Sequence[Section], name: str) -> list[
             if s.start not in head_starts:
                 problems.append(f"{where}: does not start at a heading line")
             first_line = chunk.split("\n", 1)[0]
-            if not _words(s.breadcrumb[-1]) <= _words(first_line):
+            # as written, and with its wikilinks shown as their display text
+            # (``[[a|b]]text`` reads "btext"), as the chunker reads the heading
+            line_words = _words(first_line) | _words(collapse_wikilinks(first_line).text)
+            if not _words(s.breadcrumb[-1]) <= line_words:
                 problems.append(f"{where}: heading line missing")
         wanted = _letters(s.text)
         missing = _in_order(wanted, _letters(chunk))

@@ -417,6 +417,8 @@ CASES = [
     "> a\n> ---\n",
     "a\x00b\r\rc\n",
     "\t- a\n \t  - b\n\t\t",
+    "# [[a|b]]text \ntext ",
+    "text \ntext \n===",
 ]
 
 
