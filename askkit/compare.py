@@ -236,9 +236,7 @@ def compare(
     for ev in evals.values():
         common = common.intersection(ev.per_query.index, sort=False)
     common = common.sort_values()
-    names = list(evals[base].measures)
-    if not names:
-        raise SchemaError("name at least one measure", field="measures", value=list(measures))
+    names = list(evals[base].measures)  # evaluate refused an empty or bad list
     per_query = pd.concat({n: ev.per_query.loc[common] for n, ev in evals.items()}, axis=1)
     base_values = per_query[base].to_numpy()
     rng = np.random.default_rng(seed)

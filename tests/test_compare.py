@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from askkit.compare import _randomization, citation_analysis, compare, holm
+from askkit.errors import SchemaError
 from askkit.frame import sources_frame
 from tests.conftest import DATA
 
@@ -93,6 +94,16 @@ def test_compare_needs_two_runs_and_known_baseline() -> None:
         compare({"a": a}, qrels)
     with pytest.raises(KeyError):
         compare({"a": a, "b": b}, qrels, baseline="c")
+
+
+@pytest.mark.parametrize("measures", [[], [""], ["ndcg@10", "nope"]])
+def test_compare_refuses_an_empty_or_bad_measure_list_naming_the_valid_names(
+    measures: list[str],
+) -> None:
+    a, b, qrels = make_runs(5)
+    with pytest.raises(SchemaError, match="ndcg, ") as info:
+        compare({"a": a, "b": b}, qrels, measures)
+    assert info.value.field == "measures"
 
 
 def test_html_is_escaped() -> None:

@@ -15,6 +15,14 @@ comment where ``comments`` says so. A line with the wrong number of fields is
 an error naming its file and line, never shifted into other columns; a run
 line may carry fields after the tag, which are ignored as trec_eval ignores
 them.
+
+Writing, an id is one field: :func:`trec_id` writes it as it is, or
+percent-encoded (:func:`encode_id`, ``%`` included) when it holds ASCII
+whitespace, which every TREC reader splits fields on. :func:`trec_columns`
+also refuses a file that would not read back: an empty field, a query id a
+reader takes for a comment, a value that is not text, and an id that could
+not be told from an encoded one (so that ``decode=True`` reads every id
+back exactly).
 """
 
 from __future__ import annotations
@@ -22,18 +30,32 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import csv as pacsv
 
+from askkit._files import open_input
 from askkit.errors import SchemaError
+from askkit.frame.schema import STRING
 
-__all__ = ["Table", "read_table", "shown"]
+__all__ = [
+    "Table",
+    "decode_id",
+    "encode_id",
+    "read_table",
+    "shown",
+    "text_column",
+    "trec_columns",
+    "trec_id",
+]
 
 #: How much of a line an error shows.
 _SHOWN = 120
@@ -135,6 +157,8 @@ def _clean_table(
         return None
     if data.find(b"#") >= 0 and (data[:1] == b"#" or data.find(b"\n#") >= 0):
         return None  # a comment line
+    if data[:3] == b"\xef\xbb\xbf":
+        return None  # pyarrow would drop a leading U+FEFF; trec_eval keeps it in the id
     if data.find(b"\t") >= 0:
         data = bytes(data).replace(b"\t", b" ")
     buffer = pa.py_buffer(data)
@@ -183,6 +207,7 @@ def read_table(
     comments: bool,
     strict: bool,
     numbers: dict[str, pa.DataType] | None = None,
+    handle: BinaryIO | None = None,
 ) -> Table:
     """The file's fields as string columns named ``names``.
 
@@ -190,14 +215,28 @@ def read_table(
     a line whose first field starts with ``#`` is skipped. ``numbers``: fields
     the clean path may parse as these types (a value that does not parse sends
     the file to the general path, whose columns are strings). Errors name the
-    file, the line, and the line itself.
+    file, the line, and the line itself. The file is opened by the one input
+    rule (:func:`askkit._files.open_input`: a regular file, or a
+    :class:`SchemaError` naming what it is), unless ``handle`` is a file it
+    already opened.
     """
     file = str(path)
+    if handle is None:
+        with open_input(path, what=what) as opened:
+            return read_table(
+                path,
+                names,
+                what=what,
+                extra=extra,
+                comments=comments,
+                strict=strict,
+                numbers=numbers,
+                handle=opened,
+            )
     try:
-        with path.open("rb") as handle:
-            # mapped, not read: the CSV reader reads the page cache in place
-            size = os.fstat(handle.fileno()).st_size
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        # mapped, not read: the CSV reader reads the page cache in place
+        size = os.fstat(handle.fileno()).st_size
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else None
     except (OSError, ValueError) as exc:
         raise SchemaError(
             f"cannot read the {what} file: {exc}", has_value=False, file=file
@@ -244,3 +283,194 @@ def read_table(
     columns = {name: pc.list_element(fields, i) for i, name in enumerate(names)}
     records = len(number) + len(errors)
     return Table(columns, number, sorted(errors, key=lambda e: e.line or 0), records)
+
+
+# --------------------------------------------------------------------------- writing ids
+
+_ENCODE: tuple[tuple[str, str], ...] = (
+    ("%", "%25"),
+    (" ", "%20"),
+    ("\t", "%09"),
+    ("\n", "%0A"),
+    ("\r", "%0D"),
+    ("\x0b", "%0B"),
+    ("\x0c", "%0C"),
+)
+#: The characters a TREC reader splits fields on: the ones :data:`_ENCODE` encodes.
+_SPLIT = "[ \t\n\r\x0b\x0c]"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encode_id(values: pd.Series) -> pd.Series:
+    """Percent-encode ``%`` and whitespace so an id is one TREC column.
+
+    >>> encode_id(pd.Series(["a.md#Bake log", "50%"])).tolist()
+    ['a.md#Bake%20log', '50%25']
+    """
+    out = values.astype(STRING)
+    for raw, code in _ENCODE:
+        out = out.str.replace(raw, code, regex=False)
+    return out
+
+
+def decode_id(values: pd.Series) -> pd.Series:
+    """Undo :func:`encode_id` (``%25`` last, so ``%2520`` stays ``%20``).
+
+    >>> decode_id(pd.Series(["a.md#Bake%20log", "%2520"])).tolist()
+    ['a.md#Bake log', '%20']
+    """
+    out = values.astype(STRING)
+    for raw, code in reversed(_ENCODE):
+        out = out.str.replace(code, raw, regex=False)
+    return out
+
+
+def _spaced(values: pd.Series) -> np.ndarray[Any, Any]:
+    return np.asarray(values.str.contains(_SPLIT, regex=True).fillna(False), dtype=bool)
+
+
+def trec_id(values: pd.Series) -> pd.Series:
+    r"""Ids as a TREC file's column: as they are, but percent-encoded
+    (:func:`encode_id`) when they hold ASCII whitespace, which trec_eval and
+    :func:`askkit.metrics.read_qrels` split fields on (other characters,
+    U+001F or a no-break space, stay in one field). An id read back is
+    written the same. The index is kept: each id stays on its own row.
+
+    >>> trec_id(pd.Series(["FT911-1", "a.md#Bake log", "50%", "A\x1fB%"])).tolist()
+    ['FT911-1', 'a.md#Bake%20log', '50%', 'A\x1fB%']
+    """
+    out = values.astype(STRING)
+    spaced = _spaced(out)
+    if not spaced.any():
+        return out
+    cells = out.to_numpy(dtype=object)
+    cells[spaced] = encode_id(out[spaced]).to_numpy(dtype=object)
+    return pd.Series(pd.array(cells, dtype=STRING), index=out.index, name=out.name)
+
+
+def _where(file: object, line: int | None) -> dict[str, Any]:
+    return {"file": str(file) if file is not None else None, "line": line}
+
+
+def text_column(
+    values: pd.Series,
+    name: str,
+    source: object = None,
+    lines: np.ndarray[Any, Any] | None = None,
+) -> pd.Series:
+    """A column as the frame's string dtype; a value that is not valid Unicode text
+    (a lone surrogate, as an undecodable file name gives) raises :class:`SchemaError`
+    naming the row (and ``source``'s line when ``lines`` gives them)."""
+    try:
+        return values.astype(STRING)
+    except UnicodeEncodeError:
+        pass
+    for i, value in enumerate(values.tolist()):
+        if isinstance(value, str) and _SURROGATE.search(value):
+            line = int(lines[i]) if lines is not None else None
+            raise SchemaError(
+                f"row {i}: not valid Unicode text (a lone surrogate, as an undecodable "
+                "file name gives), so it cannot be written as UTF-8; rename the note or "
+                "fix the value",
+                field=name,
+                value=value,
+                **_where(source, line),
+            )
+    return values.astype(STRING)  # not a surrogate after all: let pandas say what it is
+
+
+def trec_columns(
+    fields: Mapping[str, pd.Series], *, what: str, rows: bool = True
+) -> dict[str, pd.Series]:
+    """The fields of a TREC ``what`` file (``"qrels"``, ``"run"``) as written, each
+    by :func:`trec_id`, with a RangeIndex, checked to read back as written.
+
+    ``fields`` maps a field name to its values, row for row, ``query_id``
+    among them; with ``rows`` errors name the row (its position in
+    ``fields``). Refused with :class:`SchemaError` naming the field and
+    value: a value that is not text, an empty field (the line would lose a
+    field), a query id starting with ``#`` (a comment to TREC readers), and,
+    when one id of the file is percent-encoded, an id written as it is that
+    holds a percent code (``%20``, ``%25``, ...): it could not be told from
+    an encoded id (``a%20b.md`` beside ``a b.md`` would be one document),
+    and decoding the file would change it.
+
+    >>> trec_columns({"query_id": pd.Series(["q 1"]), "doc": pd.Series(["a.md"])},
+    ...              what="run")["query_id"].tolist()
+    ['q%201']
+    """
+    texts = {
+        name: text_column(values.reset_index(drop=True), name) for name, values in fields.items()
+    }
+    _check_fields(texts, what, rows)
+    spaced = {name: _spaced(values) for name, values in texts.items()}
+    written = {name: trec_id(values) for name, values in texts.items()}
+    if any(s.any() for s in spaced.values()):
+        for name, values in texts.items():
+            _check_decodable(name, values, written[name], spaced[name], rows)
+    return written
+
+
+def _row(i: int, rows: bool) -> str:
+    return f"row {i}: " if rows else ""
+
+
+def _check_fields(texts: Mapping[str, pd.Series], what: str, rows: bool) -> None:
+    """Refuse a line that would not read back as written: an empty field (the
+    line would have one field fewer), or a query id starting with ``#``."""
+    qid = texts["query_id"]
+    comment = np.asarray(qid.str.startswith("#").fillna(False), dtype=bool)
+    empty = {name: np.asarray((col.fillna("") == ""), dtype=bool) for name, col in texts.items()}
+    bad = comment | np.logical_or.reduce(list(empty.values()))
+    for i in np.flatnonzero(bad).tolist():
+        if comment[i]:
+            raise SchemaError(
+                f"{_row(i, rows)}a TREC {what} line whose query id starts with '#' is a comment "
+                "and would be skipped; rename the query"
+                + (" or write format='tsv'" if what == "qrels" else ""),
+                field="query_id",
+                value=qid.iloc[i],
+            )
+        name = next(n for n, col in empty.items() if col[i])
+        raise SchemaError(
+            f"{_row(i, rows)}a TREC {what} field must not be empty", field=name, value=""
+        )
+
+
+def _check_decodable(
+    name: str, values: pd.Series, written: pd.Series, spaced: np.ndarray[Any, Any], rows: bool
+) -> None:
+    """In a file that percent-encodes ids, refuse an id written as it is that
+    decoding would change: the first such id, named with the encoded id it
+    collides with when there is one."""
+    maybe = np.flatnonzero(~spaced & np.asarray(values.str.contains("%", regex=False), bool))
+    if not len(maybe):
+        return
+    raw = values.iloc[maybe]
+    decoded = decode_id(raw)
+    changed = np.asarray(decoded != raw, dtype=bool)
+    if not changed.any():
+        return
+    first = int(maybe[np.argmax(changed)])
+    value = str(values.iloc[first])
+    twins = np.flatnonzero(spaced & np.asarray(written == value, dtype=bool))
+    if len(twins):
+        other = int(twins[0])
+        raise SchemaError(
+            f"{_row(first, rows)}the {name} {shown(repr(value))} and the {name} "
+            f"{shown(repr(values.iloc[other]))}{f' (row {other})' if rows else ''} would "
+            f"both be written {shown(repr(value))} in a TREC file, where ids holding "
+            "whitespace are percent-encoded, and read back as one; rename one of them",
+            field=name,
+            value=value,
+        )
+    decoded_value = str(decoded.iloc[int(np.argmax(changed))])
+    raise SchemaError(
+        f"{_row(first, rows)}the {name} {shown(repr(value))} would read back as "
+        f"{shown(repr(decoded_value))}: this TREC file percent-encodes "
+        "ids holding whitespace, so an id holding a percent code (%20, %25, %09, ...) "
+        "cannot be told from an encoded one; rename it, or keep whitespace out of the "
+        "file's ids",
+        field=name,
+        value=value,
+    )

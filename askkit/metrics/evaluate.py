@@ -46,7 +46,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from askkit.errors import SchemaError
 from askkit.frame.load import Loaded
 from askkit.frame.schema import STRING
 from askkit.metrics.io import (
@@ -60,7 +59,7 @@ from askkit.metrics.io import (
     qrels_doc_ids,
     read_qrels,
     read_trec_run,
-    trec_id,
+    trec_columns,
     write_qrels,
 )
 from askkit.metrics.measures import (
@@ -68,6 +67,7 @@ from askkit.metrics.measures import (
     compute,
     counts_as_relevant,
     parse_measure,
+    parse_measures,
     trec_values,
 )
 from askkit.metrics.prepare import Ties, as_qrels, check_options, prepare
@@ -312,7 +312,7 @@ class Evaluation:
 def evaluate(
     run: pd.DataFrame,
     qrels: PathOrFrame,
-    measures: Sequence[str] = DEFAULT_MEASURES,
+    measures: Sequence[str] | str = DEFAULT_MEASURES,
     *,
     level: Level = "note",
     ties: Ties = "trec",
@@ -333,7 +333,10 @@ def evaluate(
     measures:
         ranx-style names: ``precision@k``, ``recall@k``, ``hit@k``, ``mrr``,
         ``mrr@k``, ``map``, ``map@k`` (trec_eval ``map_cut``), ``ndcg``,
-        ``ndcg@k``, ``r-precision``. Column names are the names as given.
+        ``ndcg@k``, ``r-precision``; one name alone may be a string. Column
+        names are the names as given. No name, a name that is not a measure
+        or a name given twice raises :class:`SchemaError` listing the valid
+        names.
     level:
         ``"note"``: documents are notes (a note's grade is its best section's);
         ``"section"``: ``path#heading`` (all sections of a note sharing a
@@ -360,10 +363,8 @@ def evaluate(
     check_options(level, ties, missing)
     if max_docs_per_query is not None and max_docs_per_query < 1:
         raise ValueError(f"max_docs_per_query must be >= 1, got {max_docs_per_query}")
-    parsed: list[Measure] = [parse_measure(m) for m in measures]
+    parsed: list[Measure] = parse_measures(measures)
     names = [m.name for m in parsed]
-    if len(set(names)) != len(names):
-        raise SchemaError("a measure is named twice", field="measures", value=names)
     prep = prepare(run, qrels, level, ties)
     values = compute(
         parsed,
@@ -444,37 +445,69 @@ def write_run(
 ) -> None:
     """Write a sources frame as a TREC run (``qid Q0 docid rank score tag``), atomically.
 
-    Documents are de-duplicated and ranked as :func:`evaluate` does; ids
-    are written as they are, except that an id with whitespace is
-    percent-encoded (:func:`askkit.metrics.io.trec_id`).
+    Documents are de-duplicated and ranked as :func:`evaluate` does
+    (:func:`ranked_run`): each line holds one (query, document) with its own
+    rank and score, queries in sorted order, best first. Scores are written
+    with every digit (``repr``), so they read back as the same floats. Ids are
+    written as :mod:`askkit.metrics.io` says: as they are, or percent-encoded
+    when they hold whitespace (:func:`askkit.metrics.io.trec_id`), and
+    ``read_run(path, decode=True)`` reads those back exactly. A run that would
+    not read back as written (a query id starting with ``#``, an empty id, two
+    ids one written form would merge, a value that is not text) raises
+    :class:`SchemaError` and nothing is written. Other columns of ``run`` have
+    no place in a TREC run and are not written.
+
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "run.trec"
+    >>> write_run(pd.DataFrame({"turn_id": "q1", "path": ["a.md", "b.md"],
+    ...                         "score": [1.0, 4.0]}), target)
+    >>> print(target.read_text(), end="")
+    q1 Q0 b.md 1 4.0 askkit
+    q1 Q0 a.md 2 1.0 askkit
     """
     from askkit._atomic import atomic_write_text
 
-    if not tag or any(c.isspace() for c in tag):
+    if not isinstance(tag, str) or not tag or any(c.isspace() for c in tag):
         raise ValueError(f"a run tag must be one word, got {tag!r}")
     ranked = ranked_run(run, level=level, ties=ties)
+    # positions, not labels: ranked_run's index holds the run's own row labels
+    written = trec_columns(
+        {"query_id": ranked["query_id"], "doc": ranked["doc"]}, what="run", rows=False
+    )
+    rank = ranked["rank"].to_numpy(dtype=np.int64).astype(str).astype(object)
+    score = ranked["score"].to_numpy(dtype=np.float64).astype(str).astype(object)  # repr
     lines = (
-        trec_id(ranked["query_id"])
+        written["query_id"].to_numpy(dtype=object)
         + " Q0 "
-        + trec_id(ranked["doc"])
+        + written["doc"].to_numpy(dtype=object)
         + " "
-        + ranked["rank"].astype(str).astype(STRING)
+        + rank
         + " "
-        + ranked["score"].astype(str).astype(STRING).fillna("nan")
+        + score
         + f" {tag}"
     )
     atomic_write_text(path, "".join(f"{line}\n" for line in lines.tolist()))
 
 
 @overload
-def read_run(path: str | Any, *, ids: Ids = ..., strict: Literal[True] = ...) -> pd.DataFrame: ...
+def read_run(
+    path: str | Any, *, ids: Ids = ..., strict: Literal[True] = ..., decode: bool = ...
+) -> pd.DataFrame: ...
 @overload
-def read_run(path: str | Any, *, ids: Ids = ..., strict: Literal[False]) -> Loaded: ...
-def read_run(path: str | Any, *, ids: Ids = "exact", strict: bool = True) -> pd.DataFrame | Loaded:
-    """Read a TREC run file as a frame :func:`evaluate` takes (see :func:`read_trec_run`)."""
+def read_run(
+    path: str | Any, *, ids: Ids = ..., strict: Literal[False], decode: bool = ...
+) -> Loaded: ...
+def read_run(
+    path: str | Any, *, ids: Ids = "exact", strict: bool = True, decode: bool = False
+) -> pd.DataFrame | Loaded:
+    """Read a TREC run file as a frame :func:`evaluate` takes (see :func:`read_trec_run`).
+
+    ``decode=True`` reads back exactly the ids of a run :func:`write_run` wrote
+    from ids holding whitespace (section ids); the default keeps ids as written.
+    """
     if strict:
-        return read_trec_run(path, ids=ids)
-    return read_trec_run(path, ids=ids, strict=False)
+        return read_trec_run(path, ids=ids, decode=decode)
+    return read_trec_run(path, ids=ids, strict=False, decode=decode)
 
 
 # --------------------------------------------------------------------------- coverage

@@ -22,17 +22,27 @@ keeps that date, as a judgment names it), and ``match_heading`` when the
 frame has no title.
 
 Writing TREC files, an id with ASCII whitespace (a section id's heading) is
-percent-encoded (:func:`encode_id`) so that it stays one column; any other id
-is written as it is. Readers never decode. A TSV qrels file quotes a field
-holding a tab, CR, LF or ``"`` instead, so every value reads back exactly.
+percent-encoded (:func:`encode_id`: ``%`` as ``%25``, a space as ``%20``,
+...) so that it stays one column; any other id is written as it is, byte for
+byte, so that a collection's ids (``FT911-1``, URLs with ``%20`` in them,
+``urn:`` ids) reach trec_eval as they came. A file in which an id is encoded
+never holds an id, written as it is, that holds a percent code: ``a b.md``
+and a literal ``a%20b.md`` would be one id, so such a file is refused with a
+:class:`SchemaError` naming both. So every file askkit writes reads back to
+exactly the ids it was written from: readers keep ids as written by default
+(a collection's own files read exactly), and ``decode=True``
+(:func:`read_qrels`, :func:`read_trec_run`) decodes them, for a file askkit
+wrote from ids holding whitespace. A TSV qrels file quotes a field holding a
+tab, CR, LF or ``"`` instead, so every value reads back exactly, decoded or
+not.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
-import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,11 +54,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from askkit._atomic import atomic_write_text
+from askkit._files import input_error, open_input, read_input
 from askkit._text import RUST_WHITESPACE
 from askkit.errors import SchemaError
 from askkit.frame.load import Loaded
 from askkit.frame.schema import ERROR_COLUMNS, STRING, empty_errors
-from askkit.metrics._trec import read_table
+from askkit.metrics._trec import (
+    decode_id,
+    encode_id,
+    read_table,
+    text_column,
+    trec_columns,
+    trec_id,
+)
 from askkit.sources import BREADCRUMB_SEP, VaultPath
 
 __all__ = [
@@ -63,6 +81,7 @@ __all__ = [
     "read_qrels",
     "read_queries",
     "read_trec_run",
+    "trec_columns",
     "trec_id",
     "write_qrels",
 ]
@@ -77,42 +96,7 @@ QRELS_COLUMNS: dict[str, Any] = {
     "heading": STRING,
     "grade": np.dtype("int64"),
 }
-_ENCODE: tuple[tuple[str, str], ...] = (
-    ("%", "%25"),
-    (" ", "%20"),
-    ("\t", "%09"),
-    ("\n", "%0A"),
-    ("\r", "%0D"),
-    ("\x0b", "%0B"),
-    ("\x0c", "%0C"),
-)
-#: The characters a TREC reader splits fields on: the ones :data:`_ENCODE` encodes.
-_SPLIT = "[ \t\n\r\x0b\x0c]"
 PathOrFrame = str | os.PathLike[str] | pd.DataFrame
-
-
-def encode_id(values: pd.Series) -> pd.Series:
-    """Percent-encode ``%`` and whitespace so an id is one TREC column.
-
-    >>> encode_id(pd.Series(["a.md#Bake log", "50%"])).tolist()
-    ['a.md#Bake%20log', '50%25']
-    """
-    out = values.astype(STRING)
-    for raw, code in _ENCODE:
-        out = out.str.replace(raw, code, regex=False)
-    return out
-
-
-def decode_id(values: pd.Series) -> pd.Series:
-    """Undo :func:`encode_id` (``%25`` last, so ``%2520`` stays ``%20``).
-
-    >>> decode_id(pd.Series(["a.md#Bake%20log", "%2520"])).tolist()
-    ['a.md#Bake log', '%20']
-    """
-    out = values.astype(STRING)
-    for raw, code in reversed(_ENCODE):
-        out = out.str.replace(code, raw, regex=False)
-    return out
 
 
 def _arrow(values: pd.Series) -> pa.ChunkedArray:
@@ -136,24 +120,25 @@ def doc_ids(run: pd.DataFrame, level: Level) -> pd.Series:
     (['j/2026-04-21.md#2026-04-21', 'b.md#Bake log'], ['j/2026-04-21.md', 'b.md'])
     """
     if "doc" in run.columns:
-        return run["doc"].astype(STRING)
+        return text_column(run["doc"], "doc")
     if "path" not in run.columns:
         raise SchemaError(
             "the run has no 'path' (or 'doc') column; build it with askkit.frame.sources_frame",
             field="columns",
             value=list(run.columns),
         )
-    path = run["path"].astype(STRING)
+    path = text_column(run["path"], "path")
     if level == "note":
         return path
     if level != "section":
         raise ValueError(f"level must be 'note' or 'section', got {level!r}")
     if "title" in run.columns:
-        heading = _innermost(run["title"].fillna(""))
+        heading = _innermost(text_column(run["title"], "title").fillna(""))
         if "match_heading" in run.columns:
-            heading = heading.where(run["title"].notna(), run["match_heading"].astype(STRING))
+            match = text_column(run["match_heading"], "match_heading")
+            heading = heading.where(run["title"].notna(), match)
     elif "match_heading" in run.columns:
-        heading = run["match_heading"].astype(STRING)
+        heading = text_column(run["match_heading"], "match_heading")
     else:
         raise SchemaError(
             "section level needs a 'title' or 'match_heading' column",
@@ -201,7 +186,6 @@ def _check_ids(ids: str) -> None:
 
 
 _INTEGER = r"^[+-]?[0-9]{1,18}$"
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _NUMBER = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|inf|infinity))$"
 
 
@@ -227,35 +211,18 @@ def _bad_rows(values: pd.Series, pattern: str) -> np.ndarray[Any, Any]:
     return ~np.asarray(pc.match_substring_regex(arr, pattern).to_numpy(zero_copy_only=False))
 
 
-def _text(
-    values: pd.Series, name: str, source: object, lines: np.ndarray[Any, Any] | None
-) -> pd.Series:
-    """A column as the frame's string dtype; a value that is not valid Unicode text
-    (a lone surrogate, as an undecodable file name gives) raises :class:`SchemaError`."""
-    try:
-        return values.astype(STRING)
-    except UnicodeEncodeError:
-        pass
-    for i, value in enumerate(values.tolist()):
-        if isinstance(value, str) and _SURROGATE.search(value):
-            line = int(lines[i]) if lines is not None else None
-            raise SchemaError(
-                f"row {i}: not valid Unicode text (a lone surrogate, as an undecodable "
-                "file name gives), so it cannot be written as UTF-8; rename the note or "
-                "fix the value",
-                field=name,
-                value=value,
-                **_where(source, line),
-            )
-    return values.astype(STRING)  # not a surrogate after all: let pandas say what it is
-
-
 def _normalise(
-    frame: pd.DataFrame, source: object, lines: np.ndarray[Any, Any] | None, *, strict: bool
+    frame: pd.DataFrame,
+    source: object,
+    lines: np.ndarray[Any, Any] | None,
+    *,
+    strict: bool,
+    extra_columns: bool = False,
 ) -> tuple[pd.DataFrame, list[SchemaError]]:
     """Validate and convert to :data:`QRELS_COLUMNS` (plus ``doc`` and ``iteration``
-    when the frame has them). ``lines``: each row's line in ``source``. Bad rows
-    raise (strict) or are dropped and returned as errors."""
+    when the frame has them; with ``extra_columns`` every other column too, as
+    text, all in the frame's order). ``lines``: each row's line in ``source``.
+    Bad rows raise (strict) or are dropped and returned as errors."""
     missing = [c for c in ("query_id", "path", "grade") if c not in frame.columns]
     if missing:
         raise SchemaError(
@@ -268,7 +235,7 @@ def _normalise(
     frame = frame.reset_index(drop=True)
     for name in ("query_id", "path", "heading", "doc", "iteration"):
         if name in frame.columns:
-            frame[name] = _text(frame[name], name, source, lines)
+            frame[name] = text_column(frame[name], name, source, lines)
     raw_grade = frame["grade"]
     if pd.api.types.is_integer_dtype(raw_grade.dtype) and not raw_grade.hasnans:
         bad_grade = raw_grade.isna().to_numpy()
@@ -321,16 +288,57 @@ def _normalise(
     for extra in ("doc", "iteration"):
         if extra in frame.columns:
             columns[extra] = frame[extra].astype(STRING).fillna("").array
+    if extra_columns:
+        columns = _with_extra_columns(frame, columns, source, lines)
     return pd.DataFrame(columns, copy=False), errors
+
+
+def _with_extra_columns(
+    frame: pd.DataFrame,
+    columns: dict[str, Any],
+    source: object,
+    lines: np.ndarray[Any, Any] | None,
+) -> dict[str, Any]:
+    """``columns`` and the frame's other columns as text (missing values as ``''``,
+    as a TSV holds them), in the frame's order; ``heading`` after ``path`` when
+    the frame has none."""
+    names = list(frame.columns)
+    twice = sorted({str(n) for n in names if names.count(n) > 1})
+    if twice:
+        raise SchemaError(
+            "a qrels column is named twice; give each column its own name",
+            field="columns",
+            value=twice,
+            **_where(source),
+        )
+    if "heading" not in names:
+        names.insert(names.index("path") + 1, "heading")
+    out: dict[str, Any] = {}
+    for name in names:
+        if name in columns:
+            out[name] = columns[name]
+        else:
+            values = text_column(frame[name], str(name), source, lines)
+            out[name] = values.fillna("").array
+    return out
 
 
 def _sniff(text: str) -> Literal["tsv", "trec"]:
     """``"tsv"`` when the first non-blank line (cut at LF or CR only, as both
-    readers cut lines, never at U+0085 or U+2028) has a ``query_id`` column."""
+    readers cut lines, never at U+0085 or U+2028) has a ``query_id`` column,
+    or the first record does (a quoted column name may hold a line break)."""
     for line in text.replace("\r", "\n").split("\n"):
         if line.strip():
-            return "tsv" if "query_id" in line.split("\t") else "trec"
-    return "tsv"
+            if "query_id" in line.split("\t"):
+                return "tsv"
+            break
+    else:
+        return "tsv"
+    with contextlib.suppress(csv.Error):
+        for row in csv.reader(io.StringIO(text, newline=""), delimiter="\t"):
+            if row and (len(row) > 1 or row[0].strip()):
+                return "tsv" if "query_id" in row else "trec"
+    return "trec"
 
 
 def _errors_frame(errors: list[SchemaError]) -> pd.DataFrame:
@@ -353,17 +361,6 @@ _BOM = b"\xef\xbb\xbf"
 _MAX_FIELDS = 256
 
 
-def _first_bytes(path: Path) -> str:
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(65536)
-    except OSError as exc:
-        raise SchemaError(
-            f"cannot read the qrels file: {exc}", has_value=False, file=str(path)
-        ) from None
-    return head.removeprefix(_BOM).decode("utf-8", errors="replace")
-
-
 @overload
 def read_qrels(
     source: PathOrFrame,
@@ -371,6 +368,8 @@ def read_qrels(
     format: Literal["auto", "tsv", "trec"] = ...,
     ids: Ids = ...,
     strict: Literal[True] = ...,
+    decode: bool = ...,
+    extra_columns: bool = ...,
 ) -> pd.DataFrame: ...
 @overload
 def read_qrels(
@@ -379,6 +378,8 @@ def read_qrels(
     format: Literal["auto", "tsv", "trec"] = ...,
     ids: Ids = ...,
     strict: Literal[False],
+    decode: bool = ...,
+    extra_columns: bool = ...,
 ) -> Loaded: ...
 def read_qrels(
     source: PathOrFrame,
@@ -386,6 +387,8 @@ def read_qrels(
     format: Literal["auto", "tsv", "trec"] = "auto",
     ids: Ids = "exact",
     strict: bool = True,
+    decode: bool = False,
+    extra_columns: bool = False,
 ) -> pd.DataFrame | Loaded:
     """Read judgments: columns ``query_id``, ``path``, ``heading``, ``grade`` (int64).
 
@@ -409,6 +412,20 @@ def read_qrels(
         naming the file, line, field and value. ``False``: returns
         :class:`~askkit.frame.Loaded`, the good rows and one error row per
         line left out (``records == records_loaded + len(errors)``).
+    decode:
+        ``False`` (default): a TREC file's ids as written. ``True``: decoded
+        (:func:`decode_id`), for a TREC file askkit wrote from ids holding
+        whitespace (see the module docstring); a TSV file and a frame are
+        exact either way.
+    extra_columns:
+        ``False`` (default): only the columns above. ``True``: a TSV file's
+        (or a frame's) other columns too, as text, every column in the
+        source's order (``heading`` after ``path`` when there is none), so
+        that :func:`write_qrels` writes them all back.
+
+    A file must be a regular file: a folder, a FIFO or a device raises
+    :class:`SchemaError` naming it and what it is (never read, never
+    waited on).
 
     A TREC file's document ids are opaque: ``doc`` holds them, exact, and
     is the document id at every level (``path`` repeats it; ``heading`` is
@@ -429,10 +446,12 @@ def read_qrels(
     """
     _check_ids(ids)
     if isinstance(source, pd.DataFrame):
-        frame, errors = _normalise(source, None, None, strict=strict)
+        frame, errors = _normalise(source, None, None, strict=strict, extra_columns=extra_columns)
         records = len(source)
     else:
-        frame, errors, records = _read_qrels_file(Path(source), format, strict=strict)
+        frame, errors, records = _read_qrels_file(
+            Path(source), format, strict=strict, decode=decode, extra_columns=extra_columns
+        )
     if ids == "vault" and len(frame):
         frame["path"] = _vault_ids(frame["path"])
         if "doc" in frame.columns:
@@ -443,33 +462,48 @@ def read_qrels(
 
 
 def _read_qrels_file(
-    path: Path, format: str, *, strict: bool
+    path: Path, format: str, *, strict: bool, decode: bool, extra_columns: bool
 ) -> tuple[pd.DataFrame, list[SchemaError], int]:
-    kind = _sniff(_first_bytes(path)) if format == "auto" else format
-    if kind not in ("tsv", "trec"):
+    if format not in ("auto", "tsv", "trec"):
         raise ValueError(f"format must be 'auto', 'tsv' or 'trec', got {format!r}")
-    if kind == "tsv":
-        return _read_qrels_tsv(path, strict=strict)
-    table = read_table(
-        path,
-        ("query_id", "iteration", "doc", "grade"),
-        what="qrels",
-        extra=False,
-        comments=True,
-        strict=strict,
-        numbers={"grade": pa.int64()},
-    )
+    with open_input(path, what="qrels") as handle:
+        try:
+            head = handle.read(65536)
+        except OSError as exc:
+            raise input_error(path, "qrels", exc) from None
+        sniffed = head.removeprefix(_BOM).decode("utf-8", errors="replace")
+        kind = _sniff(sniffed) if format == "auto" else format
+        if kind == "tsv":
+            try:
+                data = head + handle.read()
+            except OSError as exc:
+                raise input_error(path, "qrels", exc) from None
+            return _read_qrels_tsv(data, path, strict=strict, extra_columns=extra_columns)
+        table = read_table(
+            path,
+            ("query_id", "iteration", "doc", "grade"),
+            what="qrels",
+            extra=False,
+            comments=True,
+            strict=strict,
+            numbers={"grade": pa.int64()},
+            handle=handle,
+        )
     cols = table.columns
-    doc = _pd_strings(cols["doc"])
+    doc = pd.Series(_pd_strings(cols["doc"]))
+    qid = pd.Series(_pd_strings(cols["query_id"]))
+    iteration = pd.Series(_pd_strings(cols["iteration"]))
+    if decode:
+        doc, qid, iteration = decode_id(doc), decode_id(qid), decode_id(iteration)
     grade = _cast(cols["grade"], pa.int64())
     frame = pd.DataFrame(
         {
-            "query_id": _pd_strings(cols["query_id"]),
-            "path": doc,
-            "heading": _pd_strings(pa.repeat("", len(doc))) if len(doc) else doc,
+            "query_id": qid.array,
+            "path": doc.array,
+            "heading": _pd_strings(pa.repeat("", len(doc))) if len(doc) else doc.array,
             "grade": grade if grade is not None else _pd_strings(cols["grade"]),
-            "doc": doc,
-            "iteration": _pd_strings(cols["iteration"]),
+            "doc": doc.array,
+            "iteration": iteration.array,
         },
         copy=False,
     )
@@ -478,11 +512,13 @@ def _read_qrels_file(
     return out, every, table.records
 
 
-def _read_qrels_tsv(path: Path, *, strict: bool) -> tuple[pd.DataFrame, list[SchemaError], int]:
+def _read_qrels_tsv(
+    data: bytes, path: Path, *, strict: bool, extra_columns: bool
+) -> tuple[pd.DataFrame, list[SchemaError], int]:
     """A TSV with a header line; rows are lines 2.. (blank lines skipped). A leading
     UTF-8 byte order mark is skipped; a row whose field count differs from the
     header's is refused (never shifted into an index)."""
-    data = path.read_bytes().removeprefix(_BOM)
+    data = data.removeprefix(_BOM)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -550,7 +586,9 @@ def _read_qrels_tsv(path: Path, *, strict: bool) -> tuple[pd.DataFrame, list[Sch
         ) from None
     if lines is not None and len(lines) != len(frame):
         lines = None
-    out, errors = _normalise(frame, path, lines, strict=strict and not counted)
+    out, errors = _normalise(
+        frame, path, lines, strict=strict and not counted, extra_columns=extra_columns
+    )
     errors = sorted([*counted, *errors], key=lambda e: e.line or 0)
     if strict and errors:
         raise errors[0]
@@ -607,21 +645,31 @@ def write_qrels(
 ) -> None:
     """Write judgments atomically (temporary file, then rename): a reader never sees half a file.
 
-    ``format="tsv"`` writes the header ``query_id path heading grade``
-    (tab-separated; a field holding a tab, CR, LF or ``"`` is quoted, its
-    quotes doubled, so that :func:`read_qrels` reads every value back as it
-    was, backslashes and a leading ``#`` included);
-    ``"trec"`` writes ``qid iter docid grade``: ``docid`` is the ``doc``
-    column when there is one (a TREC file read back gives the same lines),
-    else the id at ``level`` (:func:`qrels_doc_ids`: ``path`` for notes,
-    ``path#heading`` for sections; ``None``: sections when a heading is
-    given, as :func:`askkit.metrics.write_run` writes a section-level run);
-    ``iter`` the ``iteration`` column, else ``0``. An id with ASCII
-    whitespace is percent-encoded (:func:`encode_id`), any other id written
-    as it is; a line that would not read back (a query id starting with
-    ``#``, a comment to TREC readers; an empty field) raises
-    :class:`SchemaError` naming the row, field and value. So does a value
-    that is not valid Unicode text (a lone surrogate). Rows keep their order.
+    ``format="tsv"`` writes every column of the frame, in its order, under a
+    header line: ``query_id path heading grade`` (``heading`` after ``path``
+    when the frame has none), then any other column (a ``notes`` column, a
+    TREC file's ``doc`` and ``iteration``) as text. Tab-separated; a field
+    holding a tab, CR, LF or ``"`` is quoted, its quotes doubled, so that
+    ``read_qrels(path, extra_columns=True)`` reads every column and value back
+    as it was, backslashes and a leading ``#`` included. A column name that
+    would not read back (empty, or two columns with one name) is refused.
+
+    ``"trec"`` writes ``qid iter docid grade`` (a TREC file has no other
+    field): ``docid`` is the ``doc`` column when there is one (a TREC file
+    read back gives the same lines), else the id at ``level``
+    (:func:`qrels_doc_ids`: ``path`` for notes, ``path#heading`` for
+    sections; ``None``: sections when a heading is given, as
+    :func:`askkit.metrics.write_run` writes a section-level run); ``iter``
+    the ``iteration`` column, else ``0``. Ids are written as the module
+    docstring says (:func:`trec_id`: percent-encoded when they hold
+    whitespace; ``read_qrels(path, decode=True)`` reads them back exactly).
+    A file that would not read back as written (a query id starting with
+    ``#``, a comment to TREC readers; an empty field; two ids one written
+    form would merge) raises :class:`SchemaError` naming the row, field and
+    value, and nothing is written.
+
+    Either format: a value that is not valid Unicode text (a lone surrogate)
+    raises :class:`SchemaError`. Rows keep their order, duplicates included.
 
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "qrels.tsv"
@@ -629,23 +677,52 @@ def write_qrels(
     >>> read_qrels(target).equals(read_qrels("data/qrels.tsv"))
     True
     """
-    frame = read_qrels(qrels)
     if format == "tsv":
-        qid, path_, heading = (_tsv_field(frame[c]) for c in ("query_id", "path", "heading"))
-        rows = qid + "\t" + path_ + "\t" + heading + "\t" + frame["grade"].astype(str)
-        text = "\t".join(QRELS_COLUMNS) + "\n" + "".join(r + "\n" for r in rows.tolist())
+        frame = read_qrels(qrels, extra_columns=True)
+        names = [str(name) for name in frame.columns]
+        if "" in names or len(set(names)) != len(names):
+            raise SchemaError(
+                "a TSV column needs a name of its own (an empty or repeated name would not "
+                "read back); rename the frame's columns",
+                field="columns",
+                value=names,
+            )
+        header = "\t".join(_tsv_field(pd.Series(names, dtype=STRING)).tolist())
+        fields = [
+            frame[name].astype(str).astype(STRING) if name == "grade" else _tsv_field(frame[name])
+            for name in frame.columns
+        ]
+        rows = fields[0].to_numpy(dtype=object)
+        for column in fields[1:]:
+            rows = rows + "\t" + column.to_numpy(dtype=object)
+        text = header + "\n" + "".join(r + "\n" for r in rows.tolist())
     elif format == "trec":
+        frame = read_qrels(qrels)
         if level is None:
             level = "section" if bool((frame["heading"] != "").any()) else "note"
-        doc = qrels_doc_ids(frame, level)
         iteration = (
             frame["iteration"]
             if "iteration" in frame.columns
             else pd.Series(["0"] * len(frame), dtype=STRING)
         )
-        qid, it, docid = (trec_id(v) for v in (frame["query_id"], iteration, doc))
-        _check_trec(qid, it, docid)
-        lines = qid + " " + it + " " + docid + " " + frame["grade"].astype(str).astype(STRING)
+        written = trec_columns(
+            {
+                "query_id": frame["query_id"],
+                "iteration": iteration,
+                "doc": qrels_doc_ids(frame, level),
+            },
+            what="qrels",
+        )
+        grade = frame["grade"].astype(str).to_numpy(dtype=object)
+        lines = (
+            written["query_id"].to_numpy(dtype=object)
+            + " "
+            + written["iteration"].to_numpy(dtype=object)
+            + " "
+            + written["doc"].to_numpy(dtype=object)
+            + " "
+            + grade
+        )
         text = "".join(line + "\n" for line in lines.tolist())
     else:
         raise ValueError(f"format must be 'tsv' or 'trec', got {format!r}")
@@ -653,66 +730,39 @@ def write_qrels(
 
 
 def _tsv_field(values: pd.Series) -> pd.Series:
-    r"""A qrels TSV column: a value holding a tab, CR, LF or ``"`` is quoted, its
-    quotes doubled (as the csv module quotes; :func:`read_qrels` reads it back
-    exactly); any other value, backslashes and ``#`` included, as it is.
+    r"""A qrels TSV column: a value holding a tab, CR, LF or ``"`` (or starting
+    with U+FEFF) is quoted, its quotes doubled (as the csv module quotes;
+    :func:`read_qrels` reads it back exactly); any other value, backslashes and
+    ``#`` included, as it is. The index is kept.
 
     >>> _tsv_field(pd.Series(["Top", "A\rB", 'a "b" c', "#1\\x"])).tolist()
     ['Top', '"A\rB"', '"a ""b"" c"', '#1\\x']
     """
-    out = values.astype(STRING).reset_index(drop=True)
-    special = out.str.contains('[\t\n\r"]', regex=True).to_numpy(dtype=bool)
-    if special.any():
-        out = out.copy()
-        out[special] = '"' + out[special].str.replace('"', '""', regex=False) + '"'
-    return out
-
-
-def _check_trec(qid: pd.Series, iteration: pd.Series, doc: pd.Series) -> None:
-    """Refuse a TREC line that would not read back as written: an empty field
-    (the line would have three), or a query id starting with ``#`` (a comment)."""
-    comment = qid.str.startswith("#").to_numpy(dtype=bool)
-    fields = {"query_id": qid, "iteration": iteration, "doc": doc}
-    empty = {name: (col == "").to_numpy(dtype=bool) for name, col in fields.items()}
-    for i in np.flatnonzero(comment | np.logical_or.reduce(list(empty.values()))).tolist():
-        if comment[i]:
-            raise SchemaError(
-                f"row {i}: a TREC qrels line whose query id starts with '#' is a comment "
-                "and would be skipped; rename the query or write format='tsv'",
-                field="query_id",
-                value=qid.iloc[i],
-            )
-        name = next(n for n, bad in empty.items() if bad[i])
-        raise SchemaError(f"row {i}: a TREC qrels field must not be empty", field=name, value="")
-
-
-def trec_id(values: pd.Series) -> pd.Series:
-    r"""Ids as a TREC file's column: as they are, but percent-encoded
-    (:func:`encode_id`) when they hold ASCII whitespace, which trec_eval and
-    :func:`read_qrels` split fields on (other characters, U+001F or a
-    no-break space, stay in one field). An id read back is written the same.
-
-    >>> trec_id(pd.Series(["FT911-1", "a.md#Bake log", "50%", "A\x1fB%"])).tolist()
-    ['FT911-1', 'a.md#Bake%20log', '50%', 'A\x1fB%']
-    """
-    out = values.astype(STRING).reset_index(drop=True)
-    spaced = out.str.contains(_SPLIT, regex=True).fillna(False).to_numpy(dtype=bool)
-    if spaced.any():
-        out = out.copy()
-        out[spaced] = encode_id(out[spaced])
-    return out
+    out = values.astype(STRING).fillna("")
+    # a leading U+FEFF would be read as the byte order mark a reader skips
+    special = out.str.contains('[\t\n\r"]|^\ufeff', regex=True).to_numpy(dtype=bool)
+    if not special.any():
+        return out
+    cells = out.to_numpy(dtype=object)
+    quoted = '"' + out[special].str.replace('"', '""', regex=False) + '"'
+    cells[special] = quoted.to_numpy(dtype=object)
+    return pd.Series(pd.array(cells, dtype=STRING), index=out.index, name=out.name)
 
 
 @overload
 def read_trec_run(
-    source: str | os.PathLike[str], *, ids: Ids = ..., strict: Literal[True] = ...
+    source: str | os.PathLike[str],
+    *,
+    ids: Ids = ...,
+    strict: Literal[True] = ...,
+    decode: bool = ...,
 ) -> pd.DataFrame: ...
 @overload
 def read_trec_run(
-    source: str | os.PathLike[str], *, ids: Ids = ..., strict: Literal[False]
+    source: str | os.PathLike[str], *, ids: Ids = ..., strict: Literal[False], decode: bool = ...
 ) -> Loaded: ...
 def read_trec_run(
-    source: str | os.PathLike[str], *, ids: Ids = "exact", strict: bool = True
+    source: str | os.PathLike[str], *, ids: Ids = "exact", strict: bool = True, decode: bool = False
 ) -> pd.DataFrame | Loaded:
     """Read a TREC run (``qid Q0 docid rank score tag``) as a run frame for ``evaluate``.
 
@@ -724,7 +774,10 @@ def read_trec_run(
     ``#`` is a comment, blank lines are skipped. A line with fewer than six
     fields, a score that is not a number or a rank that is not an integer
     raises :class:`SchemaError` naming the file and line (``strict=False``:
-    the line is left out and reported, see :func:`read_qrels`).
+    the line is left out and reported, see :func:`read_qrels`). Ids are kept
+    as written; ``decode=True`` decodes them (:func:`decode_id`), for a run
+    askkit wrote from ids holding whitespace (see the module docstring). A
+    folder, a FIFO or a device raises :class:`SchemaError` naming it.
     """
     _check_ids(ids)
     path = Path(source)
@@ -764,9 +817,12 @@ def read_trec_run(
         score = np.array([float(x) for x in cols["score"].to_pylist()], dtype=np.float64)
         rank = np.array([int(x) for x in cols["rank"].to_pylist()], dtype=np.int64)
     doc = pd.Series(_pd_strings(cols["doc"]))
+    turn_id = pd.Series(_pd_strings(cols["turn_id"]))
+    if decode:
+        doc, turn_id = decode_id(doc), decode_id(turn_id)
     frame = pd.DataFrame(
         {
-            "turn_id": _pd_strings(cols["turn_id"]),
+            "turn_id": turn_id.array,
             "doc": _vault_ids(doc).array if ids == "vault" and len(doc) else doc.array,
             "rank": rank,
             "score": score,
@@ -788,37 +844,75 @@ def read_queries(queries: Queries) -> dict[str, str]:
     """``{query_id: text}`` from a mapping, a frame or a TSV file with a header.
 
     A frame (or the file, read as one) needs a ``query_id`` column and the
-    text in ``text``, ``question`` (``data/queries.tsv``) or ``query``.
+    text in ``text``, ``question`` (``data/queries.tsv``) or ``query``. A file
+    must be a regular UTF-8 file holding at least one query: an empty one (or
+    a header alone), a folder, a FIFO or a device raises :class:`SchemaError`
+    naming it.
 
     >>> read_queries(pd.DataFrame({"query_id": ["q1"], "question": ["starter?"]}))
     {'q1': 'starter?'}
     """
     if isinstance(queries, Mapping):
         return {str(k): v for k, v in queries.items()}
-    source: object = "queries"
+    source: str | None = None
     if not isinstance(queries, pd.DataFrame):
         source = os.fspath(queries)
-        try:
-            queries = pd.read_csv(
-                source, sep="\t", dtype=str, keep_default_na=False, quoting=3, encoding="utf-8"
-            )
-        except FileNotFoundError:
-            raise SchemaError(
-                "no such queries file: give a TSV with a header query_id<TAB>question",
-                value=source,
-            ) from None
-        except (OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-            raise SchemaError(f"cannot read the queries: {exc}", value=source) from None
+        queries = _queries_file(source)
     text = next((c for c in _TEXT_COLUMNS if c in queries.columns), None)
     if "query_id" not in queries.columns or text is None:
         raise SchemaError(
             "queries need a query_id column and a text (or question) column",
             field="columns",
             value=[str(c) for c in queries.columns],
+            file=source,
         )
     ids = queries["query_id"].astype(str).tolist()
     duplicated = pd.Series(ids).duplicated()
     if duplicated.any():
         at = int(np.argmax(duplicated.to_numpy()))
-        raise SchemaError("duplicate query id", field=f"query_id[{at}]", value=ids[at])
+        raise SchemaError("duplicate query id", field=f"query_id[{at}]", value=ids[at], file=source)
     return dict(zip(ids, queries[text].fillna("").astype(str).tolist(), strict=True))
+
+
+_QUERIES_FORMAT = "give a TSV with a header line query_id<TAB>question and one line per query"
+
+
+def _queries_file(source: str) -> pd.DataFrame:
+    """A queries TSV as a frame of strings, through the one input-file rule."""
+    if not os.path.lexists(source):
+        raise SchemaError(f"no such queries file: {_QUERIES_FORMAT}", value=source, file=source)
+    data = read_input(source, what="queries")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SchemaError(
+            f"not UTF-8 (byte {data[exc.start]:#04x}); queries files are read as UTF-8: "
+            "convert the file first, e.g. iconv -f latin1 -t utf-8",
+            has_value=False,
+            file=source,
+            line=data.count(b"\n", 0, exc.start) + 1,
+        ) from None
+    if not text.strip():
+        raise SchemaError(
+            f"the queries file is empty (no queries): {_QUERIES_FORMAT}",
+            has_value=False,
+            file=source,
+        )
+    try:
+        frame = pd.read_csv(
+            io.StringIO(text), sep="\t", dtype=str, keep_default_na=False, quoting=csv.QUOTE_NONE
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise SchemaError(
+            f"not a queries TSV: {' '.join(str(exc).split())}; {_QUERIES_FORMAT}",
+            has_value=False,
+            file=source,
+        ) from None
+    if frame.empty:
+        raise SchemaError(
+            f"the queries file has a header line but no queries: {_QUERIES_FORMAT}",
+            value=[str(c) for c in frame.columns],
+            field="columns",
+            file=source,
+        )
+    return frame

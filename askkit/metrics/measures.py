@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import mmap
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,6 +28,7 @@ from askkit.errors import SchemaError
 
 __all__ = [
     "KINDS",
+    "VALID_NAMES",
     "Blocks",
     "Graded",
     "Measure",
@@ -41,6 +42,7 @@ __all__ = [
     "group_rank",
     "lookup_grades",
     "parse_measure",
+    "parse_measures",
     "query_blocks",
     "rank_run",
     "trec_values",
@@ -72,6 +74,8 @@ _ALIASES = {
     "r_precision": "r-precision",
 }
 _NAME = re.compile(r"^([A-Za-z_\-]+)(?:@([0-9]+))?$")
+#: Every measure name :func:`parse_measure` takes, in words (``k`` a cutoff >= 1).
+VALID_NAMES = "precision@k, recall@k, hit@k, mrr, mrr@k, map, map@k, ndcg, ndcg@k or r-precision"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +97,7 @@ def parse_measure(name: str) -> Measure:
     """
     match = _NAME.match(name.strip()) if isinstance(name, str) else None
     if match is None:
-        raise SchemaError(
-            "not a measure name; use precision@k, recall@k, hit@k, mrr, mrr@k, map, map@k, "
-            "ndcg, ndcg@k or r-precision",
-            field="measures",
-            value=name,
-        )
+        raise SchemaError(f"not a measure name; use {VALID_NAMES}", field="measures", value=name)
     base = match.group(1).lower()
     kind = _ALIASES.get(base, base)
     if kind not in KINDS:
@@ -114,6 +113,27 @@ def parse_measure(name: str) -> Measure:
     if k is not None and k < 1:
         raise SchemaError("a cutoff must be >= 1", field="measures", value=name)
     return Measure(name, kind, k)
+
+
+def parse_measures(names: Sequence[str] | str) -> list[Measure]:
+    """Parse a list of measure names (one name given as a string is that name).
+
+    An empty list, a name that is not a measure and a name given twice raise
+    :class:`SchemaError` naming the value and the valid names.
+
+    >>> [m.name for m in parse_measures(["ndcg@10", "mrr"])], parse_measures("map")[0].kind
+    (['ndcg@10', 'mrr'], 'map')
+    """
+    given = [names] if isinstance(names, str) else list(names)
+    if not given:
+        raise SchemaError(
+            f"no measure named; name at least one of {VALID_NAMES}", field="measures", value=given
+        )
+    parsed = [parse_measure(name) for name in given]
+    seen = [m.name for m in parsed]
+    if len(set(seen)) != len(seen):
+        raise SchemaError("a measure is named twice", field="measures", value=seen)
+    return parsed
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 from askkit.errors import SchemaError
 from askkit.frame.schema import STRING
 from askkit.metrics import fast
+from askkit.metrics._trec import text_column
 from askkit.metrics.io import (
     QRELS_COLUMNS,
     Level,
@@ -160,7 +161,7 @@ def as_qrels(qrels: PathOrFrame | None) -> pd.DataFrame:
 def _arrow_strings(values: pd.Series, what: str, *, contiguous: bool = True) -> Any:
     """The column as Arrow ``large_string`` (zero-copy for pandas' Arrow strings): one
     contiguous array, or with ``contiguous=False`` the chunks as they are (no copy)."""
-    arr = pa.array(values.astype(STRING).array)
+    arr = pa.array(text_column(values, what).array)
     if contiguous and isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if arr.null_count:

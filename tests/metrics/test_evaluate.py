@@ -150,6 +150,46 @@ def test_bad_options_are_rejected_before_any_work() -> None:
         coverage(run, QRELS, k=0)
 
 
+VALID = "precision@k, recall@k, hit@k, mrr, mrr@k, map, map@k, ndcg, ndcg@k or r-precision"
+
+
+@pytest.mark.parametrize(
+    ("measures", "value"),
+    [
+        ([], []),  # askkit eval -m "", askkit report --measures ","
+        ([""], ""),
+        (["ndcg@10", " "], " "),
+        (["@5"], "@5"),
+        ([None], None),
+        ([5], 5),
+        ((), []),
+    ],
+)
+def test_an_empty_or_missing_measure_name_is_a_schema_error_listing_the_valid_names(
+    measures: list[object], value: object
+) -> None:
+    """An empty measures list reached evaluate's callers as a raw ValueError (``max()``
+    of nothing) or IndexError (``measures[0]``): now a typed error naming the value
+    and every valid name, in the form an unknown name already had."""
+    with pytest.raises(SchemaError) as info:
+        evaluate(frame([("q1", "a.md", 1.0)]), QRELS, measures)  # type: ignore[arg-type]
+    assert info.value.field == "measures"
+    assert info.value.value == value
+    assert VALID in info.value.message
+
+
+def test_an_unknown_measure_names_the_value_and_the_known_ones() -> None:
+    with pytest.raises(SchemaError, match="unknown measure 'nope'; known: precision") as info:
+        evaluate(frame([("q1", "a.md", 1.0)]), QRELS, ["mrr", "nope"])
+    assert (info.value.field, info.value.value) == ("measures", "nope")
+
+
+def test_one_measure_name_given_as_a_string_is_that_measure() -> None:
+    """Not its characters (``unknown measure 'n'``)."""
+    ev = evaluate(frame([("q1", "a.md", 1.0)]), QRELS, "ndcg@10")  # type: ignore[arg-type]
+    assert list(ev.per_query.columns) == ["ndcg@10"]
+
+
 def test_relevance_level_raises_the_bar() -> None:
     run = frame([("q1", "a.md", 2.0), ("q1", "b.md", 1.0)])  # a.md graded 1, b.md 3
     assert evaluate(run, QRELS, ["mrr"]).mean["mrr"] == 1.0

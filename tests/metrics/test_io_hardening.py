@@ -12,7 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from askkit.errors import SchemaError
-from askkit.metrics.io import qrels_doc_ids, read_qrels, trec_id, write_qrels
+from askkit.metrics.io import decode_id, qrels_doc_ids, read_qrels, trec_id, write_qrels
+
+#: What a TREC reader splits fields on, so what a TREC writer encodes.
+_SPLIT = "[ \t\n\r\x0b\x0c]"
 
 #: What a TSV or TREC line could trip on: separators, line ends, quotes, comments.
 ODD = st.sampled_from(
@@ -32,8 +35,9 @@ def test_qrels_fields_with_a_cr_tab_or_quote_round_trip(
     """Hardening item 11: a query id, path or heading holding a TAB, CR, LF, U+001F,
     backslash, quotes or a leading ``#`` reads back exactly as written (TSV), and a
     bad row after such a field is still reported on its own line. TREC files read back
-    as written (ids holding whitespace percent-encoded, as documented), or the writer
-    refuses a line that would not: a query id starting with ``#``."""
+    as written (ids holding whitespace percent-encoded, as documented; ``decode=True``
+    gives the ids themselves), or the writer refuses a file that would not: a query id
+    starting with ``#``, or, beside an encoded id, an id holding a percent code."""
     reported = ("Top\x1fA\rB", "#a\\b.md", 'A\rB "x"', 2)  # the case of the report
     frame = pd.DataFrame([*drawn, reported], columns=["query_id", "path", "heading", "grade"])
     expected = read_qrels(frame)
@@ -57,11 +61,21 @@ def test_qrels_fields_with_a_cr_tab_or_quote_round_trip(
             assert info.value.field == "query_id"
             assert str(info.value.value).startswith("#")
             return
+        ids = pd.concat([expected["query_id"], qrels_doc_ids(expected, "section")])
+        spaced = ids.str.contains(_SPLIT)
+        raw = ids[~spaced.to_numpy()]
+        if spaced.any() and (decode_id(raw) != raw).any():  # ambiguous once decoded
+            with pytest.raises(SchemaError, match=r"percent-encode"):
+                write_qrels(frame, trec, format="trec")
+            return
         write_qrels(frame, trec, format="trec")
         back = read_qrels(trec)
         assert back["query_id"].tolist() == trec_id(expected["query_id"]).tolist()
         assert back["doc"].tolist() == trec_id(qrels_doc_ids(expected, "section")).tolist()
         assert back["grade"].tolist() == expected["grade"].tolist()
+        decoded = read_qrels(trec, decode=True)
+        assert decoded["query_id"].tolist() == expected["query_id"].tolist()
+        assert decoded["doc"].tolist() == qrels_doc_ids(expected, "section").tolist()
         again = Path(folder) / "again.txt"
         write_qrels(back, again, format="trec")
         assert again.read_bytes() == trec.read_bytes()
