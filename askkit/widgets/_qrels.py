@@ -11,13 +11,20 @@ heading reads back as written. ``write_qrels`` writes atomically (a temporary
 file in the same folder, then a rename, via :mod:`askkit._atomic`), so a
 reader, or a writer killed mid-write, never leaves a half-written file.
 
+Saving never loses what the user wrote: every row and every column of the
+file is kept (a ``notes`` column, a key judged twice, the columns' order);
+only grades change, and new keys are added at the end. A key's grade is the
+one :func:`askkit.metrics.evaluate` uses at section level: the highest of
+the rows naming its document (``path#heading``) for its query. So a regrade
+sets the grade of every such row.
+
 :func:`update_judgments` re-reads the file, merges new grades and writes it
 back while holding the file's lock (:func:`askkit._atomic.locked`, a
 ``flock`` on ``.<name>.lock`` beside it): Labelers in several processes
 writing one file take turns, and none loses another's judgments.
-:func:`save_judgments` takes the same lock. This module only turns the
-metrics frame into the Labeler's ``{(query_id, path, heading): grade}`` and
-back.
+:func:`save_judgments` takes the same lock. A file that is malformed, or is
+not a regular file (a folder, a FIFO, a device), raises
+:class:`~askkit.SchemaError` and is never written.
 """
 
 from __future__ import annotations
@@ -26,10 +33,13 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from askkit._atomic import locked
+from askkit.frame.schema import STRING
 from askkit.metrics import read_qrels, write_qrels
+from askkit.metrics.io import qrels_doc_ids
 from askkit.sources import AskSource, VaultPath
 
 __all__ = [
@@ -44,6 +54,7 @@ __all__ = [
 #: The grades a judgment may take.
 GRADES = (0, 1, 2, 3)
 Key = tuple[str, str, str]
+_KEY = ["query_id", "path", "heading"]
 
 
 def judgment_key(query_id: str, source: AskSource) -> Key:
@@ -52,51 +63,48 @@ def judgment_key(query_id: str, source: AskSource) -> Key:
 
 
 def load_judgments(path: str | os.PathLike[str]) -> dict[Key, int]:
-    """``{(query_id, path, heading): grade}`` in file order (a later duplicate wins);
-    ``{}`` when the file is absent or empty. A malformed file raises
-    :class:`~askkit.SchemaError` (it is never overwritten)."""
-    file = Path(path)
-    if not file.exists() or not file.read_bytes().strip():
-        return {}
-    frame = read_qrels(file, format="tsv")
-    keys = zip(
-        frame["query_id"].tolist(),
-        frame["path"].tolist(),
-        frame["heading"].tolist(),
-        strict=True,
-    )
-    return {
-        (str(q), str(p), str(h)): int(g)
-        for (q, p, h), g in zip(keys, frame["grade"].tolist(), strict=True)
-    }
+    """``{(query_id, path, heading): grade}`` in file order, each key's grade the one
+    :func:`askkit.metrics.evaluate` uses (the highest of the rows naming its section);
+    ``{}`` when the file is absent or empty. A malformed file, or one that is not a
+    regular file, raises :class:`~askkit.SchemaError` (it is never overwritten)."""
+    return _judgments(_read(path))
 
 
 def save_judgments(path: str | os.PathLike[str], judgments: Mapping[Key, int]) -> None:
-    """Replace ``path`` with ``judgments`` atomically (header first, given order).
+    """Replace the judgments in ``path`` with ``judgments``, atomically, in their order.
 
-    A field that cannot be written (not valid Unicode text) raises
-    :class:`~askkit.SchemaError` naming it; the file is then left as it was.
+    A key already in the file keeps its rows and their other columns (with the
+    new grade); a key not in ``judgments`` leaves the file. A field that cannot
+    be written (not valid Unicode text) raises :class:`~askkit.SchemaError`
+    naming it; the file is then left as it was.
     """
     _check_grades(judgments)
     with locked(path):
-        _write(path, judgments)
+        frame = _read(path)
+        given = _changes(judgments)
+        position = _positions(frame, given)
+        kept = frame[position >= 0]
+        frame = _with_new_keys(_regraded(kept, given), given)
+        order = np.concatenate([position[position >= 0], _absent(kept, given)])
+        write_qrels(frame.iloc[np.argsort(order, kind="stable")], path, format="tsv")
 
 
 def update_judgments(path: str | os.PathLike[str], changes: Mapping[Key, int]) -> dict[Key, int]:
     """Merge ``changes`` into the judgments file and return the file's judgments.
 
-    The file is read again, ``changes`` merged in (a regrade replaces the old
-    grade, in place) and the result written atomically, all under the file's
+    The file is read again, ``changes`` merged in (a regrade replaces the grade
+    of every row naming that section, in place, other columns kept; a new key is
+    added at the end) and the result written atomically, all under the file's
     lock: concurrent updates from other processes take turns, so every
     judgment an update returns is in the file. A malformed file raises
     :class:`~askkit.SchemaError` and is never overwritten.
     """
     _check_grades(changes)
     with locked(path):
-        merged = load_judgments(path)
-        merged.update(changes)
-        _write(path, merged)
-    return merged
+        given = _changes(changes)
+        frame = _with_new_keys(_regraded(_read(path), given), given)
+        write_qrels(frame, path, format="tsv")
+    return _judgments(frame)
 
 
 def _check_grades(judgments: Mapping[Key, int]) -> None:
@@ -105,16 +113,83 @@ def _check_grades(judgments: Mapping[Key, int]) -> None:
         raise ValueError(f"grades must be 0-3, got {bad}")
 
 
-def _write(path: str | os.PathLike[str], judgments: Mapping[Key, int]) -> None:
+def _read(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """The file's every row and column (the one input rule: a regular file)."""
+    if not os.path.lexists(path):
+        return read_qrels(pd.DataFrame({c: [] for c in [*_KEY, "grade"]}))
+    return read_qrels(Path(path), format="tsv", extra_columns=True)
+
+
+def _changes(judgments: Mapping[Key, int]) -> pd.DataFrame:
     keys = list(judgments)
-    # object columns: a value that is not valid text reaches write_qrels, which
-    # names it in a SchemaError, instead of failing in pandas' Arrow conversion
-    frame = pd.DataFrame(
-        {
-            "query_id": pd.Series([k[0] for k in keys], dtype=object),
-            "path": pd.Series([k[1] for k in keys], dtype=object),
-            "heading": pd.Series([k[2] for k in keys], dtype=object),
-            "grade": pd.Series([judgments[k] for k in keys], dtype="int64"),
-        }
+    # object columns: a value that is not valid text is named by read_qrels'
+    # SchemaError instead of failing in pandas' Arrow conversion
+    return read_qrels(
+        pd.DataFrame(
+            {
+                "query_id": pd.Series([k[0] for k in keys], dtype=object),
+                "path": pd.Series([k[1] for k in keys], dtype=object),
+                "heading": pd.Series([k[2] for k in keys], dtype=object),
+                "grade": pd.Series([judgments[k] for k in keys], dtype="int64"),
+            }
+        )
     )
-    write_qrels(frame, path, format="tsv")
+
+
+def _index(frame: pd.DataFrame, columns: list[str]) -> pd.MultiIndex:
+    return pd.MultiIndex.from_arrays([frame[c].to_numpy(dtype=object) for c in columns])
+
+
+def _documents(frame: pd.DataFrame) -> pd.MultiIndex:
+    """(query, section id) of each row: what evaluate grades at section level."""
+    doc = qrels_doc_ids(frame, "section").to_numpy(dtype=object)
+    return pd.MultiIndex.from_arrays([frame["query_id"].to_numpy(dtype=object), doc])
+
+
+def _positions(frame: pd.DataFrame, given: pd.DataFrame) -> np.ndarray:
+    """Each row's key's position in ``given``, -1 when ``given`` has no such key."""
+    return np.asarray(_index(given, _KEY).get_indexer(_index(frame, _KEY)), dtype=np.int64)
+
+
+def _absent(frame: pd.DataFrame, given: pd.DataFrame) -> np.ndarray:
+    """Positions in ``given`` of the keys ``frame`` has no row for."""
+    return np.flatnonzero(~_index(given, _KEY).isin(_index(frame, _KEY)))
+
+
+def _regraded(frame: pd.DataFrame, given: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the grade of every row naming a section of ``given`` replaced
+    (the last of ``given``'s grades for it)."""
+    last = ~_documents(given).duplicated(keep="last")
+    at = _documents(given)[last].get_indexer(_documents(frame))
+    if not (at >= 0).any():
+        return frame
+    grade = frame["grade"].to_numpy(dtype=np.int64).copy()
+    grade[at >= 0] = given["grade"].to_numpy(dtype=np.int64)[last][at[at >= 0]]
+    return frame.assign(grade=grade)
+
+
+def _with_new_keys(frame: pd.DataFrame, given: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` and a row for each key of ``given`` it has no row for, at the end;
+    their other columns empty (``doc``: the section id, as evaluate reads it)."""
+    new = given.iloc[_absent(frame, given)]
+    if new.empty:
+        return frame
+    rows = {
+        name: new[name].to_numpy() if name in new.columns else np.full(len(new), "", dtype=object)
+        for name in frame.columns
+    }
+    if "doc" in frame.columns:
+        rows["doc"] = qrels_doc_ids(new, "section").to_numpy(dtype=object)
+    added = pd.DataFrame(rows, columns=frame.columns)
+    text = [c for c in frame.columns if c != "grade"]
+    added = added.astype(dict.fromkeys(text, STRING))
+    return pd.concat([frame, added], ignore_index=True)
+
+
+def _judgments(frame: pd.DataFrame) -> dict[Key, int]:
+    """``{key: grade}`` in file order, each key's grade the highest of its section's."""
+    documents = _documents(frame)
+    codes = pd.factorize(documents)[0]
+    best = pd.Series(frame["grade"].to_numpy(dtype=np.int64)).groupby(codes).transform("max")
+    keys = zip(*(frame[c].astype(str).tolist() for c in _KEY), strict=True)
+    return dict(zip(keys, best.astype(int).tolist(), strict=True))

@@ -7,8 +7,11 @@ and this grade is merged into it, while holding the file's lock
 earlier or at the same time, by this Labeler, by another one in another
 process or by hand, are never lost; the file is read when the Labeler
 starts, so the grade of a source judged in an earlier session shows up
-again. A grade that cannot be saved (a malformed file, a full disk, a path
-that is not valid text) is shown in the status line and not kept.
+again. A save keeps every row and column of the file (a ``notes`` column, a
+key judged twice); the grade shown is the one :func:`askkit.metrics.evaluate`
+uses at section level (the highest of the rows naming that section). A grade
+that cannot be saved (a malformed file, a full disk, a path that is not
+valid text) is shown in the status line and not kept.
 """
 
 from __future__ import annotations
@@ -71,7 +74,8 @@ class Labeler(w.VBox):  # type: ignore[misc]
     Attributes
     ----------
     judgments:
-        ``{(query_id, path, heading): grade}``: the file as last read or written.
+        ``{(query_id, path, heading): grade}``: the file as last read or written,
+        each key's grade the one evaluate uses for it.
     """
 
     def __init__(
