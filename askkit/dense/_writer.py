@@ -10,6 +10,7 @@ only into a folder askkit created. Import it from :mod:`askkit.dense`.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -28,11 +29,14 @@ from askkit.dense.store import (
     SCHEMA,
     Collection,
     StoredVault,
+    _bad_value,
+    _check_files,
     _check_schema,
     _collection,
     _collections,
     _empty_vault,
     _fingerprint,
+    _first_not,
     _vault_from_rows,
     normalise,
 )
@@ -41,9 +45,35 @@ from askkit.errors import DimensionError, SchemaError, StoreError, UsageError
 __all__ = ["StoreWriter"]
 
 _BATCH: Final = 500  # SQL parameters per statement in delete and chunks_with_vectors
+_NEARLY_FULL: Final = 1 << 20  # free bytes under which a disk I/O error is a full disk
 _SELECT_ROWS: Final = (
     "SELECT id, path, hash, title, date, text, embedding FROM chunks WHERE collection_id = ?"
 )
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Undo the open transaction, if SQLite has not already (it does on a full disk); the
+    error that led here is the one to report, so a failing rollback adds nothing."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
+def _free_space(folder: Path) -> int | None:
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):  # AttributeError: no statvfs on this system
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def _bytes(count: int | None) -> str:
+    if count is None:
+        return "unknown space"
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} bytes"
 
 
 def _placeholders(n: int) -> str:
@@ -70,6 +100,85 @@ def _claim_folder(folder: Path) -> None:
         folder,
         DENSE_STORE,
         lifetime="askkit re-creates it whenever it is missing",
+    )
+
+
+def _unencodable(values: Sequence[str]) -> tuple[int, UnicodeEncodeError] | None:
+    """The first string that has no UTF-8 form (a lone surrogate), with the error, or None.
+
+    SQLite stores text as UTF-8; Python's sqlite3 raises a bare UnicodeEncodeError
+    for a string with a lone surrogate (what ``errors="surrogateescape"`` makes of
+    undecodable bytes).
+    """
+    try:
+        "".join(values).encode("utf-8")
+    except UnicodeEncodeError:
+        for i, value in enumerate(values):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return i, exc
+    return None
+
+
+def _surrogate_error(field: str, value: str, exc: UnicodeEncodeError) -> SchemaError:
+    char = value[exc.start]
+    return SchemaError(
+        f"kimun stores UTF-8 text here, and a lone surrogate (U+{ord(char):04X} at character "
+        f"{exc.start}) has none: read the note as UTF-8 with errors='strict' or 'replace'",
+        field=field,
+        value=value,
+    )
+
+
+def _check_paths(paths: list[Any]) -> None:
+    """Note paths given to look up or delete: strings SQLite can hold."""
+    for i, path in enumerate(paths):
+        if not isinstance(path, str):
+            raise SchemaError("a note path is a string", field=f"paths[{i}]", value=path)
+    bad = _unencodable(paths)
+    if bad is not None:
+        i, exc = bad
+        raise _surrogate_error(f"paths[{i}]", paths[i], exc)
+
+
+def _check_vault_id(collection: object) -> str:
+    if not isinstance(collection, str) or _unencodable([collection]) is not None:
+        raise UsageError(
+            f"the vault id {collection!r} is not text SQLite can store (a string without lone "
+            "surrogates)"
+        )
+    return collection
+
+
+def _float32(vectors: object, rows: int) -> np.ndarray[Any, Any]:
+    """``vectors`` as float32 ``(rows, d)``; a value out of float32's range becomes infinite."""
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            array = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(
+            f"store needs numeric vectors, not {type(vectors).__name__} ({exc})"
+        ) from None
+    if array.ndim != 2 or len(array) != rows:
+        raise UsageError(
+            f"store needs one vector per chunk: {rows} chunks but vectors of shape {array.shape}"
+        )
+    return array
+
+
+def _nonfinite_error(vectors: np.ndarray[Any, Any], paths: list[Any]) -> SchemaError | None:
+    """A SchemaError naming the first chunk whose vector holds NaN or an infinity, or None."""
+    finite = np.isfinite(vectors).all(axis=1)
+    if finite.all():
+        return None
+    i = int(np.flatnonzero(~finite)[0])
+    value = float(vectors[i][~np.isfinite(vectors[i])][0])
+    return SchemaError(
+        f"the vector of chunk {i} ({paths[i]!r}) is not finite in float32 (it holds {value}): "
+        "kimun's search cannot rank it; check the embedder",
+        field=f"vectors[{i}]",
+        value=value,
     )
 
 
@@ -106,13 +215,21 @@ class StoreWriter:
     UsageError
         The folder holds files askkit did not make, is a file or a link.
     StoreError
-        The folder's ``embeddings.db`` cannot be opened as a kimun store.
+        The folder's ``embeddings.db`` cannot be opened as a kimun store, or it
+        or a side file (``-wal``, ``-shm``, ``-journal``) is a symbolic link, not
+        a regular file, or a file with other names (hard links): SQLite would
+        write through it, into a kimun server's store or any other file. Any
+        write raises it when SQLite fails (a full disk is named as such), and
+        leaves nothing of that write behind.
 
     Notes
     -----
     One connection, as kimun's (SQLite has one writer anyway): use a writer
-    from one thread at a time. :class:`~askkit.dense.store.KimunStore` reads the same file
-    meanwhile, from any thread or process.
+    from one thread at a time. Commits do not wait for the disk
+    (``synchronous = NORMAL``): in WAL mode the file stays whole through a
+    crash or a power loss, which can only take back the last writes.
+    :class:`~askkit.dense.store.KimunStore` reads the same file meanwhile, from
+    any thread or process.
     """
 
     def __init__(self, folder: str | os.PathLike[str], *, dimension: int) -> None:
@@ -123,26 +240,78 @@ class StoreWriter:
         _claim_folder(self.folder)
         self.path = self.folder / DB_FILE
         self._conn: sqlite3.Connection | None = None
+        _check_files(self.path, writing=True)
         try:
             conn = sqlite3.connect(
                 self.path, timeout=5.0, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {self.path} ({exc})", path=str(self.path)) from None
+            raise self._error(exc, "open") from None
         try:
+            self._check_opened(conn)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA foreign_keys = ON")
+            # A commit no longer waits for the disk: in WAL mode the file stays whole after
+            # a crash or power loss, which may take back only the last batches; the next
+            # index finds their notes missing from the store and writes them again.
+            conn.execute("PRAGMA synchronous = NORMAL")
             conn.executescript(SCHEMA)
             _check_schema(conn, self.path)
         except sqlite3.Error as exc:
             conn.close()
-            raise StoreError(
-                f"cannot open {self.path} as a kimun store ({exc})", path=str(self.path)
-            ) from None
+            raise self._error(exc, "open") from None
         except StoreError:
             conn.close()
             raise
         self._conn = conn
+
+    def _check_opened(self, conn: sqlite3.Connection) -> None:
+        """Refuse a connection that SQLite opened on another file than the folder's own
+        ``embeddings.db`` (a link made after the check), before anything is written."""
+        opened = next((r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
+        expected = Path(os.path.realpath(self.folder)) / DB_FILE
+        if Path(opened) != expected:
+            raise StoreError(
+                f"{self.path} leads to {opened}, not to the store folder's own file; askkit "
+                "writes only the files of its own store folder, never through a link",
+                path=str(self.path),
+            )
+
+    def _error(self, exc: sqlite3.Error, doing: str = "write") -> StoreError:
+        """An SQLite failure as a StoreError naming the file and, when it is, the full disk."""
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        db = self.path
+        undone = "nothing of this write was stored" if doing == "write" else "nothing was written"
+        free = _free_space(self.folder)
+        if name.startswith("SQLITE_FULL") or (
+            name.startswith("SQLITE_IOERR") and free is not None and free < _NEARLY_FULL
+        ):
+            return StoreError(
+                f"cannot {doing} {db}: the disk holding it is full, or the database reached "
+                f"its size limit (SQLite: {exc}; {_bytes(free)} free on its file system); "
+                f"{undone}: free some space and index again",
+                path=str(db),
+            )
+        if name.startswith("SQLITE_IOERR"):
+            return StoreError(
+                f"cannot {doing} {db}: disk I/O error ({name}); the disk may be full, the file "
+                f"may have reached a size limit (ulimit -f), or the disk may be failing "
+                f"({_bytes(free)} free on its file system); {undone}",
+                path=str(db),
+            )
+        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+            return StoreError(
+                f"cannot {doing} {db}: another connection holds its lock (waited 5 s); {undone}: "
+                "try again when the other writer is done",
+                path=str(db),
+            )
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+            return StoreError(
+                f"cannot {doing} {db}: it is damaged or not an SQLite database ({exc}); askkit "
+                "made this folder: delete it and index again",
+                path=str(db),
+            )
+        return StoreError(f"cannot {doing} {db} ({exc}); {undone}", path=str(db))
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -152,20 +321,21 @@ class StoreWriter:
 
     @contextlib.contextmanager
     def _transaction(self, kind: str = "") -> Iterator[sqlite3.Connection]:
+        """One transaction: all of the block's writes, or none (rolled back on any error)."""
         conn = self.conn
         try:
             conn.execute(f"BEGIN {kind}")
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot write {self.path} ({exc})", path=str(self.path)) from None
+            raise self._error(exc) from None
         try:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot write {self.path} ({exc})", path=str(self.path)) from None
+            _rollback(conn)
+            raise self._error(exc) from None
+        except BaseException:
+            _rollback(conn)
+            raise
 
     def store(self, collection: str, chunks: pd.DataFrame, vectors: np.ndarray[Any, Any]) -> None:
         """Append chunks and their vectors (normalised here) to a vault's collection.
@@ -180,16 +350,28 @@ class StoreWriter:
             The collection exists at another dimension (the embedder or model
             changed: drop it and re-index), or a vector is not
             :attr:`dimension` wide.
+        SchemaError
+            A chunk's path, hash or text is not a string, its title or date
+            neither a string nor missing, a string holds a lone surrogate (no
+            UTF-8 form, so SQLite cannot store it), or its vector holds NaN or
+            an infinity (kimun could not rank it). The field names the chunk
+            (``chunks[3].title``, ``vectors[3]``); nothing is stored.
+        StoreError
+            SQLite could not write (a full disk is named as such); nothing of
+            this call is stored.
         """
-        vectors = np.asarray(vectors, dtype=np.float32)
-        if vectors.ndim != 2 or len(vectors) != len(chunks):
-            raise UsageError(
-                f"store needs one vector per chunk: {len(chunks)} chunks but vectors of shape "
-                f"{vectors.shape}"
-            )
+        collection = _check_vault_id(collection)
+        vectors = _float32(vectors, len(chunks))
         if not len(chunks):
             return
-        cols = {c: _column(chunks, c) for c in COLUMNS}
+        self._append(collection, {c: _column(chunks, c) for c in COLUMNS}, vectors)
+
+    def _append(
+        self, collection: str, cols: dict[str, list[Any]], vectors: np.ndarray[Any, Any]
+    ) -> np.ndarray[Any, Any]:
+        """:meth:`store` of columns (``COLUMNS``, one list each) and float32 vectors, checked;
+        returns the vectors normalised as stored. The index calls it with a batch of notes'
+        columns, which spares it a frame."""
         for name in ("path", "hash", "text"):
             bad = next((i for i, v in enumerate(cols[name]) if not isinstance(v, str)), None)
             if bad is not None:
@@ -198,10 +380,37 @@ class StoreWriter:
                     field=f"chunks[{bad}].{name}",
                     value=cols[name][bad],
                 )
+        for name in ("title", "date"):
+            bad = next((i for i, v in enumerate(cols[name]) if not isinstance(v, str | None)), None)
+            if bad is not None:
+                raise SchemaError(
+                    "kimun stores a string or nothing here",
+                    field=f"chunks[{bad}].{name}",
+                    value=cols[name][bad],
+                )
+        for name in COLUMNS:
+            unencodable = _unencodable([v for v in cols[name] if v is not None])
+            if unencodable is not None:
+                present = [i for i, v in enumerate(cols[name]) if v is not None]
+                i, exc = unencodable
+                raise _surrogate_error(f"chunks[{present[i]}].{name}", cols[name][present[i]], exc)
         titles = [t if isinstance(t, str) else "" for t in cols["title"]]
         width = vectors.shape[1]
+        if width != self.dimension:
+            raise DimensionError(
+                f"Chunk of `{cols['path'][0]}` has dimension {width} but the store is at "
+                f"{self.dimension}",
+                expected=self.dimension,
+                actual=width,
+            )
+        problem = _nonfinite_error(vectors, cols["path"])
+        if problem is not None:
+            raise problem
+        stored = normalise(vectors)
+        blob = stored.astype("<f4", copy=False).tobytes()
+        size = 4 * width
         with self._transaction("IMMEDIATE") as conn:
-            found = _collection(conn, collection)
+            found = _collection(conn, collection, self.path)
             if found is not None and found[1] != self.dimension:
                 raise DimensionError(
                     f"SQLite collection `{collection}` in {self.path} has dimension {found[1]} but "
@@ -217,40 +426,30 @@ class StoreWriter:
                 ).lastrowid
             else:
                 cid = found[0]
-            if width != self.dimension:
-                raise DimensionError(
-                    f"Chunk of `{cols['path'][0]}` has dimension {width} but the store is at "
-                    f"{self.dimension}",
-                    expected=self.dimension,
-                    actual=width,
-                )
-            blob = normalise(vectors).astype("<f4", copy=False).tobytes()
-            size = 4 * width
             conn.executemany(
                 "INSERT INTO chunks (collection_id, path, hash, title, date, text, embedding) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    (cid, p, h, t, d, x, blob[i * size : (i + 1) * size])
-                    for i, (p, h, t, d, x) in enumerate(
-                        zip(
-                            cols["path"],
-                            cols["hash"],
-                            titles,
-                            cols["date"],
-                            cols["text"],
-                            strict=True,
-                        )
-                    )
+                zip(
+                    itertools.repeat(cid),
+                    cols["path"],
+                    cols["hash"],
+                    titles,
+                    cols["date"],
+                    cols["text"],
+                    (blob[i : i + size] for i in range(0, len(blob), size)),
                 ),
             )
+        return stored
 
     def delete(self, collection: str, paths: Sequence[str]) -> None:
         """Remove every chunk of the given note paths (a missing collection: nothing to do)."""
+        collection = _check_vault_id(collection)
         paths = list(paths)
+        _check_paths(paths)
         if not paths:
             return
         with self._transaction("IMMEDIATE") as conn:
-            found = _collection(conn, collection)
+            found = _collection(conn, collection, self.path)
             if found is None:
                 return
             for start in range(0, len(paths), _BATCH):
@@ -269,14 +468,16 @@ class StoreWriter:
         Vectors come back as stored (normalised): kimun reuses them for unchanged
         chunks, and storing them again leaves them as they are.
         """
-        vault = self._rows(collection, list(paths))
+        paths = list(paths)
+        _check_paths(paths)
+        vault = self._rows(_check_vault_id(collection), paths)
         return vault.chunks, vault.matrix
 
     def _rows(self, collection: str, paths: list[str] | None) -> StoredVault:
         if paths is not None and not paths:
             return _empty_vault(collection, self.dimension)
         with self._transaction() as conn:
-            found = _collection(conn, collection)
+            found = _collection(conn, collection, self.path)
             if found is None:
                 return _empty_vault(collection, self.dimension)
             cid, dimension = found
@@ -295,31 +496,48 @@ class StoreWriter:
 
     def load(self, collection: str) -> StoredVault:
         """Every chunk of a collection with its vector (empty for a missing collection)."""
-        return self._rows(collection, None)
+        return self._rows(_check_vault_id(collection), None)
 
     def indexed_notes(self, collection: str) -> dict[str, str]:
         """``{note path: content hash}`` of a collection (empty for a missing one)."""
+        collection = _check_vault_id(collection)
         with self._transaction() as conn:
-            found = _collection(conn, collection)
+            found = _collection(conn, collection, self.path)
             if found is None:
                 return {}
             rows = conn.execute(
                 "SELECT DISTINCT path, hash FROM chunks WHERE collection_id = ?", (found[0],)
             ).fetchall()
-        return {str(p): str(h) for p, h in rows}
+            for column in ("path", "hash"):
+                values = [r[column == "hash"] for r in rows]
+                bad = _first_not(values, (str,))
+                if bad is not None:
+                    (row_id,) = conn.execute(
+                        f"SELECT MIN(id) FROM chunks WHERE collection_id = ? "  # noqa: S608 - a
+                        f"AND {column} IS ?",  # column name of two, never a value
+                        (found[0], values[bad]),
+                    ).fetchone()
+                    where = f"table chunks, row id {row_id}"
+                    raise _bad_value(self.path, where, column, values[bad], "text")
+        return dict(rows)
 
     def collections(self) -> list[Collection]:
         """Every collection, by name, with its note and chunk counts and dimension."""
         with self._transaction() as conn:
-            return _collections(conn)
+            return _collections(conn, self.path)
 
     def read_fingerprint(self) -> str | None:
         """The recorded embedder fingerprint (trimmed, as kimun reads it), or None."""
         with self._transaction() as conn:
-            return _fingerprint(conn)
+            return _fingerprint(conn, self.path)
 
     def write_fingerprint(self, fingerprint: str) -> None:
         """Record the embedder fingerprint, replacing any previous one."""
+        if not isinstance(fingerprint, str) or _unencodable([fingerprint]) is not None:
+            raise UsageError(
+                f"the fingerprint {fingerprint!r} is not text SQLite can store (a string "
+                "without lone surrogates)"
+            )
         with self._transaction("IMMEDIATE") as conn:
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES (?, ?) "

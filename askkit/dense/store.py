@@ -46,6 +46,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -111,6 +112,11 @@ _TABLES: Final = {
 _SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 _BLOCK: Final = 8192  # rows per block in normalise and in the exact re-scoring
 _ATTEMPTS: Final = 3  # reads of a file that changed underneath before giving up
+#: The files SQLite keeps beside a database: the write-ahead log, its index, the rollback journal.
+SIDE_FILES: Final = ("-wal", "-shm", "-journal")
+#: The widest vector a collection may declare: kimun writes the embedder's width (a usize),
+#: and no embedder comes near this.
+MAX_DIMENSION: Final = 2**31 - 1
 
 _T = TypeVar("_T")
 
@@ -333,64 +339,104 @@ def _empty_vault(vault_id: str, dimension: int) -> StoredVault:
     return StoredVault(vault_id, pd.DataFrame({c: _strings([]) for c in COLUMNS}), matrix)
 
 
+def _describe(value: object) -> str:
+    """An SQLite value as a message names it: its storage class, and the value when short."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bytes):
+        return f"a blob of {len(value)} byte{'s' if len(value) != 1 else ''}"
+    if isinstance(value, int):
+        return f"the integer {value}"
+    if isinstance(value, float):
+        return f"the real number {value!r}"
+    text = str(value)
+    return f"the text {text[:60]!r}{'...' if len(text) > 60 else ''}"
+
+
+def _bad_value(db: Path, where: str, column: str, value: object, wanted: str) -> StoreError:
+    """A value kimun never writes, named by file, ``where`` (``table T, row R``) and column."""
+    return StoreError(
+        f"{db}: {where}, column {column} holds {_describe(value)}, but kimun "
+        f"writes {wanted} there; the file is damaged or not kimun's",
+        path=str(db),
+    )
+
+
+def _first_not(values: Sequence[object], allowed: tuple[type, ...]) -> int | None:
+    """The index of the first value whose exact type is not ``allowed`` (None: all are)."""
+    if set(map(type, values)) <= set(allowed):
+        return None
+    return next(i for i, v in enumerate(values) if type(v) not in allowed)
+
+
+def _check_dimension(db: Path, row: str, value: object) -> int:
+    """A collection's ``dimension`` as kimun writes it: an SQLite integer, a vector width."""
+    if type(value) is not int or not 1 <= value <= MAX_DIMENSION:
+        wanted = "a positive integer (the vector width)"
+        raise _bad_value(db, f"table collections, {row}", "dimension", value, wanted)
+    return value
+
+
+def _collection_row(cid: object, name: object) -> str:
+    return f"row id {cid} (vault {name!r})" if isinstance(name, str) else f"row id {cid}"
+
+
 def _vault_from_rows(
     rows: list[tuple[Any, ...]], vault_id: str, dimension: int, db: Path
 ) -> StoredVault:
     """``(id, path, hash, title, date, text, embedding)`` rows as a :class:`StoredVault`.
 
-    Raises :class:`StoreError` naming ``db`` for a row that kimun could not
-    have written: a missing path, hash or text, or an embedding that is not
-    ``4 * dimension`` bytes.
+    Raises :class:`StoreError` naming ``db``, the table, the row and the column
+    for a value kimun could not have written: a path, hash or text that is not
+    text, a title or date that is neither text nor NULL, an embedding that is
+    not a blob of ``4 * dimension`` bytes.
     """
     if not rows:
         return _empty_vault(vault_id, dimension)
-    where = f"{db}, vault {vault_id!r}"
     ids, paths, hashes, titles, dates, texts, blobs = zip(*rows, strict=True)
-    for name, column in (("path", paths), ("hash", hashes), ("text", texts)):
-        if None in column:
-            bad = column.index(None)
-            raise StoreError(
-                f"{where}: chunk {ids[bad]} has no {name}, which kimun always stores; the file "
-                "is damaged or not kimun's",
-                path=str(db),
-            )
+    for name, column, allowed, wanted in (
+        ("path", paths, (str,), "text"),
+        ("hash", hashes, (str,), "text"),
+        ("title", titles, (str, type(None)), "text or NULL"),
+        ("date", dates, (str, type(None)), "text or NULL"),
+        ("text", texts, (str,), "text"),
+    ):
+        bad = _first_not(column, allowed)
+        if bad is not None:
+            raise _bad_value(db, f"table chunks, row id {ids[bad]}", name, column[bad], wanted)
     width = 4 * dimension
-    try:
-        joined = b"".join(blobs)
-        lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
-    except TypeError:  # a value that is not a blob
-        lengths = np.asarray([len(b) if isinstance(b, bytes) else -1 for b in blobs])
+    bad = _first_not(blobs, (bytes,))
+    if bad is not None:
+        raise StoreError(
+            f"{db}, vault {vault_id!r}: the embedding of chunk {ids[bad]} ({paths[bad]!r}) is "
+            f"not a blob (table chunks, row id {ids[bad]}, column embedding holds "
+            f"{_describe(blobs[bad])}); the file is damaged or not kimun's",
+            path=str(db),
+        )
+    lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
     wrong = np.flatnonzero(lengths != width)
     if len(wrong):
         bad = int(wrong[0])
-        got = "not a blob" if lengths[bad] < 0 else f"{lengths[bad]} bytes"
         raise StoreError(
-            f"{where}: the embedding of chunk {ids[bad]} ({paths[bad]!r}) is {got}, but the "
-            f"collection's dimension {dimension} makes it {width} bytes (4 per float32); "
-            "the file is damaged or not kimun's",
+            f"{db}, vault {vault_id!r}: the embedding of chunk {ids[bad]} ({paths[bad]!r}) is "
+            f"{lengths[bad]} bytes, but the collection's dimension {dimension} makes it {width} "
+            "bytes (4 per float32); the file is damaged or not kimun's",
             path=str(db),
         )
-    matrix = np.frombuffer(joined, dtype="<f4").reshape(len(rows), dimension)
+    matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(rows), dimension)
     matrix = matrix.astype(np.float32, copy=False)  # a no-op on little-endian machines
     matrix.flags.writeable = False
     known: dict[object, str | None] = {None: None}
     wire_dates = [known[d] if d in known else known.setdefault(d, _wire_date(d)) for d in dates]
-    try:
-        chunks = pd.DataFrame(
-            {
-                "path": _strings(paths),
-                "hash": _strings(hashes),
-                "title": _strings([t if t is not None else "" for t in titles]),
-                "date": _strings(wire_dates),
-                "text": _strings(texts),
-            }
-        )
-    except (TypeError, ValueError) as exc:  # a blob where kimun stores text
-        raise StoreError(
-            f"{where}: a text column holds something that is not text ({exc}); the file is "
-            "damaged or not kimun's",
-            path=str(db),
-        ) from None
+    chunks = pd.DataFrame(
+        {
+            "path": _strings(paths),
+            "hash": _strings(hashes),
+            "title": _strings([t if t is not None else "" for t in titles]),
+            "date": _strings(wire_dates),
+            "text": _strings(texts),
+        }
+    )
     return StoredVault(vault_id, chunks, matrix)
 
 
@@ -400,24 +446,39 @@ _SELECT_IN_ORDER: Final = (
 )
 
 
-def _collection(conn: sqlite3.Connection, name: str) -> tuple[int, int] | None:
+def _collection(conn: sqlite3.Connection, name: str, db: Path) -> tuple[int, int] | None:
     """The collection's ``(id, dimension)``, or None if it was never created (kimun's)."""
     row = conn.execute("SELECT id, dimension FROM collections WHERE name = ?", (name,)).fetchone()
-    return None if row is None else (int(row[0]), int(row[1]))
+    if row is None:
+        return None
+    cid, dimension = row
+    return int(cid), _check_dimension(db, _collection_row(cid, name), dimension)
 
 
-def _collections(conn: sqlite3.Connection) -> list[Collection]:
+def _collections(conn: sqlite3.Connection, db: Path) -> list[Collection]:
     rows = conn.execute(
-        "SELECT c.name, COUNT(DISTINCT k.path), COUNT(k.id), c.dimension "
+        "SELECT c.id, c.name, COUNT(DISTINCT k.path), COUNT(k.id), c.dimension "
         "FROM collections c LEFT JOIN chunks k ON k.collection_id = c.id "
         "GROUP BY c.id ORDER BY c.name"
     ).fetchall()
-    return [Collection(str(n), int(notes), int(chunks), int(d)) for n, notes, chunks, d in rows]
+    out = []
+    for cid, name, notes, chunks, dimension in rows:
+        if type(name) is not str:
+            where = f"table collections, row id {cid}"
+            raise _bad_value(db, where, "name", name, "text (the vault id)")
+        width = _check_dimension(db, _collection_row(cid, name), dimension)
+        out.append(Collection(name, int(notes), int(chunks), width))
+    return out
 
 
-def _fingerprint(conn: sqlite3.Connection) -> str | None:
+def _fingerprint(conn: sqlite3.Connection, db: Path) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (FINGERPRINT_KEY,)).fetchone()
-    return None if row is None else str(row[0]).strip()  # kimun trims it
+    if row is None:
+        return None
+    if type(row[0]) is not str:
+        where = f"table meta, row key {FINGERPRINT_KEY!r}"
+        raise _bad_value(db, where, "value", row[0], "text (the fingerprint)")
+    return row[0].strip()  # kimun trims it
 
 
 def _check_schema(conn: sqlite3.Connection, db: Path) -> None:
@@ -444,6 +505,64 @@ def _check_schema(conn: sqlite3.Connection, db: Path) -> None:
 def _unknown_vault(db: Path, vault_id: str, names: list[str]) -> StoreError:
     known = ", ".join(repr(n) for n in names) if names else "none: it holds no vault yet"
     return StoreError(f"{db} has no vault {vault_id!r}; its vault ids are {known}", path=str(db))
+
+
+# -- the files of a store -------------------------------------------------------------------
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _check_files(db: Path, *, writing: bool) -> None:
+    """Refuse, naming the file, what SQLite would follow, block on or share beside ``db``.
+
+    SQLite resolves a linked database and writes beside its target, so a writer
+    refuses a database that is a symbolic link (it could point at a kimun
+    server's store, or any database), that is not a regular file (a FIFO would
+    block the open) or that has other names (hard links). Its side files
+    (:data:`SIDE_FILES`) are refused the same way, for writing and for reading:
+    SQLite never makes them links, refuses to open a linked one with a bare
+    "unable to open database file", and would block on a FIFO.
+    """
+    names = ([db] if writing else []) + [Path(f"{db}{suffix}") for suffix in SIDE_FILES]
+    for name in names:
+        try:
+            st = name.lstat()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StoreError(
+                f"cannot inspect {name}: {exc.strerror or exc}", path=str(name)
+            ) from None
+        fix = (
+            "askkit writes only the files of its own store folder, never through a link or "
+            "into a file with other names: remove it (askkit makes the store again)"
+            if writing
+            else "SQLite never makes one, and kimun's store cannot be read through it: remove it"
+        )
+        if stat.S_ISLNK(st.st_mode):
+            raise StoreError(
+                f"{name} is a symbolic link (to {name.readlink()}); {fix}", path=str(name)
+            )
+        if not stat.S_ISREG(st.st_mode):
+            raise StoreError(
+                f"{name} is {_kind(st.st_mode)}, not a regular file; {fix}", path=str(name)
+            )
+        if writing and st.st_nlink > 1:
+            raise StoreError(
+                f"{name} has {st.st_nlink} hard links: writing it would change the file of its "
+                f"other names too; {fix}",
+                path=str(name),
+            )
 
 
 # -- KimunStore -----------------------------------------------------------------------------
@@ -484,7 +603,12 @@ class KimunStore:
     StoreError
         The path is missing, is a folder without ``embeddings.db``, or the file
         is locked, damaged, not an SQLite database, or an SQLite database that
-        is not a kimun store. The error's ``path`` names it.
+        is not a kimun store; a side file (``-wal``, ``-shm``, ``-journal``) is
+        a link or not a regular file. The error's ``path`` names it. Any read
+        raises it too for a value kimun never writes (a text dimension, a path
+        that is not text), naming the table, the row and the column.
+    UsageError
+        ``path`` is not a path, or ``timeout`` not a number of seconds.
 
     Notes
     -----
@@ -492,7 +616,8 @@ class KimunStore:
     how the file is read with or without kimun's write-ahead log. Each call
     reads in its own read transaction (a consistent snapshot) and closes the
     file again, so a running kimun server is never held up for longer than one
-    read.
+    read. A read that fails because the server changed the files meanwhile (it
+    closed, deleting its log) is made again.
 
     Examples
     --------
@@ -506,30 +631,59 @@ class KimunStore:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
+        if not isinstance(path, str | os.PathLike):
+            raise UsageError(f"KimunStore takes a folder or a file path, not {path!r}")
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not 0 <= timeout < float("inf")
+        ):
+            raise UsageError(f"timeout must be a number of seconds (0 or more), not {timeout!r}")
         given = Path(path)
-        if not given.exists():
-            raise StoreError(
-                f"no kimun store at {given}: no such file or folder (give the folder of kimun's "
-                f"[vector_db] path, or its {DB_FILE})",
-                path=str(given),
-            )
-        db = given / DB_FILE if given.is_dir() else given
-        if given.is_dir() and not db.is_file():
-            raise StoreError(
-                f"{given} is not a kimun store: it holds no {DB_FILE} (kimun's SQLite store "
-                "keeps its vectors there; a Qdrant store is read with QdrantStore)",
-                path=str(given),
-            )
-        if db.stat().st_size == 0:
-            raise StoreError(f"{db} is empty (0 bytes), not a kimun store", path=str(db))
+        db = self._locate(given)
         self.path: Path = db
         self.timeout = float(timeout)
         self._closed = False
         self._fingerprint = self._read(self._open_check)
 
+    @staticmethod
+    def _locate(given: Path) -> Path:
+        """The database file of ``given`` (a folder or the file), checked to be one."""
+        try:
+            st = given.stat()
+            db = given / DB_FILE if stat.S_ISDIR(st.st_mode) else given
+            if db is not given:
+                st = db.stat()
+        except FileNotFoundError:
+            if given.is_dir():
+                raise StoreError(
+                    f"{given} is not a kimun store: it holds no {DB_FILE} (kimun's SQLite store "
+                    "keeps its vectors there; a Qdrant store is read with QdrantStore)",
+                    path=str(given),
+                ) from None
+            raise StoreError(
+                f"no kimun store at {given}: no such file or folder (give the folder of kimun's "
+                f"[vector_db] path, or its {DB_FILE})",
+                path=str(given),
+            ) from None
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+            reason = getattr(exc, "strerror", None) or exc
+            raise StoreError(f"cannot open {given}: {reason}", path=str(given)) from None
+        if not stat.S_ISREG(st.st_mode):
+            if db is not given:
+                raise StoreError(
+                    f"{given} is not a kimun store: its {DB_FILE} is {_kind(st.st_mode)}, not "
+                    "a regular file",
+                    path=str(given),
+                )
+            raise StoreError(f"{db} is {_kind(st.st_mode)}, not a kimun store", path=str(db))
+        if st.st_size == 0:
+            raise StoreError(f"{db} is empty (0 bytes), not a kimun store", path=str(db))
+        return db
+
     def _open_check(self, conn: sqlite3.Connection) -> str | None:
         _check_schema(conn, self.path)
-        return _fingerprint(conn)
+        return _fingerprint(conn, self.path)
 
     # -- reading
 
@@ -549,19 +703,22 @@ class KimunStore:
         )
 
     def _read_once(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        db = self.path
-        wal, shm, journal = (Path(f"{db}{s}") for s in ("-wal", "-shm", "-journal"))
+        # SQLite keeps the side files beside the file a link points to: look there.
+        db = Path(os.path.realpath(self.path))
+        wal, shm, journal = (Path(f"{db}{s}") for s in SIDE_FILES)
         if _state(db) is None:
-            raise StoreError(f"{db} no longer exists", path=str(db))
-        before = (_state(db), _state(wal), _state(journal))
+            raise StoreError(f"{self.path} no longer exists", path=str(self.path))
+        _check_files(db, writing=False)
+        files = (db, wal, journal)
+        before = tuple(map(_state, files))
         log = before[1]
         if journal.exists() or (log is not None and shm.exists()):
             # A connection is open, or one left its log: read through SQLite's locks
             # and the log's index, neither of which is written (readonly_shm).
-            return self._run(db, "mode=ro&readonly_shm=1", work, check=None)
+            return self._run(db, "mode=ro&readonly_shm=1", work, before=before, verify=False)
         if log is None or not log.size:
             # Nothing outside the file: read it as it is, then check nobody changed it.
-            return self._run(db, "mode=ro&immutable=1", work, check=(before, db, wal, journal))
+            return self._run(db, "mode=ro&immutable=1", work, before=before, verify=True)
         # A log without its index: read a copy, so SQLite builds the index elsewhere.
         with tempfile.TemporaryDirectory(prefix="askkit-kimun-store-") as tmp:
             copy = Path(tmp) / DB_FILE
@@ -569,13 +726,15 @@ class KimunStore:
                 shutil.copyfile(db, copy)
                 shutil.copyfile(wal, Path(f"{copy}-wal"))
             except OSError as exc:
+                if self._changed(before):  # the server closed meanwhile, deleting its log
+                    raise _Changed from None
                 raise StoreError(
-                    f"cannot read {db} and its write-ahead log: {exc.strerror or exc}",
-                    path=str(db),
+                    f"cannot read {self.path} and its write-ahead log: {exc.strerror or exc}",
+                    path=str(self.path),
                 ) from None
-            if (_state(db), _state(wal), _state(journal)) != before:
+            if self._changed(before):
                 raise _Changed
-            return self._run(copy, "mode=ro", work, check=None, shown=db)
+            return self._run(copy, "mode=ro", work, before=None, verify=False)
 
     def _run(
         self,
@@ -583,47 +742,62 @@ class KimunStore:
         flags: str,
         work: Callable[[sqlite3.Connection], _T],
         *,
-        check: tuple[Any, Path, Path, Path] | None,
-        shown: Path | None = None,
+        before: tuple[_FileState | None, ...] | None,
+        verify: bool,
     ) -> _T:
-        shown = shown or db
+        """Run ``work`` on ``db``; a failure while the files changed (``before``) is retried,
+        and with ``verify`` so is a success."""
         uri = f"{db.resolve().as_uri()}?{flags}"
         try:
             conn = sqlite3.connect(
                 uri, uri=True, timeout=self.timeout, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as exc:
-            raise self._error(exc, shown) from None
+            raise self._error(exc) from None
         try:
             conn.execute("BEGIN")
             result = work(conn)
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            if check is not None and self._changed(check):
+            busy = (getattr(exc, "sqlite_errorname", "") or "").startswith(
+                ("SQLITE_BUSY", "SQLITE_LOCKED")
+            )  # waited out already: reading again would only wait again
+            if before is not None and not busy and self._changed(before):
                 raise _Changed from None
-            raise self._error(exc, shown) from None
+            raise self._error(exc) from None
         except StoreError:
-            if check is not None and self._changed(check):
+            if before is not None and self._changed(before):
                 raise _Changed from None
             raise
         finally:
             conn.close()
-        if check is not None and self._changed(check):
+        if verify and before is not None and self._changed(before):
             raise _Changed
         return result
 
-    @staticmethod
-    def _changed(check: tuple[Any, Path, Path, Path]) -> bool:
-        before, db, wal, journal = check
-        return bool((_state(db), _state(wal), _state(journal)) != before)
+    def _changed(self, before: tuple[_FileState | None, ...]) -> bool:
+        db = Path(os.path.realpath(self.path))
+        files = (db, Path(f"{db}-wal"), Path(f"{db}-journal"))
+        return tuple(map(_state, files)) != before
 
-    def _error(self, exc: sqlite3.Error, db: Path) -> StoreError:
+    def _error(self, exc: sqlite3.Error) -> StoreError:
+        db = self.path
         name = getattr(exc, "sqlite_errorname", "") or ""
         if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
             return StoreError(
                 f"{db} is locked by another connection (waited {self.timeout:g} s): "
                 "try again later, or give a longer timeout",
                 path=str(db),
+            )
+        if name == "SQLITE_READONLY_ROLLBACK":
+            journal = Path(f"{os.path.realpath(db)}-journal")
+            return StoreError(
+                f"{journal} lies beside {db}, and SQLite takes it for the rollback journal of a "
+                "write that never finished (a hot journal), which only a writer may roll back; "
+                "askkit reads kimun's store without writing. If kimun's server stopped "
+                f"mid-write, start it once and it recovers the file; if {journal.name} is not "
+                "SQLite's, move it away",
+                path=str(journal),
             )
         if name.startswith("SQLITE_NOTADB"):
             size = _state(db)
@@ -654,7 +828,7 @@ class KimunStore:
 
     def collections(self) -> list[Collection]:
         """Every vault in the store, by name, with its note and chunk counts and dimension."""
-        return self._read(_collections)
+        return self._read(lambda conn: _collections(conn, self.path))
 
     def load(self, vault_id: str) -> StoredVault:
         """Every chunk of one vault with its stored vector, in the order kimun stored them.
@@ -663,21 +837,17 @@ class KimunStore:
         ------
         StoreError
             The store has no such vault (the message lists the ids it has), or
-            a row kimun could not have written (an embedding of the wrong size).
+            a row holds a value kimun could not have written (an embedding of
+            the wrong size, a path that is not text): the message names the
+            table, the row and the column.
         """
 
         def work(conn: sqlite3.Connection) -> StoredVault:
-            found = _collection(conn, vault_id)
+            found = _collection(conn, vault_id, self.path)
             if found is None:
-                names = [c.name for c in _collections(conn)]
+                names = [c.name for c in _collections(conn, self.path)]
                 raise _unknown_vault(self.path, vault_id, names)
             cid, dimension = found
-            if dimension <= 0:
-                raise StoreError(
-                    f"{self.path}: vault {vault_id!r} has dimension {dimension}, which kimun "
-                    "never writes; the file is damaged or not kimun's",
-                    path=str(self.path),
-                )
             # A scan of the table in id order: faster than the (collection, path) index
             # and its row lookups, and no sort.
             rows = conn.execute(_SELECT_IN_ORDER, (cid,)).fetchall()

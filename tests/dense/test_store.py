@@ -23,6 +23,7 @@ import itertools
 import json
 import math
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -892,3 +893,382 @@ def test_exact_top_k_scores_are_kimuns_bit_for_bit() -> None:
     expected = sorted(range(len(reference)), key=lambda i: (-reference[i], i))[:80]
     assert rows.tolist() == expected
     assert scores.tolist() == reference[expected].astype(np.float64).tolist()
+
+
+# -- askkit's store folder: only the files themselves, never through a link ---------------------
+
+
+def kimun_folder(folder: Path) -> Path:
+    """A kimun server's own store, with a fingerprint, closed."""
+    write_kimun_sqlite(folder, {"v": store_rows(6, DIM)}, fingerprint="kimun:model:8")
+    return folder
+
+
+def askkit_folder(folder: Path) -> Path:
+    """An askkit store folder (tagged) whose ``embeddings.db`` has been taken away."""
+    StoreWriter(folder, dimension=DIM).close()
+    (folder / DB_FILE).unlink()
+    return folder
+
+
+def test_store_writer_refuses_a_database_that_is_a_link_and_leaves_its_target_untouched(
+    tmp_path: Path,
+) -> None:
+    kimun = kimun_folder(tmp_path / "kimun")
+    before = file_states(kimun)
+    mine = askkit_folder(tmp_path / "mine")
+    (mine / DB_FILE).symlink_to(kimun / DB_FILE)
+    with pytest.raises(StoreError, match="is a symbolic link") as err:
+        StoreWriter(mine, dimension=DIM)
+    assert err.value.path == str(mine / DB_FILE)
+    assert str(kimun / DB_FILE) in str(err.value)  # says where it points
+    assert file_states(kimun) == before  # kimun's store: not a byte, not a file more
+    assert KimunStore(kimun).fingerprint == "kimun:model:8"
+
+
+def test_store_writer_never_creates_its_tables_in_a_linked_foreign_database(
+    tmp_path: Path,
+) -> None:
+    foreign = tmp_path / "app.db"
+    conn = sqlite3.connect(foreign)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.commit()
+    conn.close()
+    before = foreign.read_bytes()
+    mine = askkit_folder(tmp_path / "mine")
+    (mine / DB_FILE).symlink_to(foreign)
+    with pytest.raises(StoreError, match="symbolic link"):
+        StoreWriter(mine, dimension=DIM)
+    assert foreign.read_bytes() == before
+    assert not Path(f"{foreign}-wal").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "hard-link"])
+def test_store_writer_refuses_a_database_that_is_not_its_own_regular_file(
+    tmp_path: Path, kind: str
+) -> None:
+    mine = askkit_folder(tmp_path / "mine")
+    db = mine / DB_FILE
+    if kind == "fifo":
+        os.mkfifo(db)
+        expected = "not a regular file"
+    elif kind == "folder":
+        db.mkdir()
+        expected = "not a regular file"
+    else:
+        other = kimun_folder(tmp_path / "kimun") / DB_FILE
+        os.link(other, db)
+        expected = "2 hard links"
+    with pytest.raises(StoreError, match=expected) as err:
+        StoreWriter(mine, dimension=DIM)  # a FIFO is refused, not opened (which would block)
+    assert err.value.path == str(db)
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
+def test_store_writer_refuses_a_side_file_that_is_a_link(tmp_path: Path, suffix: str) -> None:
+    mine = tmp_path / "mine"
+    with StoreWriter(mine, dimension=DIM) as writer:
+        put(writer, "v", row("a.md", "h", "x"))
+    elsewhere = tmp_path / f"elsewhere{suffix}"
+    (mine / f"{DB_FILE}{suffix}").symlink_to(elsewhere)
+    with pytest.raises(StoreError, match="is a symbolic link") as err:
+        StoreWriter(mine, dimension=DIM)
+    assert err.value.path == str(mine / f"{DB_FILE}{suffix}")
+    assert not elsewhere.exists()  # nothing written through the link
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-journal"])
+def test_kimun_store_names_a_side_file_that_is_a_link(tmp_path: Path, suffix: str) -> None:
+    kimun = kimun_folder(tmp_path / "kimun")
+    (tmp_path / "log").write_bytes(b"")
+    (kimun / f"{DB_FILE}{suffix}").symlink_to(tmp_path / "log")
+    if suffix == "-wal":
+        (kimun / f"{DB_FILE}-shm").write_bytes(bytes(32768))
+    with pytest.raises(StoreError, match=f"{DB_FILE}{suffix} .*is a symbolic link") as err:
+        KimunStore(kimun)
+    assert err.value.path == str(kimun / f"{DB_FILE}{suffix}")
+
+
+# -- kimun's values: each column's SQLite type and range ----------------------------------------
+
+
+def tampered(folder: Path, *statements: str) -> Path:
+    """A kimun store of two notes whose rows the statements then change (no foreign keys)."""
+    rows, vectors = store_rows(6, DIM)
+    write_kimun_sqlite(folder, {"notes": (rows, vectors)}, fingerprint="fp")
+    conn = sqlite3.connect(folder / DB_FILE)
+    for statement in statements:
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("statement", "where"),
+    [
+        (
+            "UPDATE collections SET dimension = 'eight'",
+            "table collections, row id 1 (vault 'notes'), column dimension holds the text 'eight'",
+        ),
+        (
+            "UPDATE collections SET dimension = 8.7",
+            "table collections, row id 1 (vault 'notes'), column dimension holds the real "
+            "number 8.7",
+        ),
+        (
+            "UPDATE collections SET dimension = 0",
+            "column dimension holds the integer 0",
+        ),
+        (
+            "UPDATE collections SET dimension = 4294967296",
+            "column dimension holds the integer 4294967296",
+        ),
+        (
+            "UPDATE collections SET name = x'6e6f746573'",
+            "table collections, row id 1, column name holds a blob of 5 bytes",
+        ),
+    ],
+    ids=["text-dimension", "real-dimension", "zero-dimension", "huge-dimension", "blob-name"],
+)
+def test_a_collection_value_kimun_never_writes_is_a_store_error_naming_table_row_and_column(
+    tmp_path: Path, statement: str, where: str
+) -> None:
+    folder = tampered(tmp_path, statement)
+    store = KimunStore(folder)
+    for call in (store.collections, lambda: store.load("notes")):
+        with pytest.raises(StoreError, match=re.escape(where)) as err:
+            call()
+        assert err.value.path == str(folder / DB_FILE)
+        assert str(folder / DB_FILE) in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("column", "row_id", "value", "where"),
+    [
+        ("path", 2, b"ab", "table chunks, row id 2, column path holds a blob of 2 bytes"),
+        ("hash", 3, None, "table chunks, row id 3, column hash holds NULL"),
+        ("title", 4, b"\x00", "table chunks, row id 4, column title holds a blob of 1 byte"),
+        ("date", 5, b"\x00", "table chunks, row id 5, column date holds a blob"),
+        ("text", 6, 2.5, "table chunks, row id 6, column text holds the real number 2.5"),
+    ],
+    ids=["blob-path", "null-hash", "blob-title", "blob-date", "real-text"],
+)
+def test_a_chunk_value_kimun_never_writes_is_a_store_error_naming_table_row_and_column(
+    tmp_path: Path, column: str, row_id: int, value: object, where: str
+) -> None:
+    folder = untyped_store(tmp_path, column, row_id, value)  # kimun's DDL would refuse some
+    with pytest.raises(StoreError, match=re.escape(where)) as err:
+        KimunStore(folder).load("notes")
+    assert err.value.path == str(folder / DB_FILE)
+
+
+def untyped_store(folder: Path, column: str, row_id: int, value: object) -> Path:
+    """kimun's tables and columns without kimun's declared types, one value changed."""
+    rows, vectors = store_rows(6, DIM)
+    write_kimun_sqlite(folder / "src", {"notes": (rows, vectors)})
+    folder.mkdir(exist_ok=True)
+    conn = sqlite3.connect(folder / DB_FILE)
+    conn.execute(f"ATTACH DATABASE '{folder / 'src' / DB_FILE}' AS src")
+    conn.executescript(  # kimun's columns, none of kimun's declared types
+        "CREATE TABLE collections (id INTEGER PRIMARY KEY, name, dimension);"
+        "CREATE TABLE chunks (id INTEGER PRIMARY KEY, collection_id, path, hash, title, date, "
+        "text, embedding);"
+        "CREATE TABLE meta (key, value);"
+    )
+    for table in ("collections", "chunks", "meta"):
+        conn.execute(f"INSERT INTO {table} SELECT * FROM src.{table}")
+    conn.execute(f"UPDATE chunks SET {column} = ? WHERE id = ?", (value, row_id))
+    conn.commit()
+    conn.execute("DETACH DATABASE src")
+    conn.close()
+    shutil.rmtree(folder / "src")
+    return folder
+
+
+def test_an_integer_path_in_a_store_without_kimuns_types_is_refused(tmp_path: Path) -> None:
+    folder = untyped_store(tmp_path, "path", 2, 5)
+    store = KimunStore(folder)
+    where = r"table chunks, row id 2, column path holds the integer 5"
+    with pytest.raises(StoreError, match=where):
+        store.load("notes")
+
+
+def test_a_fingerprint_that_is_not_text_is_refused_naming_the_meta_row(tmp_path: Path) -> None:
+    folder = tampered(tmp_path, "UPDATE meta SET value = x'4142'")
+    with pytest.raises(
+        StoreError, match=r"table meta, row key 'embedder.fingerprint', column value holds a blob"
+    ):
+        KimunStore(folder)
+
+
+def test_a_store_writer_reads_kimuns_values_with_the_same_checks(tmp_path: Path) -> None:
+    with StoreWriter(tmp_path, dimension=DIM) as writer:
+        put(writer, "v", row("a.md", "h", "x"))
+        conn = sqlite3.connect(tmp_path / DB_FILE)
+        conn.execute("UPDATE collections SET dimension = 'eight'")
+        conn.commit()
+        conn.close()
+        with pytest.raises(StoreError, match="column dimension holds the text 'eight'"):
+            writer.collections()
+        with pytest.raises(StoreError, match="column dimension holds the text 'eight'"):
+            put(writer, "v", row("b.md", "h", "y"))
+        conn = sqlite3.connect(tmp_path / DB_FILE)
+        conn.execute("UPDATE collections SET dimension = ?", (DIM,))
+        conn.execute("UPDATE chunks SET path = x'6162'")
+        conn.commit()
+        conn.close()
+        with pytest.raises(StoreError, match=r"table chunks, row id 1, column path holds a blob"):
+            writer.indexed_notes("v")
+
+
+def test_kimun_store_refuses_a_path_that_is_not_a_path(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="KimunStore takes a folder or a file path, not 5"):
+        KimunStore(5)  # type: ignore[arg-type]
+
+
+# -- what lies beside the database ----------------------------------------------------------------
+
+
+def test_a_stray_journal_beside_a_kimun_store_is_named_as_what_blocks_the_read(
+    tmp_path: Path,
+) -> None:
+    folder = kimun_folder(tmp_path / "kimun")
+    journal = folder / f"{DB_FILE}-journal"
+    journal.write_bytes(np.random.default_rng(4).bytes(4096))
+    with pytest.raises(StoreError) as err:
+        KimunStore(folder)
+    message = str(err.value)
+    assert str(journal) in message
+    assert "rollback journal" in message
+    assert "attempt to write a readonly database" not in message
+    assert err.value.path == str(journal)
+
+
+def test_a_log_that_vanishes_while_it_is_copied_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kimun server closing mid-read: SQLite deletes the -shm, then the -wal. A reader that
+    saw the log without its index copies it; here the server really closes (a real
+    connection checkpoints the log into the file and deletes both) just before that copy."""
+    rows, vectors = store_rows(20, DIM, seed=5)
+    live = tmp_path / "live"
+    write_kimun_sqlite(live, {"v": (rows[:5], vectors[:5])})
+    folder = tmp_path / "copied"
+    folder.mkdir()
+    with kimun_server(live, rows[5:], vectors[5:]):
+        for name in (DB_FILE, f"{DB_FILE}-wal"):
+            shutil.copyfile(live / name, folder / name)
+    store = KimunStore(folder)
+    real_copy = shutil.copyfile
+    closed: list[bool] = []
+
+    def server_closes_first(src: Any, dst: Any, **kwargs: Any) -> Any:
+        if str(src).endswith("-wal") and not closed:
+            closed.append(True)
+            server = sqlite3.connect(folder / DB_FILE)
+            server.execute("SELECT COUNT(*) FROM chunks").fetchall()
+            server.close()  # checkpoints the log into the file and deletes -wal and -shm
+            assert sorted(p.name for p in folder.iterdir()) == [DB_FILE]
+        return real_copy(src, dst, **kwargs)
+
+    monkeypatch.setattr(shutil, "copyfile", server_closes_first)
+    vault = store.load("v")
+    assert closed == [True]
+    assert vault.chunks["text"].tolist() == [r["text"] for r in rows]
+
+
+# -- StoreWriter: a full disk, text SQLite cannot hold, vectors kimun cannot rank ----------------
+
+
+def test_a_full_disk_during_store_is_a_store_error_saying_so(writer: StoreWriter) -> None:
+    put(writer, "v", row("a.md", "h", "kept"))
+    writer.conn.execute("PRAGMA max_page_count = 8")  # SQLite's own limit: SQLITE_FULL
+    big = [row(f"n{i}.md", "h", f"text {i} " * 40) for i in range(400)]
+    with pytest.raises(StoreError, match="the disk holding it is full") as err:
+        put(writer, "v", *big)
+    assert err.value.path == str(writer.path)
+    assert "cannot rollback" not in str(err.value)
+    assert "nothing of this write was stored" in str(err.value)
+    writer.conn.execute("PRAGMA max_page_count = 1073741823")
+    assert writer.load("v").chunks["text"].tolist() == ["kept"]  # the earlier write stands
+    put(writer, "v", row("b.md", "h", "after"))  # and the writer still works
+    assert len(writer.load("v")) == 2
+
+
+_FILE_SIZE_LIMIT = """
+import json, resource, signal, sys
+import numpy as np, pandas as pd
+from askkit.dense import StoreWriter
+from askkit.errors import StoreError
+folder = sys.argv[1]
+with StoreWriter(folder, dimension=8) as writer:
+    writer.store("v", pd.DataFrame([{"path": "a.md", "hash": "h", "title": "t", "date": None,
+                                      "text": "kept"}]), np.ones((1, 8)))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+    rows = [{"path": f"n{i}.md", "hash": "h", "title": "t", "date": None, "text": "x" * 500}
+            for i in range(8000)]
+    try:
+        writer.store("v", pd.DataFrame(rows), np.ones((8000, 8)))
+    except StoreError as exc:
+        print(json.dumps({"error": str(exc), "path": exc.path}))
+    else:
+        print(json.dumps({"error": None}))
+"""
+
+
+def test_a_write_past_the_file_size_limit_is_a_store_error_about_the_disk(tmp_path: Path) -> None:
+    """SQLite's real write path failing (EFBIG under RLIMIT_FSIZE): the disk I/O error is
+    reported as such, never hidden behind "cannot rollback"."""
+    out = subprocess.run(
+        [sys.executable, "-c", _FILE_SIZE_LIMIT, str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["error"] is not None
+    assert got["path"] == str(tmp_path / "store" / DB_FILE)
+    assert "disk I/O error" in got["error"]
+    assert "the disk may be full" in got["error"]
+    assert "cannot rollback" not in got["error"]
+    assert KimunStore(tmp_path / "store").load("v").chunks["text"].tolist() == ["kept"]
+
+
+@pytest.mark.parametrize("column", ["path", "hash", "title", "date", "text"])
+def test_store_refuses_a_lone_surrogate_naming_the_chunk(writer: StoreWriter, column: str) -> None:
+    chunk = row("a.md", "h", "x")[0]
+    bad = {**chunk, column: "caf\udce9"}  # as os.fsdecode makes an undecodable file name
+    frame = pd.DataFrame([chunk, bad], dtype=object)  # Arrow strings could not hold it
+    with pytest.raises(SchemaError, match=rf"chunks\[1\]\.{column}: .*UTF-8") as err:
+        writer.store("v", frame, np.ones((2, DIM)))
+    assert err.value.value == "caf\udce9"
+    assert writer.load("v").chunks.empty  # nothing stored
+
+
+def test_paths_and_vault_ids_sqlite_cannot_hold_are_refused(writer: StoreWriter) -> None:
+    chunk, vector = row("a.md", "h", "x")
+    with pytest.raises(UsageError, match="vault id"):
+        writer.store("v\udce9", pd.DataFrame([chunk]), vector[None, :])
+    with pytest.raises(SchemaError, match=r"paths\[1\]"):
+        writer.delete("v", ["a.md", "b\udce9.md"])
+    with pytest.raises(SchemaError, match=r"paths\[0\]"):
+        writer.chunks_with_vectors("v", ["b\udce9.md"])
+    with pytest.raises(UsageError, match="fingerprint"):
+        writer.write_fingerprint("fastembed:\udce9:8")
+    assert writer.read_fingerprint() is None
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf, 1e39])
+def test_store_refuses_a_vector_that_is_not_finite_naming_the_chunk(
+    writer: StoreWriter, value: float
+) -> None:
+    chunks = pd.DataFrame([row("a.md", "h", "x")[0], row("b.md", "h", "y")[0]])
+    vectors = np.ones((2, DIM))
+    vectors[1, 3] = value  # 1e39 is finite in float64 but not in float32
+    with pytest.raises(SchemaError, match=r"vectors\[1\]: .*'b\.md'.*not finite"):
+        writer.store("v", chunks, vectors)
+    assert writer.load("v").chunks.empty
