@@ -1,11 +1,12 @@
 """Dense retrieval as kimun's server does it: exact top-80 latency, opening kimun's store,
-embedding overhead.
+embedding overhead, writing askkit's store while indexing.
 
 Usage::
 
     .venv/bin/python benchmarks/dense_bench.py                           # 100,000 x 384-d
     .venv/bin/python benchmarks/dense_bench.py --chunks 20000 --repeat 3 --texts 1000
     .venv/bin/python benchmarks/dense_bench.py --skip-embed               # (a) and (b) only
+    .venv/bin/python benchmarks/dense_bench.py --only-index --notes 100000 --index-repeat 3
 
 It writes a kimun SQLite store of ``--chunks`` chunks of ``--dim``-d vectors
 (``askkit.testing.stores``: kimun's schema, one INSERT per chunk as kimun's
@@ -28,6 +29,15 @@ server does) in a temporary folder, then measures, in this process:
   framed texts. The model is the tiny test model of ``askkit.testing.models``
   (built in a temporary folder, no download), so the model's own work is small
   and askkit's overhead shows at its largest. Target: <= 1.1x.
+- **(d)** what writing askkit's own store costs while indexing: a vault of
+  ``--notes`` tiny notes (a heading and a line of words each; default: as many
+  as ``--texts``) indexed by ``DenseIndex`` with the same tiny model, against
+  the named baseline, the model embedding the same chunks
+  (``embed_documents``). Each run indexes the vault twice, in memory
+  (``store=False``) and into a new store folder; the time spent writing the
+  store (every ``StoreWriter`` call the index makes, and its
+  ``askkit-notes.json``) is measured inside the second. Target: <= 0.2x the
+  embedding.
 
 Each timed step runs ``--repeat`` times, interleaved with its baseline; the
 tables give best and median.
@@ -36,14 +46,16 @@ tables give best and median.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
+import shutil
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -234,6 +246,148 @@ def bench_embed(rows: list[dict[str, Any]], texts: int, repeat: int, dim: int) -
     print(f"\nembedding overhead, median: {ratio:.2f}x (target <= 1.1x)")
 
 
+# -- (d) writing the store while indexing -----------------------------------------------------
+
+
+def tiny_vault(root: Path, rows: list[dict[str, Any]], notes: int) -> None:
+    """``notes`` tiny notes, 1,000 to a folder: a heading and one chunk text each."""
+    for i in range(notes):
+        folder = root / f"f{i // 1000:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        text = rows[i % len(rows)]["text"]
+        (folder / f"note-{i:06d}.md").write_text(f"# Note {i}\n\n{text}\n", encoding="utf-8")
+
+
+@contextlib.contextmanager
+def store_time() -> Iterator[list[float]]:
+    """Seconds spent in every call the index makes to write its store, summed into the
+    list's one element: StoreWriter's methods and the index's ``askkit-notes.json``."""
+    from askkit.dense._writer import StoreWriter
+    from askkit.dense.index import DenseIndex
+
+    spent = [0.0]
+    targets = [
+        (StoreWriter, name)
+        for name in (
+            "__init__",
+            "_append",
+            "close",
+            "delete",
+            "read_fingerprint",
+            "write_fingerprint",
+            "drop_all_collections",
+            "indexed_notes",
+            "chunks_with_vectors",
+        )
+    ] + [(DenseIndex, "_write_notes_file")]
+    originals = [(cls, name, cls.__dict__[name]) for cls, name in targets]
+
+    def timed(method: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - t0
+
+        return call
+
+    for cls, name, method in originals:
+        setattr(cls, name, timed(method))
+    try:
+        yield spent
+    finally:
+        for cls, name, method in originals:
+            setattr(cls, name, method)
+
+
+def plain_inserts(folder: Path, rows: list[tuple[Any, ...]], dim: int) -> None:
+    """The floor of (d): the same rows as plain ``sqlite3`` INSERTs in kimun's schema, WAL,
+    one transaction per 4,096 rows, nothing checked or converted."""
+    from askkit.dense.store import SCHEMA
+
+    folder.mkdir()
+    conn = sqlite3.connect(folder / "embeddings.db", isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.executescript(SCHEMA)
+        conn.execute("INSERT INTO collections (name, dimension) VALUES (?, ?)", (VAULT, dim))
+        for start in range(0, len(rows), 4096):
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany(
+                "INSERT INTO chunks (collection_id, path, hash, title, date, text, embedding) "
+                "VALUES (1, ?, ?, ?, ?, ?, ?)",
+                rows[start : start + 4096],
+            )
+            conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def bench_index(rows: list[dict[str, Any]], notes: int, repeat: int, dim: int) -> None:
+    try:
+        from askkit.dense.index import DenseIndex
+        from askkit.testing.models import tiny_embedder
+    except ImportError as exc:
+        print(f"\n### (d) writing the store while indexing: skipped ({exc})")
+        return
+    with tempfile.TemporaryDirectory(prefix="askkit-dense-bench-index-") as tmp:
+        root = Path(tmp) / "vault"
+        tiny_vault(root, rows, notes)
+        embedder = tiny_embedder(
+            Path(tmp) / "model", vocabulary_texts=[r["text"] for r in rows[:2000]], dim=dim
+        )
+        memory = DenseIndex(root, embedder, store=False, progress=False)  # warm-up
+        pairs = list(zip(memory.chunks["title"], memory.chunks["text"], strict=True))
+        records = memory.chunks.astype(object).where(memory.chunks.notna(), None)
+        blobs = [row.astype("<f4").tobytes() for row in memory.matrix]
+        plain = [
+            (*(r[c] for c in ("path", "hash", "title", "date", "text")), blob)
+            for r, blob in zip(records.to_dict("records"), blobs, strict=True)
+        ]
+        embed, in_memory, with_store, writing, floor = [], [], [], [], []
+        for run in range(repeat):
+            t0 = time.perf_counter()
+            embedder.embed_documents(pairs, progress=False)
+            embed.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            DenseIndex(root, embedder, store=False, progress=False)
+            in_memory.append(time.perf_counter() - t0)
+            folder = Path(tmp) / f"store-{run}"
+            with store_time() as spent:
+                t0 = time.perf_counter()
+                index = DenseIndex(root, embedder, store=folder, progress=False)
+                with_store.append(time.perf_counter() - t0)
+            writing.append(spent[0])
+            assert len(index) == len(pairs)
+            shutil.rmtree(folder)
+            t0 = time.perf_counter()
+            plain_inserts(folder, plain, dim)
+            floor.append(time.perf_counter() - t0)
+            shutil.rmtree(folder)
+    baseline = f"embedding the {len(pairs):,} chunks: tiny model, `embed_documents`"
+    table(
+        f"(d) indexing {notes:,} tiny notes with a tiny {dim}-d model, {repeat} runs",
+        [
+            (baseline, embed),
+            ("`DenseIndex(vault, store=False)`: read, chunk, embed, in memory", in_memory),
+            ("`DenseIndex(vault, store=folder)`: the same, and the store written", with_store),
+            ("of which writing the store (`StoreWriter` calls, `askkit-notes.json`)", writing),
+            ("floor: the same rows as plain `sqlite3` INSERTs, kimun's schema", floor),
+        ],
+        baseline,
+        "s",
+    )
+    ratio = statistics.median(writing) / statistics.median(embed)
+    print(f"\nwriting the store / embedding, median: {ratio:.2f}x (target <= 0.2x)")
+    extra = statistics.median(with_store) - statistics.median(in_memory)
+    print(
+        f"index with the store minus in memory, median: {extra:.2f} s "
+        f"({extra / statistics.median(embed):.2f}x the embedding)"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=100_000, help="chunks in the store")
@@ -243,6 +397,10 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5, help="runs of each timed step")
     parser.add_argument("--texts", type=int, default=5000, help="chunk texts embedded in (c)")
     parser.add_argument("--skip-embed", action="store_true", help="skip (c)")
+    parser.add_argument("--notes", type=int, help="tiny notes indexed in (d) (default: --texts)")
+    parser.add_argument("--index-repeat", type=int, help="runs of (d) (default: --repeat)")
+    parser.add_argument("--skip-index", action="store_true", help="skip (d)")
+    parser.add_argument("--only-index", action="store_true", help="run (d) alone")
     args = parser.parse_args()
 
     import faiss
@@ -254,6 +412,12 @@ def main() -> int:
         f"usearch {usearch.__version__}, fastembed {_version('fastembed')}, "
         f"onnxruntime {_version('onnxruntime')}"
     )
+    notes = args.texts if args.notes is None else args.notes
+    index_repeat = args.repeat if args.index_repeat is None else args.index_repeat
+    if args.only_index:
+        rows, _ = random_store_rows(min(notes, 20_000), 1, seed=7)
+        bench_index(rows, notes, index_repeat, args.dim)
+        return 0
     rows, vectors = random_store_rows(args.chunks, args.dim, seed=7)
     rng = np.random.default_rng(11)
     picks = rng.integers(0, args.chunks, size=args.queries // 2)
@@ -271,6 +435,8 @@ def main() -> int:
         bench_open(folder, args.repeat)
     if not args.skip_embed:
         bench_embed(rows, args.texts, args.repeat, args.dim)
+    if not args.skip_index:
+        bench_index(rows, notes, index_repeat, args.dim)
     return 0
 
 

@@ -119,10 +119,14 @@ def test_dense_bench_times_every_method_and_they_agree() -> None:
         '`KimunStore(folder).load("notes")`',
         "(c) embedding 300 chunk texts",
         "askkit `FastEmbedEmbedder.embed_documents`",
+        "(d) indexing 300 tiny notes",
+        "of which writing the store",
     ):
         assert label in out
     assert out.count("same order for 6/6") == 5
     assert "(target <= 1.1x)" in out
+    assert "writing the store / embedding, median:" in out
+    assert "(target <= 0.2x)" in out
 
 
 def test_bm25_variants_prints_each_variant_against_none() -> None:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from askkit.errors import DimensionError, ProtocolError
+from askkit.errors import DimensionError, ProtocolError, StoreError
 from askkit.ranking.pool import deduplicate_chunks
 from askkit.ranking.settings import CANDIDATE_POOL, CutSettings
 from askkit.ranking.surfaces import CutPreview, cut_preview, dedupe_by_note, search_rows
@@ -87,9 +87,28 @@ def _optional(value: object) -> str | None:
     return value
 
 
-def rows_of(chunks: pd.DataFrame, matrix: np.ndarray[Any, Any]) -> Rows:
-    """:class:`Rows` from stored chunks (``path, hash, title, date, text``) and their matrix."""
+def rows_of(chunks: pd.DataFrame, matrix: np.ndarray[Any, Any], where: str) -> Rows:
+    """:class:`Rows` from stored chunks (``path, hash, title, date, text``) and their matrix.
+
+    Raises
+    ------
+    StoreError
+        A stored vector holds NaN or an infinity (kimun stores what an embedder
+        returned, and cannot normalise such a vector): every score against it
+        would be NaN or infinite, which kimun's ranking and JSON cannot carry.
+        The message names the store (``where``) and the chunk.
+    """
     columns = {c: chunks[c].astype(object).tolist() for c in ROW_COLUMNS}
+    finite = np.isfinite(matrix).all(axis=1) if np.ndim(matrix) == 2 else np.ones(0, bool)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        raise StoreError(
+            f"the store {where} holds a vector that is not finite (NaN or an infinity) for "
+            f"chunk {i + 1} of {len(finite)}, {columns['path'][i]!r} ({columns['title'][i]!r}): "
+            "every score against it would be NaN or infinite; index that note again with an "
+            "embedder that returns finite vectors",
+            path=where,
+        )
     return Rows(
         path=tuple(str(v) for v in columns["path"]),
         hash=tuple(str(v) for v in columns["hash"]),
@@ -106,15 +125,21 @@ def embed_query(embedder: Embedder, query: str, dimension: int | None) -> np.nda
     Raises
     ------
     ProtocolError
-        The embedder answered with something that is not one finite-width vector.
+        The embedder answered with something that is not one vector of finite values.
     DimensionError
         The vector's width differs from the stored vectors' ``dimension``.
     """
-    vector = np.asarray(embedder.embed_query(query), dtype=np.float32)
+    with np.errstate(over="ignore"):  # a value out of float32's range: refused below
+        vector = np.asarray(embedder.embed_query(query), dtype=np.float32)
     if vector.ndim != 1 or vector.shape[0] == 0:
         raise ProtocolError(
             f"the embedder {embedder.name} returned a query vector of shape {vector.shape}, "
             "not one vector"
+        )
+    if not np.isfinite(vector).all():
+        raise ProtocolError(
+            f"the embedder {embedder.name} returned a query vector that is not finite (it "
+            f"holds NaN or an infinity) for {query[:80]!r}: no score against it is a number"
         )
     if dimension is not None and dimension and vector.shape[0] != dimension:
         raise DimensionError(

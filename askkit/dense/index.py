@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -63,6 +64,10 @@ __all__ = ["NOTES_FILE", "DenseIndex", "StoreRetriever", "default_store_folder"]
 NOTES_FILE = "askkit-notes.json"
 _NOTES_FORMAT = 1
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+#: Chunks written per transaction while indexing: whole notes, at least this many. One
+#: transaction per note made a large vault's index SQLite-bound; a kill loses at most the
+#: batch being written, whose notes the next run indexes again.
+_STORE_BATCH = 4096
 
 _EMPTY = np.empty((0, 0), dtype=np.float32)
 
@@ -108,20 +113,12 @@ class _Note:
         return len(self.cols["path"])
 
 
-def _frame(cols: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
-    """A note's chunks as the frame :class:`~askkit.dense.StoreWriter` stores."""
-    import pandas as pd
-
-    from askkit.frame.schema import STRING
-
-    return pd.DataFrame({c: pd.Series(list(cols[c]), dtype=STRING) for c in ROW_COLUMNS})
-
-
 def _check_vectors(
     vectors: object, expected_rows: int, embedder: Embedder, dimension: int | None
 ) -> np.ndarray[Any, Any]:
     """The embedder's answer as float32 ``(n, d)``; a wrong count or width is a typed error."""
-    array = np.asarray(vectors, dtype=np.float32)
+    with np.errstate(over="ignore"):  # out of float32's range: infinite, refused by the caller
+        array = np.asarray(vectors, dtype=np.float32)
     if array.ndim != 2 or array.shape[0] != expected_rows:
         raise ProtocolError(
             f"the embedder {embedder.name} returned vectors of shape {array.shape} "
@@ -321,12 +318,45 @@ class DenseIndex(DenseRetrieval):
         self._notes, self._by_note = {}, {}
         self._table = Rows((), (), (), (), (), _EMPTY)
 
+    def _notes_file(self) -> Path | None:
+        """askkit's size/mtime record when it is a file of its own (None: there is none).
+
+        Raises :class:`~askkit.errors.StoreError` for a link, a file with other names or
+        anything but a regular file: a write would replace the file a link names, and a
+        FIFO would block.
+        """
+        assert self.store_folder is not None
+        path = self.store_folder / NOTES_FILE
+        try:
+            st = path.lstat()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"cannot inspect {path}: {exc.strerror}", path=str(path)) from None
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+            what = (
+                "a symbolic link"
+                if stat.S_ISLNK(st.st_mode)
+                else "not a regular file"
+                if not stat.S_ISREG(st.st_mode)
+                else f"a file with {st.st_nlink} hard links"
+            )
+            raise StoreError(
+                f"{path} is {what}; askkit keeps its notes record only as a file of its own in "
+                "the store folder, and never writes through a link or into a file with other "
+                "names: remove it (askkit writes it again)",
+                path=str(path),
+            )
+        return path
+
     def _read_notes_file(self) -> dict[str, dict[str, Any]]:
         """askkit's size/mtime record; anything unreadable is ignored (the store is the truth)."""
-        assert self.store_folder is not None
+        path = self._notes_file()
+        if path is None:
+            return {}
         try:
-            data = json.loads((self.store_folder / NOTES_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
             return {}
         if (
             not isinstance(data, dict)
@@ -347,6 +377,7 @@ class DenseIndex(DenseRetrieval):
     def _write_notes_file(self) -> None:
         if self.store_folder is None:
             return
+        self._notes_file()  # a link or a FIFO is refused, never written through
         notes = {
             path: {**entry, "chunks": len(self._by_note.get(path, ()))}
             for path, entry in sorted(self._notes.items())
@@ -368,7 +399,7 @@ class DenseIndex(DenseRetrieval):
         by_note: dict[str, _Note] = {}
         if indexed:
             frame, vectors = writer.chunks_with_vectors(self.vault_id, sorted(indexed))
-            rows = rows_of(frame, vectors)
+            rows = rows_of(frame, vectors, str(self.store_folder))
             positions: dict[str, list[int]] = {}
             for i, path in enumerate(rows.path):
                 positions.setdefault(path, []).append(i)
@@ -480,8 +511,6 @@ class DenseIndex(DenseRetrieval):
         return raw
 
     def _update(self, writer: StoreWriter | None, t0: float) -> IndexReport:
-        from askkit.dense.store import normalise
-
         scan = scan_vault(self.vault, self._notes, progress=self.progress, desc="reading notes")
         notes, fresh, added, changed, unchanged, failed = (
             scan.notes,
@@ -497,6 +526,8 @@ class DenseIndex(DenseRetrieval):
         if writer is not None and stale:
             writer.delete(self.vault_id, stale)  # as kimun: the old rows go before the new land
         embedded = self._embed(fresh, to_embed)  # everything, before anything is stored
+        batch: list[tuple[str, dict[str, list[Any]], np.ndarray[Any, Any]]] = []
+        rows = 0
         for key in sorted(fresh):
             cols = {c: list(fresh[key][c]) for c in ROW_COLUMNS}
             hits = reused[key]
@@ -504,9 +535,12 @@ class DenseIndex(DenseRetrieval):
                 cols,
                 [hits[j] if j in hits else embedded[(key, j)] for j in range(len(cols["path"]))],
             )
-            if writer is not None and len(raw):  # one atomic store per note, as kimun
-                writer.store(self.vault_id, _frame(cols), raw)
-            self._by_note[key] = _Note(cols, normalise(raw) if len(raw) else raw)
+            batch.append((key, cols, raw))
+            rows += len(raw)
+            if rows >= _STORE_BATCH:
+                self._store_notes(writer, batch)
+                batch, rows = [], 0
+        self._store_notes(writer, batch)
         for key in deleted:
             self._by_note.pop(key, None)
         self._notes = notes
@@ -526,6 +560,28 @@ class DenseIndex(DenseRetrieval):
         self._write_notes_file()
         return self.last_report
 
+    def _store_notes(
+        self,
+        writer: StoreWriter | None,
+        notes: Sequence[tuple[str, dict[str, list[Any]], np.ndarray[Any, Any]]],
+    ) -> None:
+        """Store whole notes in one transaction (kimun stores each note atomically; a batch
+        of them is atomic too), then hold them normalised as stored."""
+        from askkit.dense.store import normalise
+
+        if not notes:
+            return
+        raw = np.concatenate([vectors for _, _, vectors in notes])
+        if writer is not None and len(raw):
+            cols = {c: [v for _, note, _ in notes for v in note[c]] for c in ROW_COLUMNS}
+            held = writer._append(self.vault_id, cols, raw)
+        else:
+            held = normalise(raw) if len(raw) else raw
+        start = 0
+        for key, cols, vectors in notes:
+            self._by_note[key] = _Note(cols, held[start : start + len(vectors)])
+            start += len(vectors)
+
     def _embed(
         self, fresh: Mapping[str, dict[str, list[Any]]], to_embed: Sequence[tuple[str, int]]
     ) -> dict[tuple[str, int], np.ndarray[Any, Any]]:
@@ -539,6 +595,15 @@ class DenseIndex(DenseRetrieval):
             self.embedder,
             self._dimension,
         )
+        finite = np.isfinite(vectors).all(axis=1)
+        if not finite.all():
+            i = int(np.flatnonzero(~finite)[0])
+            key, j = to_embed[i]
+            raise ProtocolError(
+                f"the embedder {self.embedder.name} returned a vector that is not finite (it "
+                f"holds NaN or an infinity) for chunk {j + 1} of {key} ({pairs[i][0]!r}); "
+                "kimun's search cannot rank it; no chunk of this run was stored"
+            )
         return {slot: vectors[i] for i, slot in enumerate(to_embed)}
 
     def note_of(self, chunk: Any) -> str:
@@ -662,7 +727,9 @@ class StoreRetriever(DenseRetrieval):
     def _rows(self) -> Rows:
         if self._table is None:
             vault = self.store.load(self.vault_id)
-            self._table = rows_of(vault.chunks, vault.matrix)
+            self._table = rows_of(
+                vault.chunks, vault.matrix, f"{self._where()} ({self.vault_id!r})"
+            )
         return self._table
 
     def _query_dimension(self) -> int | None:

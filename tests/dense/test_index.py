@@ -12,6 +12,10 @@ import hashlib
 import os
 import re
 import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +26,7 @@ import pytest
 
 from askkit.dense.index import NOTES_FILE, DenseIndex, StoreRetriever, default_store_folder
 from askkit.dense.store import DB_FILE, KimunStore, normalise
-from askkit.errors import DimensionError, ProtocolError, UsageError
+from askkit.errors import DimensionError, ProtocolError, StoreError, UsageError
 from askkit.ranking import CutSettings, search_rows
 from askkit.retrieve import Retriever, as_retriever
 from askkit.retrieve.local import POOL_COLUMNS, LocalIndex
@@ -715,3 +719,194 @@ def test_a_bm25_cache_and_a_dense_store_never_share_a_folder(tmp_path: Path) -> 
     with pytest.raises(UsageError, match="holds a local index of a kimun vault"):
         DenseIndex(vault, CountingEmbedder(), store=bm25_folder, progress=False)
     assert (bm25_folder / "manifest.json").is_file()
+
+
+# -- writing the store: batches of whole notes, only askkit's own files ---------------------------
+
+
+def many_notes(root: Path, count: int) -> Path:
+    """``count`` notes of one to three sections each (some notes split into several chunks)."""
+    for i in range(count):
+        folder = root / f"f{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        sections = "".join(
+            f"## Part {j}\n\nRye starter note {i} part {j}: fed at {j + 8} with warm water.\n\n"
+            for j in range(1 + i % 3)
+        )
+        (folder / f"note-{i:04d}.md").write_text(f"# Note {i}\n\n{sections}")
+    return root
+
+
+def wal_commits(wal: Path) -> int:
+    """How many transactions a write-ahead log holds: its valid frames that end a commit
+    (a frame header's second field, the database size after the commit, is not 0)."""
+    data = wal.read_bytes()
+    page = int.from_bytes(data[8:12], "big")
+    salts = data[16:24]
+    commits = 0
+    for offset in range(32, len(data) - 23, 24 + page):
+        header = data[offset : offset + 24]
+        if header[8:16] != salts:
+            break
+        commits += int.from_bytes(header[4:8], "big") != 0
+    return commits
+
+
+def test_indexing_writes_the_store_in_one_transaction_per_batch_of_notes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One commit per note made indexing a large vault SQLite-bound; a batch of notes is
+    one transaction. A reader holding an old snapshot keeps every frame in the log, so
+    the log counts the transactions."""
+    import askkit.dense.index as dense_index
+    from askkit.dense import StoreWriter
+
+    root = many_notes(tmp_path / "vault", 150)
+    folder = tmp_path / "store"
+    StoreWriter(folder, dimension=16).close()
+    monkeypatch.setattr(dense_index, "_STORE_BATCH", 100, raising=False)
+    reader = sqlite3.connect(folder / DB_FILE, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT COUNT(*) FROM chunks").fetchone() == (0,)
+        index = DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+        commits = wal_commits(folder / f"{DB_FILE}-wal")
+        reader.execute("COMMIT")
+    finally:
+        reader.close()
+    batches = -(-len(index) // 100)
+    assert len(index) == 300
+    assert commits <= batches + 1  # the batches, and the fingerprint
+    chunks, matrix = stored(folder, "vault")
+    assert chunks["text"].tolist() == index.chunks["text"].tolist()
+    assert len(matrix) == 300
+
+
+_KILLED = """
+import os, signal, sys
+from pathlib import Path
+import askkit.dense.index as dense_index
+from askkit.dense._writer import StoreWriter
+from tests.dense.test_index import CountingEmbedder
+
+root, folder, batch, kill_at = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+dense_index._STORE_BATCH = batch
+real_append = StoreWriter._append  # what the index writes each batch with
+
+
+def append(self, collection, cols, vectors):
+    def die():  # SQLite's progress handler runs inside the statement, mid-transaction
+        if self.conn.in_transaction and self.conn.total_changes >= kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return 0
+
+    self.conn.set_progress_handler(die, 20)
+    return real_append(self, collection, cols, vectors)
+
+
+StoreWriter._append = append
+dense_index.DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+print("finished", flush=True)
+"""
+
+
+def test_an_indexer_killed_mid_batch_leaves_whole_notes_and_the_next_run_completes_the_store(
+    tmp_path: Path,
+) -> None:
+    """kill -9 in the middle of a batch's transaction: the batches committed before it stay
+    (every note whole), the killed batch leaves nothing, and the next run embeds only the
+    notes the store lacks and ends with the store a fresh index writes."""
+    from tests.conftest import ROOT
+
+    root = many_notes(tmp_path / "vault", 60)
+    folder = tmp_path / "store"
+    reference = DenseIndex(root, CountingEmbedder(), store=False, progress=False)
+    by_note = reference.chunks.groupby("path", sort=True)["text"].apply(list).to_dict()
+    batch = 40
+    first_batch: list[str] = []
+    for path in by_note:  # notes are stored in path order
+        if sum(len(by_note[p]) for p in first_batch) >= batch:
+            break
+        first_batch.append(path)
+    first_rows = sum(len(by_note[p]) for p in first_batch)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED, str(root), str(folder), str(batch), str(first_rows + 5)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    chunks, matrix = stored(folder, "vault")
+    kept = chunks.groupby("path", sort=True)["text"].apply(list).to_dict()
+    assert sorted(kept) == first_batch  # the committed batch, and nothing of the killed one
+    for path, texts in kept.items():
+        assert texts == by_note[path]  # each stored note whole
+    embedder = CountingEmbedder()
+    resumed = DenseIndex(root, embedder, store=folder, progress=False)
+    assert len(embedder.texts) == len(reference) - first_rows  # only what the store lacked
+    chunks, matrix = stored(folder, "vault")
+    assert chunks["text"].tolist() == reference.chunks["text"].tolist()
+    np.testing.assert_array_equal(matrix, reference.matrix)
+    np.testing.assert_array_equal(resumed.matrix, reference.matrix)
+
+
+def test_the_index_refuses_a_linked_database_and_leaves_a_kimun_store_untouched(
+    root: Path, tmp_path: Path
+) -> None:
+    """Pointed at a kimun server's store through a link in askkit's own folder, indexing
+    with another embedder would have dropped every collection and rewritten the
+    fingerprint."""
+    from askkit.testing.stores import random_store_rows, write_kimun_sqlite
+
+    kimun = tmp_path / "kimun"
+    write_kimun_sqlite(kimun, {"notes": random_store_rows(9, 16)}, fingerprint="kimun:m:16")
+    before = {p.name: p.read_bytes() for p in kimun.iterdir()}
+    folder = tmp_path / "store"
+    DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    (folder / DB_FILE).unlink()
+    (folder / DB_FILE).symlink_to(kimun / DB_FILE)
+    with pytest.raises(StoreError, match="symbolic link"):
+        DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    assert {p.name: p.read_bytes() for p in kimun.iterdir()} == before
+
+
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_a_linked_notes_record_is_never_written_through(
+    root: Path, tmp_path: Path, link: str
+) -> None:
+    folder = tmp_path / "store"
+    DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    outside = tmp_path / "precious.json"
+    outside.write_text('{"mine": true}')
+    (folder / NOTES_FILE).unlink()
+    if link == "symbolic":
+        (folder / NOTES_FILE).symlink_to(outside)
+    else:
+        (folder / NOTES_FILE).hardlink_to(outside)
+    (root / "new.md").write_text("# New\n\nA new note.\n")
+    with pytest.raises(StoreError, match=r"symbolic link|2 hard links") as err:
+        DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    assert err.value.path == str(folder / NOTES_FILE)
+    assert outside.read_text() == '{"mine": true}'
+    assert (folder / NOTES_FILE).exists()  # not askkit's to delete
+
+
+class _NonFinite(CountingEmbedder):
+    def embed_documents(
+        self, chunks: Sequence[tuple[str, str]], *, progress: bool | None = None
+    ) -> np.ndarray[Any, Any]:
+        vectors = super().embed_documents(chunks).copy()
+        vectors[len(chunks) // 2, 1] = np.nan
+        return vectors
+
+
+def test_an_embedder_returning_a_non_finite_vector_is_a_protocol_error_naming_the_chunk(
+    root: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(ProtocolError, match=r"not finite.*\.md") as err:
+        DenseIndex(root, _NonFinite(), store=tmp_path / "store", progress=False)
+    assert "test:bag-of-words" in str(err.value)
+    assert KimunStore(tmp_path / "store").collections() == []  # nothing stored

@@ -19,7 +19,7 @@ import pytest
 from askkit.dense.index import DenseIndex, StoreRetriever
 from askkit.dense.qdrant import QdrantStore
 from askkit.dense.store import KimunStore
-from askkit.errors import DimensionError, StoreError
+from askkit.errors import DimensionError, ProtocolError, StoreError
 from askkit.ranking import deduplicate_chunks
 from askkit.retrieve.local import POOL_COLUMNS
 from askkit.testing.stores import random_store_rows, write_kimun_qdrant, write_kimun_sqlite
@@ -254,3 +254,32 @@ def test_kimuns_store_and_askkits_are_interchangeable(tmp_path: Path) -> None:
     for query in ("rye starter", "brioche butter", "2026 april", "oven temperature"):
         assert kimun.pool(query) == index.pool(query) == askkit.pool(query)
         assert kimun.search(query, 5) == index.search(query, 5)
+
+
+# -- non-finite vectors: a score that is no number is never returned ----------------------------
+
+
+@pytest.mark.parametrize("value", [np.inf, np.nan])
+def test_a_store_holding_a_non_finite_vector_is_refused_naming_the_chunk(
+    tmp_path: Path, data: Any, value: float
+) -> None:
+    """kimun stores an embedder's NaN or infinite vector as it is (``to_blob`` cannot
+    normalise it): searching such a vault would report infinite or NaN scores, which
+    no JSON can carry, so the retriever names the chunk instead."""
+    rows, vectors, queries = data
+    poisoned = vectors[:30].copy()
+    poisoned[17, 2] = value
+    store = {"notes": (rows[:30], poisoned)}
+    write_kimun_sqlite(tmp_path / "store", store, fingerprint=FINGERPRINT)
+    with pytest.raises(StoreError, match="not finite") as err:
+        StoreRetriever(tmp_path / "store", "notes", QueryVectors(queries)).search("q1")
+    assert rows[17]["path"] in str(err.value)
+    assert str(tmp_path / "store") in str(err.value)
+    assert err.value.path is not None
+
+
+def test_a_query_vector_that_is_not_finite_is_a_protocol_error(kimun_store: Path) -> None:
+    queries = {"q": np.full(DIM, np.inf, dtype=np.float32)}
+    retriever = StoreRetriever(kimun_store, "notes", QueryVectors(queries))
+    with pytest.raises(ProtocolError, match="not finite"):
+        retriever.search("q")
