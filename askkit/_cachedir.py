@@ -21,6 +21,7 @@ from askkit.errors import UsageError
 __all__ = [
     "DENSE_STORE",
     "LOCAL_INDEX",
+    "QDRANT_LOCAL",
     "TAG_HEAD",
     "TAG_NAME",
     "cache_root",
@@ -41,6 +42,7 @@ TAG_HEAD = (
 #: What each kind of askkit folder holds, as its tag says (a kind never stands in for another).
 LOCAL_INDEX = "a local index of a kimun vault"
 DENSE_STORE = "askkit's dense index of a kimun vault, in kimun's embeddings.db schema"
+QDRANT_LOCAL = "a qdrant-client local-mode store askkit wrote"
 
 
 def cache_root() -> Path:

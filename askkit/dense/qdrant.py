@@ -17,11 +17,20 @@ Qdrant collection (``server/src/dbembeddings/vecqdrant.rs``):
 chunks and vectors (:class:`~askkit.dense.store.StoredVault`, like
 :class:`~askkit.dense.store.KimunStore`) and runs Qdrant's own search, as
 kimun's server does. qdrant-client is an extra: ``pip install 'askkit[qdrant]'``.
+
+qdrant-client's local mode (``QdrantStore(path=DIR)``) keeps every point as a
+pickle and unpickles them all when it opens the folder; unpickling runs code, so
+a folder someone else wrote could run any command as the user who opens it.
+:class:`QdrantStore` opens a local-mode folder only if askkit wrote it
+(:func:`local_client` tags the folder with askkit's cache directory tag) and
+nobody else can write what is in it, or when the caller says it trusts the
+folder (``trusted=True``).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +50,7 @@ __all__ = [
     "DEFAULT_URL",
     "FINGERPRINT_COLLECTION",
     "QdrantStore",
+    "local_client",
 ]
 
 #: kimun's default ``[vector_db] collection`` (config.rs ``default_qdrant_collection``).
@@ -64,6 +74,86 @@ def _qdrant_client() -> Any:
             "pip install 'askkit[qdrant]'"
         ) from exc
     return qdrant_client
+
+
+def local_client(path: str | os.PathLike[str]) -> Any:
+    """A qdrant-client in local mode on a folder askkit owns, made and tagged if new.
+
+    The folder must be new, empty, or one this function made before (it carries
+    askkit's tag for :data:`askkit._cachedir.QDRANT_LOCAL`); anything else raises
+    :class:`~askkit.errors.UsageError` and is left alone. A new folder is made
+    private (mode 0700): its points are pickles, which run code when loaded. Only such a folder
+    :class:`QdrantStore` opens without ``trusted=True``. The client is the
+    caller's to close.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> client = local_client(tempfile.mkdtemp())
+    >>> client.get_collections().collections
+    []
+    >>> client.close()
+    """
+    from askkit._cachedir import QDRANT_LOCAL, claim, mark
+
+    qdrant_client = _qdrant_client()
+    folder = Path(path)
+    state = claim(
+        folder,
+        None,
+        what="Qdrant folder",
+        fix="give a new or empty folder, or one local_client made",
+        purpose=QDRANT_LOCAL,
+    )
+    if state == "ours":
+        reason = _distrust(folder)
+        if reason is not None:
+            raise StoreError(f"{folder}: {reason}; {_UNPICKLES}", path=str(folder))
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(0o700)  # private: nobody else can reach, let alone rewrite, its pickles
+        mark(folder, QDRANT_LOCAL, lifetime="askkit wrote it with qdrant-client's local mode")
+    return qdrant_client.QdrantClient(path=str(folder))
+
+
+_UNPICKLES: Final = (
+    "qdrant-client unpickles every stored point when it opens a local-mode folder, and "
+    "unpickling runs code, so a folder someone else wrote can run any command as you"
+)
+
+
+def _distrust(folder: Path) -> str | None:
+    """Why askkit will not open ``folder`` in local mode on its own (None: it may).
+
+    It must carry askkit's tag for :data:`askkit._cachedir.QDRANT_LOCAL`, and nothing in it may be a
+    link or belong to another user; what is in it may be writable by other users
+    only when they cannot reach it (the folder is private: :func:`local_client`
+    makes it so).
+    """
+    from askkit._cachedir import QDRANT_LOCAL, purpose_of
+
+    if purpose_of(folder) != QDRANT_LOCAL:
+        return "askkit did not write it (it carries no askkit tag for a local-mode store)"
+    me = os.geteuid() if hasattr(os, "geteuid") else None
+    try:
+        private = not folder.lstat().st_mode & 0o077
+    except OSError as exc:
+        return f"{folder} cannot be inspected ({exc.strerror})"
+    for top, dirs, files in os.walk(folder):
+        for name in [".", *dirs, *files]:
+            path = Path(top) / name if name != "." else Path(top)
+            try:
+                st = path.lstat()
+            except OSError as exc:
+                return f"{path} cannot be inspected ({exc.strerror})"
+            if stat.S_ISLNK(st.st_mode):
+                return f"{path} is a symbolic link"
+            if me is not None and st.st_uid != me:
+                return f"{path} belongs to another user (uid {st.st_uid})"
+            shared = path == folder or not private
+            if shared and st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                return f"{path} can be written by other users (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
 
 
 def _payload_chunk(payload: dict[str, Any] | None) -> dict[str, Any]:
@@ -96,7 +186,8 @@ class QdrantStore:
         The Qdrant server, as kimun's ``[vector_db] url`` (REST, e.g.
         ``http://localhost:6333``).
     path:
-        A folder qdrant-client's local mode wrote (it holds ``meta.json``).
+        A folder qdrant-client's local mode wrote (it holds ``meta.json``):
+        one :func:`local_client` made, or, with ``trusted``, any.
     collection_prefix:
         kimun's ``[vector_db] collection`` (default ``kimun_embeddings``).
     api_key:
@@ -106,14 +197,22 @@ class QdrantStore:
         An existing ``qdrant_client.QdrantClient``.
     timeout:
         Seconds qdrant-client waits for the server.
+    trusted:
+        Open a ``path`` askkit did not write. qdrant-client's local mode
+        unpickles every stored point when it opens the folder, and unpickling
+        runs code: a folder someone else wrote (or could rewrite) can run any
+        command as you. Without it, askkit opens only a folder that
+        :func:`local_client` made and that no other user can write; pass
+        ``True`` only for a folder whose writer you trust.
 
     Raises
     ------
     MissingDependencyError
         qdrant-client is not installed (``pip install 'askkit[qdrant]'``).
     StoreError
-        The local folder is not a qdrant-client storage, or is in use by
-        another client; and, from any method, Qdrant cannot be reached or
+        The local folder is not a qdrant-client storage, is not askkit's own
+        (without ``trusted``), or is in use by another client; and, from any
+        method, Qdrant cannot be reached or
         answers with an error. Its ``path`` is the URL or folder.
 
     Examples
@@ -140,6 +239,7 @@ class QdrantStore:
         api_key: str | None = None,
         client: Any = None,
         timeout: int | None = None,
+        trusted: bool = False,
     ) -> None:
         from askkit._redact import redact_url, searchable
 
@@ -182,6 +282,17 @@ class QdrantStore:
                 "folder a QdrantClient(path=...) wrote, or the url of a Qdrant server",
                 path=self.where,
             )
+        if not trusted:
+            reason = _distrust(folder)
+            if reason is not None:
+                raise StoreError(
+                    f"{folder} is not opened: askkit opens a qdrant-client local-mode folder "
+                    "only when it wrote the folder itself and nobody else can write to it, but "
+                    f"{reason}. {_UNPICKLES}. Pass "
+                    "trusted=True if you trust whoever wrote it, or read the vectors from a "
+                    "Qdrant server (url=...)",
+                    path=self.where,
+                )
         self._client = self._connect(lambda: qdrant_client.QdrantClient(path=str(folder)))
 
     def _connect(self, make: Callable[[], Any]) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -26,7 +27,7 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient, models
 
-from askkit.dense.qdrant import DEFAULT_COLLECTION_PREFIX, DEFAULT_URL, QdrantStore
+from askkit.dense.qdrant import DEFAULT_COLLECTION_PREFIX, DEFAULT_URL, QdrantStore, local_client
 from askkit.dense.store import COLUMNS, Collection, exact_top_k
 from askkit.errors import DimensionError, StoreError, UsageError
 from askkit.frame.schema import STRING
@@ -67,7 +68,7 @@ def path_store(
 ) -> tuple[Path, list[dict[str, Any]], np.ndarray]:
     """A qdrant-client local-mode folder holding a kimun vault, closed again."""
     folder = tmp_path_factory.mktemp("qdrant")
-    client = QdrantClient(path=str(folder))
+    client = local_client(folder)  # askkit writes it: QdrantStore(path=...) opens it
     rows, vectors = random_store_rows(240, 32, seed=22)
     write_kimun_qdrant(
         client, PREFIX, "notes", rows, vectors, fingerprint="ollama:nomic:32", seed=4
@@ -257,6 +258,108 @@ def test_close_closes_only_a_client_the_store_opened(path_store: Any) -> None:
     assert len(again.get_collections().collections) == 2  # still open: notes and fingerprint
     again.close()
     assert "prefix 'kimun_embeddings'" in repr(given)
+
+
+# -- local mode runs what its folder holds: only askkit's own folders, or trusted ones --------
+
+#: A point whose unpickling writes ``sys.argv[2]`` (what a poisoned folder could run instead).
+_POISON = """
+import pickle, sqlite3, sys
+from pathlib import Path
+
+class Poison:
+    def __reduce__(self):
+        return (Path.write_text, (Path(sys.argv[2]), "ran"))
+
+storage = sys.argv[1]
+conn = sqlite3.connect(storage)
+conn.execute("UPDATE points SET point = ?", (pickle.dumps(Poison()),))
+conn.commit()
+conn.close()
+"""
+
+
+def poisoned_folder(folder: Path, marker: Path) -> Path:
+    """A real qdrant-client local-mode folder whose stored point is a pickle that, when
+    qdrant-client loads it, writes ``marker``."""
+    client = QdrantClient(path=str(folder))
+    rows, vectors = random_store_rows(3, 4, seed=9)
+    write_kimun_qdrant(client, PREFIX, "notes", rows[:1], vectors[:1], seed=9)
+    client.close()
+    (storage,) = folder.glob("collection/*/storage.sqlite")
+    subprocess.run([sys.executable, "-c", _POISON, str(storage), str(marker)], check=True)
+    return folder
+
+
+def test_a_local_folder_askkit_did_not_write_is_refused_and_never_unpickled(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "marker"
+    # The poison is real: qdrant-client itself runs it on open (in a child process).
+    proof = poisoned_folder(tmp_path / "proof", marker)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"from qdrant_client import QdrantClient; QdrantClient(path={str(proof)!r})",
+        ],
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    assert marker.read_text() == "ran"
+    marker.unlink()
+    folder = poisoned_folder(tmp_path / "poisoned", marker)
+    with pytest.raises(StoreError, match="unpickles every stored point") as err:
+        QdrantStore(path=folder)
+    assert not marker.exists()  # nothing ran
+    assert "trusted=True" in str(err.value)
+    assert "askkit did not write it" in str(err.value)
+    assert err.value.path == str(folder)
+
+
+def test_a_local_folder_askkit_wrote_opens_and_so_does_a_trusted_one(tmp_path: Path) -> None:
+    rows, vectors = random_store_rows(9, 4, seed=3)
+    client = local_client(tmp_path / "ours")
+    write_kimun_qdrant(client, PREFIX, "notes", rows, vectors, fingerprint="fp", seed=3)
+    client.close()
+    with QdrantStore(path=tmp_path / "ours") as store:
+        assert len(store.load("notes")) == 9
+    theirs = tmp_path / "theirs"
+    client = QdrantClient(path=str(theirs))
+    write_kimun_qdrant(client, PREFIX, "notes", rows, vectors, fingerprint="fp", seed=3)
+    client.close()
+    with pytest.raises(StoreError, match="askkit did not write it"):
+        QdrantStore(path=theirs)
+    with QdrantStore(path=theirs, trusted=True) as store:
+        assert store.fingerprint == "fp"
+        assert len(store.load("notes")) == 9
+    again = local_client(tmp_path / "ours")  # askkit's own folder reopens for writing
+    again.close()
+    with pytest.raises(UsageError, match="did not make"):
+        local_client(theirs)  # and another's is never taken over
+
+
+def test_an_askkit_folder_others_can_write_is_refused(tmp_path: Path) -> None:
+    """The tag says askkit made the folder; a file another user may rewrite could have
+    been poisoned since."""
+    folder = tmp_path / "ours"
+    client = local_client(folder)
+    rows, vectors = random_store_rows(3, 4, seed=3)
+    write_kimun_qdrant(client, PREFIX, "notes", rows, vectors, seed=3)
+    client.close()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # made private
+    (storage,) = folder.glob("collection/*/storage.sqlite")
+    storage.chmod(0o666)
+    QdrantStore(path=folder).close()  # nobody else can reach it in the private folder
+    folder.chmod(0o755)
+    with pytest.raises(StoreError, match=f"{storage} can be written by other users"):
+        QdrantStore(path=folder)
+    storage.chmod(0o644)
+    QdrantStore(path=folder).close()
+    folder.chmod(0o777)
+    with pytest.raises(StoreError, match=f"{folder} can be written by other users"):
+        QdrantStore(path=folder)
 
 
 # -- a server that fails -------------------------------------------------------------------
