@@ -71,6 +71,13 @@ fastembed is an extra (``pip install 'askkit[embed]'``), imported by
 :func:`import_fastembed` only when a model is built. Models are downloaded
 into :func:`default_cache_dir` unless told otherwise, never into fastembed's
 own default (a folder in the system's temporary directory).
+
+Before fastembed is asked for a model, askkit looks for its files in the
+cache itself (``huggingface_hub.try_to_load_from_cache``). A model that is
+not there, when nothing may be downloaded (``local_files_only=True`` or
+``HF_HUB_OFFLINE`` set), or when one request to the hub fails, is a
+one-line :class:`~askkit.errors.StoreError` at once: fastembed would log
+each step of its search and, offline, retry the hub for about 40 seconds.
 """
 
 from __future__ import annotations
@@ -82,7 +89,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
+import httpx
+
 from askkit._cachedir import cache_root
+from askkit._redact import redact_url, scrub, searchable, split_userinfo
 from askkit.errors import MissingDependencyError, StoreError, UsageError
 
 __all__ = [
@@ -115,6 +125,10 @@ DEFAULT_EMBEDDING_MODEL = "BGELargeENV15"
 DEFAULT_RERANKER_MODEL = "BGERerankerBase"
 
 _EXTRA = "pip install 'askkit[embed]'"
+#: The values of ``HF_HUB_OFFLINE`` that mean "offline" (huggingface_hub's and fastembed's).
+_TRUE = frozenset({"1", "TRUE", "YES", "ON"})
+#: Seconds the one request that tells whether the hub can be reached may take.
+_HUB_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -513,14 +527,19 @@ def _options(
 
 def _load(kind: str, factory: Any, python_model: str, options: dict[str, Any]) -> Any:
     """``factory(python_model, **options)``, its failures as askkit's errors."""
-    supported = {m["model"].lower() for m in factory.list_supported_models()}
-    if python_model.lower() not in supported:
+    description = next(
+        (m for m in factory.list_supported_models() if m["model"].lower() == python_model.lower()),
+        None,
+    )
+    if description is None:
         raise UsageError(
             f"fastembed has no {kind} named {python_model!r}: name one of "
             f"{factory.__name__}.list_supported_models(), or register a custom model first "
             f"({factory.__name__}.add_custom_model)"
         )
     where = options.get("specific_model_path") or options["cache_dir"]
+    if "specific_model_path" not in options:
+        _check_obtainable(kind, python_model, description, options)
     try:
         return factory(python_model, **options)
     except (OSError, ValueError, RuntimeError) as exc:
@@ -531,9 +550,67 @@ def _load(kind: str, factory: Any, python_model: str, options: dict[str, Any]) -
         )
         raise StoreError(
             f"fastembed could not load the {kind} {python_model!r} from {where}: "
-            f"{type(exc).__name__}: {exc} ({hint})",
+            f"{type(exc).__name__}: {_one_line(exc)} ({hint})",
             path=str(where),
         ) from exc
+
+
+def _check_obtainable(
+    kind: str, python_model: str, description: dict[str, Any], options: dict[str, Any]
+) -> None:
+    """Return if the model is in the cache, or can be downloaded; else a StoreError at once.
+
+    What fastembed itself does then: it logs its search of the cache as
+    ERROR lines and, offline, retries the hub three times, sleeping 3, 9
+    and 27 seconds. One request here tells whether the hub answers.
+    """
+    from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url, try_to_load_from_cache
+
+    repo = (description.get("sources") or {}).get("hf")
+    if not repo:  # a model fastembed downloads from elsewhere: its own rules apply
+        return
+    cache_dir = options["cache_dir"]
+    files = [description["model_file"], *description.get("additional_files", [])]
+    if all(isinstance(try_to_load_from_cache(repo, f, cache_dir=cache_dir), str) for f in files):
+        return
+    size = description.get("size_in_GB")
+    what = f"{repo} on Hugging Face{f', about {size} GB' if size else ''}"
+    missing = f"the {kind} {python_model!r} ({what}) is not in the cache {cache_dir}"
+    if options["local_files_only"] or _hub_offline():
+        reason = "local_files_only=True" if options["local_files_only"] else "HF_HUB_OFFLINE is set"
+        raise StoreError(
+            f"{missing}, and {reason}: nothing is downloaded. Download it once with the "
+            "network (without HF_HUB_OFFLINE and local_files_only), or point the cache "
+            "(cache_dir, FASTEMBED_CACHE_PATH) at a folder that holds it",
+            path=str(cache_dir),
+        )
+    try:
+        get_hf_file_metadata(hf_hub_url(repo, description["model_file"]), timeout=_HUB_TIMEOUT)
+    except (httpx.HTTPError, OSError) as exc:  # huggingface_hub's errors are both
+        secrets = searchable(split_userinfo(constants.ENDPOINT)[2])  # HF_ENDPOINT's password
+        why = (
+            f"askkit cannot reach {redact_url(constants.ENDPOINT)} to download it"
+            if isinstance(exc, httpx.TransportError)
+            else "the hub refused to serve it"
+        )
+        raise StoreError(
+            scrub(
+                f"{missing}, and {why} ({type(exc).__name__}: {_one_line(exc)}). Connect once "
+                "to download it, or set HF_HUB_OFFLINE=1 to use the cache alone and fail at once",
+                secrets,
+            ),
+            path=str(cache_dir),
+        ) from None
+
+
+def _hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` says not to use the network (read now, as fastembed does)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in _TRUE
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception's message on one line (huggingface_hub's span several)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def text_embedding(

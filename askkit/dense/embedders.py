@@ -55,7 +55,7 @@ from askkit.dense._fastembed import (
     resolve_model,
     text_embedding,
 )
-from askkit.dense._http import DEFAULT_TIMEOUT, JsonEndpoint
+from askkit.dense._http import DEFAULT_TIMEOUT, JsonEndpoint, Numbers
 from askkit.errors import DimensionError, ProtocolError, UsageError
 
 __all__ = [
@@ -220,14 +220,27 @@ class _Batched:
 
     def probe(self) -> int:
         """Learn the width by embedding :data:`PROBE_TEXT` (kimun's probe); returns it."""
-        vectors = self.embed_texts([PROBE_TEXT])
-        if vectors.shape[0] == 0 or vectors.shape[1] == 0:
+        vectors = self._embed_batch([PROBE_TEXT], "the dimension probe")
+        if vectors.shape[1] == 0:
             raise ProtocolError(f"{self.name} returned no vector on probe")
         return int(vectors.shape[1])
 
     def embed_texts(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` exactly as given (no framing) in one call; float32 ``(n, d)``."""
         raise NotImplementedError
+
+    def _embed_batch(self, texts: list[str], what: str) -> Vectors:
+        """:meth:`embed_texts`, refusing another number of vectors than ``texts``
+        (``what`` they are, for the message)."""
+        vectors = self.embed_texts(texts)
+        if vectors.shape[0] != len(texts):
+            raise self._count_error(int(vectors.shape[0]), what)
+        return vectors
+
+    def _count_error(self, got: int, what: str) -> ProtocolError:
+        return ProtocolError(
+            f"{self.name} returned {got} vectors for {what}; kimun refuses such an answer too"
+        )
 
     def _document_prefix(self) -> str:
         raise NotImplementedError
@@ -264,6 +277,10 @@ class _Batched:
             Vectors of another width than the ones before.
         ServerUnavailable, AuthError, ServerStatusError
             The endpoint failed (HTTP embedders).
+
+        Notes
+        -----
+        A run that fails erases its bar: the error is left alone on stderr.
         """
         pairs = _check_chunks(chunks)
         prefix = self._document_prefix()
@@ -278,27 +295,23 @@ class _Batched:
             unit="chunk",
             disable=not show or len(texts) <= BATCH_SIZE,
         ) as bar:
-            for start in range(0, len(texts), BATCH_SIZE):
-                batch = texts[start : start + BATCH_SIZE]
-                vectors = self.embed_texts(batch)
-                if vectors.shape[0] != len(batch):
-                    raise ProtocolError(
-                        f"{self.name} returned {vectors.shape[0]} vectors for {len(batch)} "
-                        f"chunks (chunks {start}..{start + len(batch) - 1}); kimun refuses "
-                        "such an answer too"
+            try:
+                for start in range(0, len(texts), BATCH_SIZE):
+                    batch = texts[start : start + BATCH_SIZE]
+                    end = start + len(batch) - 1
+                    parts.append(
+                        self._embed_batch(batch, f"{len(batch)} chunks (chunks {start}..{end})")
                     )
-                parts.append(vectors)
-                bar.update(len(batch))
+                    bar.update(len(batch))
+            except BaseException:
+                bar.leave = False  # closing clears the bar's line instead of ending it
+                raise
         return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
 
     def embed_query(self, query: str) -> Vectors:
         """Embed a query as kimun's server does before searching; float32 ``(d,)``."""
-        vectors = self.embed_texts([query_text(_check_query(query), self._query_prefix())])
-        if vectors.shape[0] != 1:
-            raise ProtocolError(
-                f"{self.name} returned {vectors.shape[0]} vectors for one query; one was expected"
-            )
-        query_vector: Vectors = vectors[0]
+        text = query_text(_check_query(query), self._query_prefix())
+        query_vector: Vectors = self._embed_batch([text], "one query")[0]
         return query_vector
 
     def _checked_width(self, vectors: Vectors) -> Vectors:
@@ -306,6 +319,12 @@ class _Batched:
         if vectors.shape[0] == 0:
             return vectors
         width = int(vectors.shape[1])
+        self._check_width(width)
+        self._dimension = width
+        return vectors
+
+    def _check_width(self, width: int) -> None:
+        """Refuse vectors ``width`` wide when the embedder's are known to be another width."""
         if self._dimension is not None and width != self._dimension:
             raise DimensionError(
                 f"{self.name} returned {width}-d vectors, but its vectors are "
@@ -314,8 +333,6 @@ class _Batched:
                 expected=self._dimension,
                 actual=width,
             )
-        self._dimension = width
-        return vectors
 
 
 # -- fastembed
@@ -369,17 +386,18 @@ class FastEmbedEmbedder(_Batched):
         An unknown model name, or ``source="python"`` for a model Python
         fastembed has no counterpart of.
     StoreError
-        fastembed could not load the model (not in the cache, no network...).
+        The model is not in the cache and cannot be downloaded
+        (``local_files_only``, ``HF_HUB_OFFLINE``, the hub out of reach: at
+        once, with no retry), or fastembed could not load it.
 
     Notes
     -----
     Python fastembed may load another ONNX export of the model than kimun's
     Rust fastembed (kimun's default, BGE-Large, is one): the vectors may then
     differ slightly from kimun's. :attr:`model_info` says which
-    (``same_file``); ``source="kimun"`` loads kimun's own file. Without
-    ``local_files_only``, fastembed asks the Hugging Face hub for the model's
-    latest revision on every load, even when it is cached: offline, pass
-    ``local_files_only=True``.
+    (``same_file``); ``source="kimun"`` loads kimun's own file. A model in
+    the cache loads without the network; one that is not is downloaded from
+    the Hugging Face hub on first use.
     """
 
     provider = "fastembed"
@@ -459,14 +477,8 @@ class FastEmbedEmbedder(_Batched):
 # -- HTTP embedders
 
 
-def _floats(value: object) -> list[float] | None:
-    """``value`` if it is a non-empty list of JSON numbers (not bools, not strings), else None."""
-    if not isinstance(value, list) or not value:
-        return None
-    for x in value:
-        if type(x) not in {int, float}:
-            return None
-    return value
+def _texts(n: int) -> str:
+    return "1 text" if n == 1 else f"{n} texts"
 
 
 class _HttpEmbedder(_Batched):
@@ -480,6 +492,7 @@ class _HttpEmbedder(_Batched):
         model: str,
         *,
         api_key: str | None,
+        key_env: str | None,
         doc_prefix: str,
         query_prefix: str,
         timeout: float,
@@ -498,7 +511,12 @@ class _HttpEmbedder(_Batched):
         self._fingerprint_model = model
         self._dimension = None
         self._endpoint = JsonEndpoint(
-            url, api_key=api_key, timeout=timeout, what=f"the {self.provider} embedder"
+            url,
+            api_key=api_key,
+            key_env=key_env,
+            takes_key=self.provider != "ollama",
+            timeout=timeout,
+            what=f"the {self.provider} embedder",
         )
 
     @property
@@ -528,33 +546,74 @@ class _HttpEmbedder(_Batched):
         return self.query_prefix
 
     def embed_texts(self, texts: Sequence[str]) -> Vectors:
-        """POST ``texts`` as they are (``{model, input}``); their vectors, float32 ``(n, d)``."""
+        """POST ``texts`` as they are (``{model, input}``); their vectors, float32 ``(n, d)``.
+
+        The answer's vector count and widths are checked before a number of
+        it is decoded, and the numbers are decoded straight into the float32
+        matrix returned (see :meth:`askkit.dense._http.JsonEndpoint.post_vectors`).
+        """
         batch = [_check_query(t) for t in texts]
-        obj = self._endpoint.post(self.path, {"model": self.model, "input": batch})
-        rows = self._vectors(obj)
+        return self._embed_batch(batch, _texts(len(batch)))
+
+    def _embed_batch(self, texts: list[str], what: str) -> Vectors:
+        answer = self._endpoint.post_vectors(self.path, {"model": self.model, "input": texts})
+        items = self._items(answer.value)
+        if len(items) != len(texts):
+            raise self._count_error(len(items), what)
+        rows = self._ordered(items, answer.value)
         if not rows:
             return np.zeros((0, self._dimension or 0), dtype=np.float32)
-        width = len(rows[0])
+        width = rows[0].count
         for i, row in enumerate(rows):
-            if len(row) != width:
+            if row.count != width:
                 raise DimensionError(
                     f"{self.name} returned vectors of different widths in one answer "
-                    f"(vector 0 is {width}-d, vector {i} is {len(row)}-d)",
+                    f"(vector 0 is {width}-d, vector {i} is {row.count}-d)",
                     expected=width,
-                    actual=len(row),
+                    actual=row.count,
                 )
-        with np.errstate(over="ignore"):
-            vectors = np.array(rows, dtype=np.float32)
-        if not np.isfinite(vectors).all():
-            raise self._endpoint.shape_error(
-                self.path,
+        self._check_width(width)  # before the numbers are decoded, too
+        vectors = answer.matrix(rows)
+        if not all(np.isfinite(row).all() for row in vectors):  # a row at a time: no n x d mask
+            raise self._bad(
                 "a vector holds a number beyond float32's range (kimun stores float32)",
-                obj,
+                answer.value,
             )
         return self._checked_width(vectors)
 
-    def _vectors(self, obj: object) -> list[list[float]]:
+    def _items(self, obj: object) -> list[tuple[int | None, Numbers]]:
+        """The answer's vectors, each with its ``index`` (None where the answer has none)."""
         raise NotImplementedError
+
+    def _ordered(self, items: list[tuple[int | None, Numbers]], obj: object) -> list[Numbers]:
+        """The vectors in input order: by ``index`` when the answer gives them.
+
+        kimun sorts by index (a missing one counts as 0, the sort is stable)
+        and takes whatever comes out: an index given twice, or past the
+        inputs, pairs vectors with the wrong texts without a word. askkit
+        refuses such an answer; one with no index at all keeps its order.
+        """
+        if all(index is None for index, _ in items):
+            return [vector for _, vector in items]
+        rows: list[Numbers | None] = [None] * len(items)
+        first: dict[int, int] = {}
+        for i, (index, vector) in enumerate(items):
+            if index is None:
+                given = next(j for j, (other, _) in enumerate(items) if other is not None)
+                raise self._bad(f"data[{i}] has no index, but data[{given}] has one", obj)
+            if index >= len(items):
+                raise self._bad(
+                    f"data[{i}].index is {index}, but {_texts(len(items))} were sent", obj
+                )
+            if index in first:
+                raise self._bad(
+                    f"data[{i}].index {index} repeats data[{first[index]}].index: two vectors "
+                    "for one text (kimun would pair them with the wrong chunks)",
+                    obj,
+                )
+            first[index] = i
+            rows[index] = vector
+        return [row for row in rows if row is not None]
 
     def _bad(self, why: str, obj: object) -> ProtocolError:
         return self._endpoint.shape_error(self.path, why, obj)
@@ -603,22 +662,22 @@ class OllamaEmbedder(_HttpEmbedder):
             url,
             model,
             api_key=None,
+            key_env=None,
             doc_prefix=doc_prefix,
             query_prefix=query_prefix,
             timeout=timeout,
             progress=progress,
         )
 
-    def _vectors(self, obj: object) -> list[list[float]]:
+    def _items(self, obj: object) -> list[tuple[int | None, Numbers]]:
         rows = obj.get("embeddings") if isinstance(obj, dict) else None
         if not isinstance(rows, list):
             raise self._bad('expected {"embeddings": [[numbers...], ...]}', obj)
-        out = []
+        out: list[tuple[int | None, Numbers]] = []
         for i, row in enumerate(rows):
-            floats = _floats(row)
-            if floats is None:
+            if not isinstance(row, Numbers):  # every array of JSON numbers is one
                 raise self._bad(f"embeddings[{i}] is not a non-empty list of numbers", obj)
-            out.append(floats)
+            out.append((None, row))
         return out
 
 
@@ -627,7 +686,9 @@ class OpenAIEmbedder(_HttpEmbedder):
 
     The answer is ``{"data": [{"index": i, "embedding": [...]}, ...]}``,
     sorted by ``index`` as kimun sorts it (not every compatible server answers
-    in input order; a missing ``index`` counts as 0 and keeps the array order).
+    in input order). Unlike kimun, askkit refuses an index given twice, past
+    the inputs, or missing beside others (each would pair a vector with the
+    wrong chunk); an answer with no index at all keeps its order, as in kimun.
     ``api_key`` is sent as a bearer token and never shown.
 
     Parameters
@@ -639,6 +700,9 @@ class OpenAIEmbedder(_HttpEmbedder):
         The model (``text-embedding-3-small``).
     api_key:
         The bearer key, if the endpoint wants one.
+    key_env:
+        The environment variable ``api_key`` was read from, if any: a 401's
+        hint names it (the command line's ``ASKKIT_EMBED_API_KEY``).
     doc_prefix, query_prefix:
         kimun's ``[embedder] doc_prefix`` and ``query_prefix``.
     timeout:
@@ -656,6 +720,7 @@ class OpenAIEmbedder(_HttpEmbedder):
         model: str,
         *,
         api_key: str | None = None,
+        key_env: str | None = None,
         doc_prefix: str = "",
         query_prefix: str = "",
         timeout: float = DEFAULT_TIMEOUT,
@@ -665,6 +730,7 @@ class OpenAIEmbedder(_HttpEmbedder):
             url,
             model,
             api_key=api_key,
+            key_env=key_env,
             doc_prefix=doc_prefix,
             query_prefix=query_prefix,
             timeout=timeout,
@@ -676,23 +742,22 @@ class OpenAIEmbedder(_HttpEmbedder):
         """Whether a bearer key is sent (the key itself is not exposed)."""
         return self._endpoint.has_key
 
-    def _vectors(self, obj: object) -> list[list[float]]:
+    def _items(self, obj: object) -> list[tuple[int | None, Numbers]]:
         data = obj.get("data") if isinstance(obj, dict) else None
         if not isinstance(data, list):
             raise self._bad('expected {"data": [{"index": i, "embedding": [...]}, ...]}', obj)
-        keyed: list[tuple[int, list[float]]] = []
+        out: list[tuple[int | None, Numbers]] = []
         for i, item in enumerate(data):
             if not isinstance(item, dict):
                 raise self._bad(f"data[{i}] is not an object", obj)
-            index = item.get("index", 0)
-            if type(index) is not int or index < 0:
+            index = item.get("index")
+            if "index" in item and (type(index) is not int or index < 0):  # null too, as kimun
                 raise self._bad(f"data[{i}].index is not a whole number >= 0", obj)
-            floats = _floats(item.get("embedding"))
-            if floats is None:
+            vector = item.get("embedding")
+            if not isinstance(vector, Numbers):
                 raise self._bad(f"data[{i}].embedding is not a non-empty list of numbers", obj)
-            keyed.append((index, floats))
-        keyed.sort(key=lambda pair: pair[0])  # stable, as kimun's sort_by_key
-        return [row for _, row in keyed]
+            out.append((index, vector))
+        return out
 
 
 # -- from a command-line spec
@@ -742,6 +807,7 @@ def parse_embedder(
     spec: str,
     *,
     api_key: str | None = None,
+    key_env: str | None = None,
     doc_prefix: str = "",
     query_prefix: str = "",
     cache_dir: str | os.PathLike[str] | None = None,
@@ -755,7 +821,9 @@ def parse_embedder(
     or model code), ``ollama:URL:MODEL`` or ``openai:URL:MODEL``. ``URL`` is
     ``http(s)://host[:port][/path]``; ``MODEL`` may itself contain ``:``.
     ``cache_dir`` and ``local_files_only`` go to fastembed, ``api_key``, the
-    prefixes and ``timeout`` to the HTTP embedders.
+    prefixes and ``timeout`` to the HTTP embedders; ``key_env`` names the
+    environment variable the key was read from, for an OpenAI-compatible
+    endpoint's 401 hint.
 
     Raises
     ------
@@ -798,6 +866,7 @@ def parse_embedder(
             url,
             model,
             api_key=api_key,
+            key_env=key_env,
             doc_prefix=doc_prefix,
             query_prefix=query_prefix,
             timeout=timeout,

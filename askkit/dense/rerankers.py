@@ -201,7 +201,9 @@ class FastEmbedReranker:
     UsageError
         A model fastembed does not know.
     StoreError
-        fastembed could not load the model.
+        The model is not in the cache and cannot be downloaded
+        (``local_files_only``, ``HF_HUB_OFFLINE``, the hub out of reach: at
+        once, with no retry), or fastembed could not load it.
     """
 
     logits = True
@@ -250,7 +252,10 @@ class HttpReranker:
     The request is ``{model, query, documents}`` (``model`` left out when
     ``None``; never a ``top_n``: kimun needs one score per document). The
     answer's list is ``results`` (Cohere, Jina, vLLM) or ``data`` (Voyage), each
-    item ``{"index", "relevance_score"}`` or ``{"index", "score"}``.
+    item ``{"index", "relevance_score"}`` or ``{"index", "score"}``. An answer
+    holding ``NaN``, ``Infinity`` or a number beyond float64's range is a
+    :class:`~askkit.errors.ProtocolError`, as kimun's JSON parser refuses it
+    (its reranker then fails, and the vector order stays).
 
     Parameters
     ----------
@@ -261,6 +266,9 @@ class HttpReranker:
         The model (``rerank-v3.5``); ``None`` for a single-model server.
     api_key:
         Sent as a bearer token; never shown.
+    key_env:
+        The environment variable ``api_key`` was read from, if any: a 401's
+        hint names it (the command line's ``ASKKIT_RERANK_API_KEY``).
     timeout:
         Seconds one request may take as a whole (kimun sets none).
 
@@ -278,13 +286,16 @@ class HttpReranker:
         model: str | None = None,
         *,
         api_key: str | None = None,
+        key_env: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         if model is not None and (not isinstance(model, str) or not model):
             raise UsageError("the reranker model must be a non-empty string, or None")
         self.model = model
         self.name = f"http:{model}" if model else "http"
-        self._endpoint = JsonEndpoint(url, api_key=api_key, timeout=timeout, what="the reranker")
+        self._endpoint = JsonEndpoint(
+            url, api_key=api_key, key_env=key_env, timeout=timeout, what="the reranker"
+        )
 
     @property
     def url(self) -> str:
@@ -364,6 +375,7 @@ def parse_reranker(
     spec: str,
     *,
     api_key: str | None = None,
+    key_env: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     local_files_only: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
@@ -373,7 +385,8 @@ def parse_reranker(
     ``fastembed`` (kimun's cross-encoder, BGE-Reranker-Base), ``fastembed:MODEL``,
     ``http:URL`` or ``http:URL:MODEL`` (``URL`` is ``http(s)://host[:port][/path]``;
     ``MODEL`` may contain ``:``). ``cache_dir`` and ``local_files_only`` go to
-    fastembed, ``api_key`` and ``timeout`` to the HTTP reranker.
+    fastembed, ``api_key``, ``key_env`` (the environment variable the key was
+    read from, for a 401's hint) and ``timeout`` to the HTTP reranker.
 
     Raises
     ------
@@ -393,5 +406,7 @@ def parse_reranker(
     if kind == "http":
         parts = split_url_model(rest)
         if parts is not None:
-            return HttpReranker(parts[0], parts[1], api_key=api_key, timeout=timeout)
+            return HttpReranker(
+                parts[0], parts[1], api_key=api_key, key_env=key_env, timeout=timeout
+            )
     raise UsageError(f"{shown_spec(spec)} is not a reranker spec: expected {shapes}")

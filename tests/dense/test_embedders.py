@@ -234,6 +234,31 @@ def test_an_uncached_model_with_local_files_only_is_a_store_error(tmp_path: Path
     assert caught.value.path == str(tmp_path)
 
 
+@pytest.mark.parametrize("how", ["local_files_only", "HF_HUB_OFFLINE"])
+def test_an_uncached_model_offline_fails_at_once_with_a_hint_and_no_fastembed_log(
+    how: str, tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not cached and no download allowed: askkit's own error, before fastembed is asked.
+
+    fastembed would log its search of the cache as two ERROR lines (and, without
+    ``local_files_only``, retry the hub for about 40 s).
+    """
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    if how == "HF_HUB_OFFLINE":
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(StoreError) as caught:
+        FastEmbedEmbedder(
+            "BGESmallENV15", cache_dir=tmp_path, local_files_only=how == "local_files_only"
+        )
+    message = str(caught.value)
+    assert f"not in the cache {tmp_path}" in message
+    assert how in message
+    assert "Qdrant/bge-small-en-v1.5-onnx-Q" in message  # what would be downloaded
+    assert "\n" not in message
+    assert capfd.readouterr().err == ""  # no log line from fastembed
+    assert caught.value.path == str(tmp_path)
+
+
 # ------------------------------------------------------------ the tiny fastembed model
 
 
@@ -472,6 +497,28 @@ def test_a_missing_key_says_to_pass_one() -> None:
         assert embedder.embed_query("q").shape == (32,)
 
 
+def test_a_401_names_the_environment_variable_the_key_comes_from() -> None:
+    """The command line reads the key from $ASKKIT_EMBED_API_KEY: its hints name that."""
+    env = "ASKKIT_EMBED_API_KEY"
+    with EmbedTestServer(token=KEY) as server:
+        with pytest.raises(AuthError) as missing:
+            OpenAIEmbedder(server.url, "m", key_env=env, progress=False).embed_query("q")
+        with pytest.raises(AuthError) as wrong:
+            OpenAIEmbedder(
+                server.url, "m", api_key="sk-wrong", key_env=env, progress=False
+            ).embed_query("q")
+        with pytest.raises(AuthError) as ollama:
+            OllamaEmbedder(server.url, "m", progress=False).embed_query("q")
+    assert f"set {env}" in str(missing.value)
+    assert "api_key=" not in str(missing.value)
+    assert f"the API key from {env}" in str(wrong.value)
+    assert "api_key=" not in str(wrong.value)
+    assert "sk-wrong" not in str(wrong.value)
+    # OllamaEmbedder takes no key at all: its hint does not ask for one
+    assert "api_key" not in str(ollama.value)
+    assert "takes no API key" in str(ollama.value)
+
+
 @pytest.mark.parametrize("kind", ["ollama", "openai"])
 def test_500_is_a_server_status_error(kind: str, embed_server: EmbedTestServer) -> None:
     embed_server.fail("status", message="model not found")
@@ -504,6 +551,7 @@ def test_bad_json_is_a_protocol_error(kind: str, embed_server: EmbedTestServer) 
         ("ollama", [[0.1]], "embeddings"),
         ("openai", {"data": [{"index": -1, "embedding": [0.1]}]}, "index"),
         ("openai", {"data": [{"index": 0.5, "embedding": [0.1]}]}, "index"),
+        ("openai", {"data": [{"index": None, "embedding": [0.1]}]}, "index"),
         ("openai", {"data": [{"embedding": "0.1"}]}, "embedding"),
         ("openai", {"data": {"embedding": [0.1]}}, "data"),
         ("openai", {"data": [{"index": 0, "embedding": [1e39]}]}, "float32"),
@@ -591,6 +639,103 @@ def test_a_gzip_bomb_is_cut_off_at_the_body_limit(embed_server: EmbedTestServer)
     embed_server.fail("gzip_bomb", size=80 * 2**20)
     with pytest.raises(ProtocolError, match="limit"):
         http_embedder("ollama", embed_server).embed_query("q")
+
+
+# ---------------------------------------------- numbers no JSON parser of kimun's reads
+
+DIGITS_400 = b"1" + b"0" * 399
+
+
+@pytest.mark.parametrize(
+    ("kind", "body", "match"),
+    [
+        ("ollama", b'{"embeddings": [[0.5, ' + DIGITS_400 + b"]]}", "beyond float32"),
+        ("openai", b'{"data": [{"index": 0, "embedding": [' + DIGITS_400 + b"]}]}", "float32"),
+        ("ollama", b'{"embeddings": [[1e400]]}', "beyond float32"),
+        ("ollama", b'{"embeddings": [[0.5, NaN]]}', "NaN"),
+        ("ollama", b'{"embeddings": [[Infinity]]}', "Infinity"),
+        ("openai", b'{"data": [{"index": 0, "embedding": [-Infinity]}]}', "Infinity"),
+        ("ollama", b'{"embeddings": [[0.5]], "total_duration": NaN}', "NaN"),
+        ("ollama", b'{"embeddings": [[0.5]], "load_duration": ' + DIGITS_400 + b"}", "400-digit"),
+        ("openai", b'{"data": [{"index": ' + DIGITS_400 + b', "embedding": [1]}]}', "400-digit"),
+    ],
+    ids=[
+        "400-digit-in-a-vector",
+        "400-digit-in-an-openai-vector",
+        "1e400",
+        "NaN-in-a-vector",
+        "Infinity",
+        "minus-Infinity",
+        "NaN-beside-the-vectors",
+        "400-digit-beside-the-vectors",
+        "400-digit-index",
+    ],
+)
+def test_a_number_no_json_parser_of_kimuns_reads_is_a_protocol_error(
+    kind: str, body: bytes, match: str, embed_server: EmbedTestServer
+) -> None:
+    """kimun's serde_json refuses NaN, Infinity and numbers beyond float64; so does askkit,
+    with a ProtocolError (a 400-digit integer used to escape as Python's OverflowError)."""
+    embed_server.fail("body", body=body)
+    with pytest.raises(ProtocolError, match=match):
+        http_embedder(kind, embed_server).embed_query("q")
+
+
+@pytest.mark.parametrize("kind", ["ollama", "openai"])
+@pytest.mark.parametrize("fault", ["huge_number", "deep_json", "bad_utf8", "lone_surrogate"])
+def test_a_hostile_answer_is_a_protocol_error(
+    kind: str, fault: Any, embed_server: EmbedTestServer
+) -> None:
+    embed_server.fail(fault)
+    with pytest.raises(ProtocolError):
+        http_embedder(kind, embed_server).embed_documents(chunks(3))
+
+
+@pytest.mark.parametrize(
+    ("indices", "match"),
+    [
+        ([0, 0, 1], r"data\[1\]\.index 0 repeats data\[0\]\.index"),
+        ([0, 1, 3], r"data\[2\]\.index is 3, but 3 texts were sent"),
+        ([0, None, 2], r"data\[1\] has no index, but data\[0\] has one"),
+    ],
+    ids=["duplicate", "out-of-range", "some-missing"],
+)
+def test_openai_indices_that_do_not_pair_each_vector_with_one_text_are_refused(
+    indices: list[int | None], match: str, embed_server: EmbedTestServer
+) -> None:
+    """kimun sorts by index and takes whatever comes out; a duplicate or out-of-range
+    index would pair vectors with the wrong chunks without a word, so askkit refuses it."""
+    data = [
+        {"embedding": [float(i), 1.0]} | ({} if index is None else {"index": index})
+        for i, index in enumerate(indices)
+    ]
+    embed_server.fail("body", body={"data": data})
+    with pytest.raises(ProtocolError, match=match):
+        http_embedder("openai", embed_server).embed_documents(chunks(3))
+
+
+def test_openai_answers_without_any_index_keep_the_array_order(
+    embed_server: EmbedTestServer,
+) -> None:
+    """As kimun: a missing index counts as 0, and the stable sort keeps the array order."""
+    data = [{"embedding": [float(i), 1.0]} for i in range(3)]
+    embed_server.fail("body", body={"data": data})
+    got = http_embedder("openai", embed_server).embed_documents(chunks(3))
+    np.testing.assert_array_equal(got[:, 0], [0.0, 1.0, 2.0])
+
+
+def test_a_failing_run_erases_its_progress_bar(
+    embed_server: EmbedTestServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bar is drawn while it runs; when a batch fails, it leaves no line behind, so the
+    error is the only line a command line shows."""
+    embed_server.fail("status", skip=1)  # the second batch fails
+    with pytest.raises(ServerStatusError):
+        http_embedder("ollama", embed_server, progress=True).embed_documents(chunks(250))
+    err = capsys.readouterr().err
+    assert "embedding (ollama:nomic-embed-text)" in err  # the bar was drawn
+    assert "\n" not in err  # and taken back
+    assert err.endswith("\r")
 
 
 # ----------------------------------------------------------------- no key shown

@@ -32,6 +32,7 @@ from askkit.errors import (
     ProtocolError,
     ServerStatusError,
     ServerUnavailable,
+    StoreError,
     UsageError,
 )
 from askkit.ranking.pool import pool_of
@@ -186,6 +187,65 @@ def test_every_answer_shape_is_read(shape: Any, score_key: Any) -> None:
 def test_a_wrong_answer_shape_is_a_protocol_error(payload: object, match: str) -> None:
     with fixed(payload) as server, pytest.raises(ProtocolError, match=match):
         HttpReranker(server.url, "m").score("q", ["a"])
+
+
+DIGITS_400 = b"1" + b"0" * 399
+
+
+@pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        (b'{"results": [{"index": 0, "relevance_score": ' + DIGITS_400 + b"}]}", "400-digit"),
+        (b'{"results": [{"index": 0, "relevance_score": 1e400}]}', "beyond float64"),
+        (b'{"results": [{"index": 0, "relevance_score": NaN}]}', "NaN"),
+        (b'{"results": [{"index": 0, "score": -Infinity}]}', "Infinity"),
+        (b'{"results": [{"index": 0, "score": 0.5}], "meta": {"units": NaN}}', "NaN"),
+        (b'{"results": [{"index": ' + DIGITS_400 + b', "score": 0.5}]}', "400-digit"),
+    ],
+    ids=["400-digit", "1e400", "NaN", "minus-Infinity", "NaN-beside", "400-digit-index"],
+)
+def test_a_number_no_json_parser_of_kimuns_reads_is_a_protocol_error(
+    body: bytes, match: str
+) -> None:
+    """kimun's serde_json refuses these answers (its reranker then fails and the vector
+    order stays); askkit's score() raises a ProtocolError, never Python's OverflowError."""
+    with fixed(body) as server:
+        reranker = HttpReranker(server.url, "m")
+        with pytest.raises(ProtocolError, match=match):
+            reranker.score("q", ["a"])
+        with pytest.warns(UserWarning, match=r"failed \(ProtocolError"):
+            out = apply_reranker(reranker, "q", abc_pool()[:1])
+    assert not out.reranked
+
+
+@pytest.mark.parametrize("fault", ["huge_number", "deep_json", "bad_utf8", "lone_surrogate"])
+def test_a_hostile_answer_is_a_protocol_error(fault: Any) -> None:
+    with EmbedTestServer() as server:
+        server.fail(fault)
+        with pytest.raises(ProtocolError):
+            HttpReranker(server.url, "m").score("q", ["a", "b"])
+
+
+def test_a_401_names_the_environment_variable_the_key_comes_from() -> None:
+    env = "ASKKIT_RERANK_API_KEY"
+    with EmbedTestServer(token=KEY) as server:
+        with pytest.raises(AuthError) as missing:
+            HttpReranker(server.url, "m", key_env=env).score("q", ["a"])
+        with pytest.raises(AuthError) as plain:
+            HttpReranker(server.url, "m").score("q", ["a"])
+    assert f"set {env}" in str(missing.value)
+    assert "api_key=" not in str(missing.value)
+    assert "pass api_key=" in str(plain.value)
+
+
+def test_an_uncached_cross_encoder_offline_fails_with_a_hint_and_no_fastembed_log(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(StoreError) as caught:
+        FastEmbedReranker("BGERerankerBase", cache_dir=tmp_path, local_files_only=True)
+    assert f"not in the cache {tmp_path}" in str(caught.value)
+    assert "local_files_only" in str(caught.value)
+    assert capfd.readouterr().err == ""
 
 
 def test_an_empty_pool_calls_no_reranker() -> None:
