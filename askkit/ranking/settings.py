@@ -10,6 +10,10 @@ pipeline (``KimunRag::with_context_cut``, ``with_score_range_cutoff``,
 * the largest-drop window becomes ``min >= 1`` and ``max >= min``;
 * ``top_k`` is floored to 1 where it is used (``cut_len``, the search walk).
 
+kimun's config parser types ``top_k`` and the window ``usize`` and reads them
+from TOML, whose integers are signed 64-bit: a count above
+:data:`MAX_COUNT` is refused here, as kimun refuses the file.
+
 Every number and rule here was read from kimun at commit
 :data:`KIMUN_COMMIT` (snapshot ``main`` = f28bdd54; ``lib.rs``,
 ``reranker/mod.rs`` and ``config.rs`` last changed in 42c2f81b).
@@ -19,12 +23,14 @@ from __future__ import annotations
 
 import html
 import math
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, Literal, get_args
 
+from askkit._files import read_input
 from askkit.errors import SchemaError
 
 __all__ = [
@@ -35,6 +41,8 @@ __all__ = [
     "HISTORY_ANSWER_HEAD",
     "HISTORY_ANSWER_TAIL",
     "KIMUN_COMMIT",
+    "MAX_COUNT",
+    "MAX_SETTINGS_BYTES",
     "RANGE_HIGH_PERCENTILE",
     "RANGE_LOW_PERCENTILE",
     "SCORE_RANGE_DEFAULT_CUTOFF",
@@ -61,6 +69,12 @@ DEFAULT_TOP_K = 20
 HISTORY_ANSWER_HEAD = 150
 HISTORY_ANSWER_TAIL = 350
 
+#: The largest ``top_k`` or window bound kimun reads: its fields are ``usize``, and a
+#: TOML integer is signed 64-bit (a larger one is not TOML to kimun's parser).
+MAX_COUNT = 2**63 - 1
+#: The largest settings file :meth:`CutSettings.from_file` reads (a server.toml is a few KiB).
+MAX_SETTINGS_BYTES = 1 << 20
+
 Strategy = Literal["fixed", "score-range", "largest-drop"]
 #: The ``context_cut`` values kimun accepts, in its order.
 STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
@@ -78,7 +92,15 @@ def _strategy(value: object, field: str = "strategy") -> Strategy:
 
 def _whole(value: object, field: str) -> int:
     if isinstance(value, Integral) and not isinstance(value, bool):
-        return int(value)
+        number = int(value)
+        if number > MAX_COUNT:
+            raise SchemaError(
+                f"expected a whole number at most {MAX_COUNT} (kimun reads it as a usize from "
+                "TOML, whose integers are 64-bit)",
+                field=field,
+                value=value,
+            )
+        return number
     raise SchemaError("expected a whole number", field=field, value=value)
 
 
@@ -103,6 +125,38 @@ def _window(low: object, high: object) -> tuple[int, int]:
     """kimun's ``with_drop_window``: ``min >= 1`` and ``max >= min``."""
     lo = max(_whole(low, "drop_window_min"), 1)
     return lo, max(_whole(high, "drop_window_max"), lo)
+
+
+def _toml_int(value: int) -> bool:
+    """Whether ``value`` is a TOML integer (signed 64-bit; Python's tomllib reads any)."""
+    return -MAX_COUNT - 1 <= value <= MAX_COUNT
+
+
+def _toml_document(text: object) -> dict[str, Any]:
+    """``text`` parsed as TOML; anything that is not TOML raises :class:`SchemaError`."""
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SchemaError(
+                f"not UTF-8 (byte {exc.start}); TOML is UTF-8 text", has_value=False
+            ) from None
+    if not isinstance(text, str):
+        raise SchemaError("expected TOML text (a str, or UTF-8 bytes)", value=text)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SchemaError(f"not valid TOML: {exc}", has_value=False) from None
+    except RecursionError:  # arrays or inline tables nested thousands deep
+        raise SchemaError("the TOML is nested too deeply to read", has_value=False) from None
+
+
+def _reranker_table(document: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``[reranker]`` table of a server.toml, or the document itself (a bare block)."""
+    table: Any = document.get("reranker", document)
+    if not isinstance(table, Mapping):
+        raise SchemaError("expected a table", field="reranker", value=table)
+    return table
 
 
 def _toml_float(value: float) -> str:
@@ -235,38 +289,65 @@ class CutSettings:
         )
 
     @classmethod
-    def from_toml(cls, text: str) -> CutSettings:
+    def from_toml(cls, text: str | bytes | bytearray) -> CutSettings:
         """Read the context-cut keys of a ``server.toml`` (or of its ``[reranker]`` block).
 
-        Missing keys take kimun's defaults; values are checked as kimun's
-        config parser types them (``usize``: whole numbers >= 0) and then
-        sanitised as its pipeline does. Other keys are ignored.
+        ``text`` is the TOML as a string, or as UTF-8 bytes (as kimun reads
+        its file). Missing keys take kimun's defaults; values are checked as
+        kimun's config parser types them (``usize``: whole numbers in
+        ``0..=MAX_COUNT``; TOML's 64-bit integers) and then sanitised as its
+        pipeline does. Other keys and tables are ignored.
+
+        Raises
+        ------
+        SchemaError
+            Text that is not TOML (not UTF-8, broken, nested too deeply to
+            read) or a key of the wrong type or range; ``field`` names the key
+            (``reranker.top_k``) and ``value`` holds the value read.
 
         >>> CutSettings.from_toml('[reranker]\\nscore_range_cutoff = nan\\ntop_k = 0')
         CutSettings(strategy='score-range', score_range_cutoff=0.4, drop_window_min=3, drop_window_max=30, top_k=1)
         """  # noqa: E501 - a doctest's output is one line
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise SchemaError(f"not valid TOML: {exc}", has_value=False) from None
-        table: Any = data.get("reranker", data)
-        if not isinstance(table, Mapping):
-            raise SchemaError("expected a table", field="reranker", value=table)
+        table = _reranker_table(_toml_document(text))
         for key in ("top_k", "drop_window_min", "drop_window_max"):
             if key in table and _whole(table[key], f"reranker.{key}") < 0:
                 raise SchemaError(
                     "expected a whole number >= 0", field=f"reranker.{key}", value=table[key]
                 )
+        cutoff = table.get("score_range_cutoff", SCORE_RANGE_DEFAULT_CUTOFF)
+        if isinstance(cutoff, int) and not isinstance(cutoff, bool) and not _toml_int(cutoff):
+            raise SchemaError(
+                "expected a number; an integer must fit TOML's 64-bit integers",
+                field="reranker.score_range_cutoff",
+                value=cutoff,
+            )
         return cls(
             strategy=_strategy(table.get("context_cut", "score-range"), "reranker.context_cut"),
-            score_range_cutoff=_number(
-                table.get("score_range_cutoff", SCORE_RANGE_DEFAULT_CUTOFF),
-                "reranker.score_range_cutoff",
-            ),
+            score_range_cutoff=_number(cutoff, "reranker.score_range_cutoff"),
             drop_window_min=table.get("drop_window_min", DROP_WINDOW_MIN),
             drop_window_max=table.get("drop_window_max", DROP_WINDOW_MAX),
             top_k=table.get("top_k", DEFAULT_TOP_K),
         )
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> CutSettings:
+        """Read the context-cut keys of a ``server.toml`` file (see :meth:`from_toml`).
+
+        The file must be a regular file of at most :data:`MAX_SETTINGS_BYTES`
+        (a FIFO, a device or a folder is refused, never read); every error
+        names it.
+
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "server.toml"
+        >>> _ = path.write_text('[reranker]\\ncontext_cut = "fixed"\\ntop_k = 8\\n')
+        >>> CutSettings.from_file(path).label
+        'fixed top_k=8'
+        """
+        raw = read_input(path, what="server.toml", limit=MAX_SETTINGS_BYTES)
+        try:
+            return cls.from_toml(raw)
+        except SchemaError as exc:
+            raise exc.located(file=os.fspath(path)) from None
 
     def _repr_html_(self) -> str:
         return f"<pre>{html.escape(self.to_toml())}</pre>"
