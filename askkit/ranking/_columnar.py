@@ -12,7 +12,8 @@ per-query segment offsets (``starts``). No Python loop runs per query:
   ``cumsum``) or a ``bincount`` over the few relevant notes, in row order
   (the same summation order as the plain-Python reference).
 
-The arithmetic is kimun's, in float64, operation for operation: the lengths
+The arithmetic is kimun's, in float64, operation for operation, overflow to
+inf and ``0 * inf`` = NaN included (without NumPy's warnings): the lengths
 equal :mod:`askkit.ranking.cut`'s exactly (tested in
 ``tests/ranking/test_sweep.py``).
 """
@@ -143,7 +144,8 @@ class Kernels:
         last = (self.n - 1).astype(np.float64)
         high = score[self.begin + np.floor(HIGH_INDEX_FACTOR * last).astype(np.int64)]
         low = score[self.begin + np.ceil(LOW_INDEX_FACTOR * last).astype(np.int64)]
-        self.low, self.span = low, high - low
+        with np.errstate(over="ignore"):  # f64 without traps: inf past the largest float
+            self.low, self.span = low, high - low
         # notes: each query's best chunk per note, in pool order
         notes_before = _padded_cumsum(pools.first)
         self.note_starts = notes_before[starts]
@@ -156,7 +158,8 @@ class Kernels:
         base = np.concatenate([[np.nan], self.note_score[:-1]])
         ok = (self.note_k >= 1) & (base > 0)
         drop = np.full(len(note_rows), -np.inf)
-        drop[ok] = (base[ok] - self.note_score[ok]) / base[ok]
+        with np.errstate(over="ignore"):  # a drop past the largest float is inf, as in kimun
+            drop[ok] = (base[ok] - self.note_score[ok]) / base[ok]
         self.note_drop = drop
         positive = (self.note_score > 0).astype(np.float64)
         self.positive = np.bincount(note_query, positive, n_queries).astype(np.int64)
@@ -190,7 +193,8 @@ class Kernels:
         return np.minimum(max(top_k, 1), self.n)
 
     def score_range(self, cutoff: float) -> IntArray:
-        threshold = self.low + cutoff * self.span
+        with np.errstate(over="ignore", invalid="ignore"):  # kimun's f64: inf, 0 * inf = NaN
+            threshold = self.low + cutoff * self.span
         return np.where(self.span <= 0, self.n, self.count_at_least(threshold))
 
     def largest_drop(self, window: tuple[int, int]) -> IntArray:

@@ -96,10 +96,20 @@ class ScoreRange:
     threshold: float | None
     cut_len: int
 
+    @property
+    def scaled(self) -> bool:
+        """Whether the range is a scale: ``high - low`` positive and finite in f64.
+
+        A flat range keeps the pool whole; one that overflows (scores near
+        the largest float) makes kimun's threshold inf, or NaN for a cutoff
+        of 0, so no finite score reaches it.
+        """
+        return 0.0 < self.high - self.low < math.inf
+
     def normalised(self, score: float) -> float:
-        """``(score - low) / (high - low)``: where the cutoff applies (NaN when flat)."""
-        span = self.high - self.low
-        return (score - self.low) / span if span > 0 else math.nan
+        """``(score - low) / (high - low)``: where the cutoff applies (NaN when the range
+        is no scale: flat, or overflowing f64)."""
+        return (score - self.low) / (self.high - self.low) if self.scaled else math.nan
 
 
 def score_range(pool: Sequence[Scored], cutoff: float = SCORE_RANGE_DEFAULT_CUTOFF) -> ScoreRange:

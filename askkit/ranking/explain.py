@@ -100,10 +100,11 @@ def explain_cut(pool: Pool, settings: CutSettings | None = None) -> pd.DataFrame
     pandas.DataFrame
         Columns ``rank`` (1-based), ``path``, ``score``, ``normalised`` (on
         the score-range scale, ``(score - low) / (high - low)``; NaN for a
-        flat pool), ``note_rank`` (the note's position among the pool's notes),
-        ``note_best`` (the note's first, best chunk), ``note_drop`` (the
-        note's relative drop to the next note, ``(s - s_next) / s``, NaN for
-        the last note or a non-positive score), then for each strategy
+        flat pool or a range that overflows f64), ``note_rank`` (the note's
+        position among the pool's notes), ``note_best`` (the note's first,
+        best chunk), ``note_drop`` (the note's relative drop to the next note,
+        ``(s - s_next) / s``, NaN for the last note or a non-positive score),
+        then for each strategy
         ``kept_*`` (in the kept prefix: the answer's context),
         ``is_boundary_*`` (the last kept chunk, when the cut drops something)
         and ``in_search_*`` (a row of kimun's search). ``attrs["cut_len"]``
@@ -129,12 +130,16 @@ def explain_cut(pool: Pool, settings: CutSettings | None = None) -> pd.DataFrame
     lengths, ranged, dropped = _cut_lengths(chunks, settings)
     notes = np.array(dropped.notes, dtype=np.float64)
     base, after = notes[:-1], notes[1:]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # f64 without traps, as kimun computes: a drop past the largest float is inf, as there
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         drops = np.where(base > 0, (base - after) / base, np.nan)
     note_drop = np.append(drops, np.nan)[codes] if n else np.zeros(0)
     span = ranged.high - ranged.low
-    with np.errstate(divide="ignore", invalid="ignore"):
-        normalised = (scores - ranged.low) / span if span > 0 else np.full(n, np.nan)
+    if ranged.scaled:
+        with np.errstate(over="ignore"):  # a score far above high: inf, as f64 has it
+            normalised = (scores - ranged.low) / span
+    else:
+        normalised = np.full(n, np.nan)
     frame = pd.DataFrame(
         {
             "rank": np.arange(1, n + 1, dtype=np.int64),
@@ -207,6 +212,13 @@ def _cut_reason(
         threshold = ranged.threshold
         if threshold is None:  # a flat pool is kept whole: not reached
             return "the pool is flat"
+        if not ranged.scaled:  # high - low is inf in f64, in kimun too
+            high, low = _nums(ranged.high, ranged.low)
+            return (
+                f"the score range high - low overflows f64 ({high} - {low} = inf), so kimun's "
+                f"threshold (low + cutoff * range) is {threshold!r} and score {_num(score)} "
+                "does not reach it"
+            )
         if math.isnan(threshold):
             return "the score range is NaN, so kimun's cut keeps nothing"
         if not score >= threshold:

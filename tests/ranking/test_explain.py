@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -195,3 +196,62 @@ def test_why_not_names_a_lone_kept_rank_in_the_singular() -> None:
     text = why_not(pool, str(pool[2].path), CutSettings(strategy="fixed", top_k=1))
     assert "the context keeps rank 1." in text
     assert "ranks 1-1" not in text
+
+
+# --------------------------------------------------------------------------- f64 limits
+
+#: Scores near the f64 limit: kimun's ``high - low`` and a note's drop overflow to inf.
+HUGE = pool_of([1.7e308, 1e308, -1e308, -1.7e308], ["/a.md", "/b.md", "/c.md", "/d.md"])
+
+
+@pytest.mark.parametrize("cutoff", [0.4, 0.0, 1.0])
+def test_explain_cut_near_the_float_limit_warns_nothing_and_keeps_what_kimun_keeps(
+    cutoff: float,
+) -> None:
+    """NumPy's overflow warnings reached the terminal as ``askkit: warning: overflow``.
+
+    kimun computes in f64 without traps: ``high - low`` is inf, so its threshold
+    ``low + cutoff * inf`` is inf (NaN for a cutoff of 0) and no finite score
+    reaches it: the score-range cut keeps nothing. The largest drop from 1e308 to
+    -1e308 is ``inf / 1e308`` = inf, the largest there is.
+    """
+    settings = CutSettings(score_range_cutoff=cutoff, drop_window_min=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        frame = explain_cut(HUGE, settings)
+    assert frame.attrs["cut_len"] == {
+        strategy: cut_len(HUGE, settings.replace(strategy=strategy)) for strategy in STRATEGIES
+    }
+    assert frame.attrs["cut_len"]["score-range"] == 0
+    assert frame.attrs["cut_len"]["largest-drop"] == 3  # the gap after note 2 closes at note 3
+    assert frame["note_drop"].tolist()[:2] == [(1.7e308 - 1e308) / 1.7e308, math.inf]
+    assert frame["normalised"].isna().all()  # a range that overflows has no scale
+
+
+def test_why_not_near_the_float_limit_says_the_range_overflows() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text = why_not(HUGE, "/b.md")
+    assert "Answer (score-range): cut: the score range high - low overflows f64" in text
+    assert "(1.7e+308 - -1.7e+308 = inf)" in text
+    assert "threshold (low + cutoff * range) is inf and score 1e+308 does not reach it" in text
+
+
+@given(
+    st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1, max_size=25),
+    st.lists(st.sampled_from("abcde"), min_size=25, max_size=25),
+    st.floats(0.0, 1.0),
+)
+def test_explain_cut_on_any_finite_scores_warns_nothing_and_agrees_with_the_cuts(
+    scores: list[float], notes: list[str], cutoff: float
+) -> None:
+    pool = pool_of(sorted(scores, reverse=True), [f"/{p}" for p in notes[: len(scores)]])
+    settings = CutSettings(score_range_cutoff=cutoff, drop_window_min=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        frame = explain_cut(pool, settings)
+        why_not(pool, pool[-1].path, settings)
+    for strategy in STRATEGIES:
+        assert frame.attrs["cut_len"][strategy] == cut_len(
+            pool, settings.replace(strategy=strategy)
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -302,3 +303,46 @@ def test_recommend_on_a_real_sweep_prints_a_server_toml_block() -> None:
     table = sweep_cuts(section_heavy(), QRELS)
     toml = recommend(table).to_toml()
     assert toml.startswith("[reranker]\ntop_k = ")
+
+
+# --------------------------------------------------------------------------- f64 limits
+
+
+@given(
+    st.lists(
+        st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=12),
+        min_size=1,
+        max_size=4,
+    ),
+    st.lists(st.sampled_from("abcd"), min_size=12, max_size=12),
+    GRIDS,
+)
+def test_the_sweep_on_any_finite_scores_warns_nothing_and_equals_kimuns_cuts(
+    pools: list[list[float]], notes: list[str], grid: dict[str, list[object]]
+) -> None:
+    """Pools near the f64 limit printed NumPy's "overflow encountered in subtract": kimun
+    computes ``high - low`` and each drop in f64 without traps, and so does the sweep."""
+    rows = [
+        (f"q{q}", f"{notes[r]}.md", s)
+        for q, scores in enumerate(pools)
+        for r, s in enumerate(sorted(scores, reverse=True))
+    ]
+    frame = pd.DataFrame(rows, columns=["query_id", "path", "score"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fast = sweep_cuts(frame, QRELS, grid=grid)
+    assert_same(fast, sweep_cuts_reference(frame, QRELS, grid=grid))
+
+
+def test_the_sweep_near_the_float_limit_keeps_what_kimun_keeps() -> None:
+    scores = [1.7e308, 1e308, -1e308, -1.7e308]
+    frame = pd.DataFrame(
+        {"query_id": "q1", "path": ["a.md", "b.md", "c.md", "d.md"], "score": scores}
+    )
+    grid = {"fixed": [2], "score-range": [0.0, 0.4], "largest-drop": [(1, 30)]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = sweep_cuts(frame, QRELS, grid=grid)
+    # fixed 2; score-range: high - low = inf, the threshold inf or NaN: nothing kept;
+    # largest-drop: (1e308 - -1e308) / 1e308 = inf, the gap closing at note 3
+    assert table["mean_chunks"].tolist() == [2, 0, 0, 3]
