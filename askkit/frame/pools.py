@@ -42,7 +42,14 @@ from askkit.errors import SchemaError
 if TYPE_CHECKING:
     from askkit.ranking.settings import CutSettings
 
-__all__ = ["POOL_SIZE", "POOL_STRATEGY_COLUMNS", "pool_frame", "pool_truncated", "with_pool"]
+__all__ = [
+    "POOL_SIZE",
+    "POOL_STRATEGY_COLUMNS",
+    "check_turn_ids",
+    "pool_frame",
+    "pool_truncated",
+    "with_pool",
+]
 
 #: kimun's candidate pool (``CANDIDATE_POOL``): a turn with fewer sources was cut.
 POOL_SIZE = 80
@@ -59,6 +66,47 @@ class _Chunk(NamedTuple):
 
     path: str
     similarity_score: float
+
+
+#: How many of a shared id's lines an error lists.
+_LINES_SHOWN = 5
+
+
+def check_turn_ids(frame: pd.DataFrame) -> None:
+    """Refuse turns that share an id: as pools they would merge into one.
+
+    A sources frame read from a log carries each turn's ``line``; two lines
+    with one ``turn_id`` are two turns, and reading them as one pool would mix
+    two rankings. A frame without a ``line`` column is not checked.
+
+    Raises
+    ------
+    SchemaError
+        ``field`` ``"turn_id"``; the message names the id and its lines.
+
+    >>> frame = pd.DataFrame({"turn_id": ["q1", "q2", "q1"], "line": [1, 2, 3]})
+    >>> check_turn_ids(frame)
+    Traceback (most recent call last):
+    ...
+    askkit.errors.SchemaError: turn_id: 'q1' is the id of 2 turns (lines 1, 3): each turn's sources are one query's pool, and turns sharing an id would be merged into one; give each turn its own id
+    """  # noqa: E501 - a doctest's output is one line
+    if "line" not in frame.columns or "turn_id" not in frame.columns:
+        return
+    turns = frame[["turn_id", "line"]].drop_duplicates()
+    shared = turns["turn_id"].duplicated(keep=False).to_numpy()
+    if not shared.any():
+        return
+    turn_id = turns["turn_id"].to_numpy()[int(np.argmax(shared))]
+    lines = np.sort(turns["line"].to_numpy()[turns["turn_id"].to_numpy() == turn_id])
+    shown = ", ".join(str(int(line)) for line in lines[:_LINES_SHOWN])
+    more = ", ..." if len(lines) > _LINES_SHOWN else ""
+    raise SchemaError(
+        f"{turn_id!r} is the id of {len(lines)} turns (lines {shown}{more}): each turn's "
+        "sources are one query's pool, and turns sharing an id would be merged into one; "
+        "give each turn its own id",
+        field="turn_id",
+        has_value=False,
+    )
 
 
 def _check(frame: pd.DataFrame) -> None:
@@ -84,6 +132,7 @@ def _check(frame: pd.DataFrame) -> None:
             field=f"score[{at}]",
             value=frame["score"].iloc[at],
         )
+    check_turn_ids(frame)
 
 
 def _pool_order(
@@ -131,7 +180,8 @@ def with_pool(frame: pd.DataFrame, settings: CutSettings | None = None) -> pd.Da
     Raises
     ------
     SchemaError
-        A missing column, a missing ``turn_id`` or ``path``, a non-finite score.
+        A missing column, a missing ``turn_id`` or ``path``, a non-finite score,
+        turns of a log that share an id (:func:`check_turn_ids`).
     """
     from askkit.ranking.cut import cut_len
     from askkit.ranking.settings import STRATEGIES, CutSettings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ from askkit import AskSource, Turn
 from askkit.errors import SchemaError
 from askkit.frame import pool_frame, pool_truncated, sources_frame, with_pool
 from askkit.ranking import STRATEGIES, CutSettings, answer_context, cut_len, pool_of, sweep_cuts
+from tests.conftest import DATA
 
+DATA_RUN = DATA / "run.jsonl"
 KEPT = ["kept_fixed", "kept_score_range", "kept_largest_drop"]
 
 
@@ -210,3 +213,41 @@ def test_pool_truncated_refuses_bad_input() -> None:
         pool_truncated(pd.DataFrame({"path": ["a"]}))
     with pytest.raises(ValueError, match="size must be >= 1"):
         pool_truncated(turns_frame({}), size=0)
+
+
+def _log_with_a_shared_id(path: Path) -> Path:
+    chunk = {"title": "S", "content": "x", "hash": "h"}
+    lines = [
+        {"id": "q1", "chunks": [{**chunk, "path": "a.md", "similarity_score": 0.9}]},
+        {"id": "q2", "chunks": [{**chunk, "path": "b.md", "similarity_score": 0.8}]},
+        {"id": "q1", "chunks": [{**chunk, "path": "c.md", "similarity_score": 0.7}]},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_turns_of_a_log_that_share_an_id_are_refused_not_merged_into_one_pool(
+    tmp_path: Path,
+) -> None:
+    """Two turns with one id were read as one pool, their rankings mixed, silently."""
+    frame = sources_frame(_log_with_a_shared_id(tmp_path / "dup.jsonl"))
+    for function in (with_pool, pool_frame):
+        with pytest.raises(SchemaError) as info:
+            function(frame)
+        assert info.value.field == "turn_id"
+        assert info.value.message.startswith("'q1' is the id of 2 turns (lines 1, 3): ")
+
+
+def test_a_shared_id_lists_at_most_five_of_its_lines() -> None:
+    frame = pd.DataFrame(
+        {"turn_id": ["t"] * 7, "path": list("abcdefg"), "score": [0.5] * 7, "line": range(1, 8)}
+    )
+    with pytest.raises(
+        SchemaError, match=r"'t' is the id of 7 turns \(lines 1, 2, 3, 4, 5, \.\.\.\)"
+    ):
+        pool_frame(frame)
+
+
+def test_one_turn_on_one_line_is_one_pool() -> None:
+    frame = sources_frame(DATA_RUN)
+    assert pool_frame(frame)["query_id"].nunique() == frame["turn_id"].nunique()
