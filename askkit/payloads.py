@@ -11,12 +11,11 @@ Recognised shapes (by their fields):
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from askkit._files import read_input
 from askkit.errors import SchemaError
 from askkit.sources import AskSource, Turn
 from askkit.wire import AnswerResult, EmbeddingsResponse, check_string, chunk_list, load_json
@@ -57,46 +56,15 @@ def turn_from_payload(obj: Any, *, question: str = "") -> Turn:
 MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
 
 
-def _read_regular(p: Path) -> bytes:
-    """The bytes of the regular file ``p``: a FIFO or device is refused, never read."""
-    try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise SchemaError(
-            f"cannot read the file ({exc.strerror})", file=str(p), has_value=False
-        ) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise SchemaError("not a regular file; refused", file=str(p), has_value=False)
-        if st.st_size > MAX_PAYLOAD_BYTES:
-            raise SchemaError(
-                f"{st.st_size} bytes, over the {MAX_PAYLOAD_BYTES}-byte limit for a payload",
-                file=str(p),
-                has_value=False,
-            )
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(MAX_PAYLOAD_BYTES + 1)
-    except OSError as exc:
-        raise SchemaError(
-            f"cannot read the file ({exc.strerror})", file=str(p), has_value=False
-        ) from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_PAYLOAD_BYTES:
-        raise SchemaError(
-            f"over the {MAX_PAYLOAD_BYTES}-byte limit for a payload", file=str(p), has_value=False
-        )
-    return data
-
-
 def read_turn(path: str | Path, *, question: str = "") -> Turn:
     """Read a JSON file holding one payload (see the module doc) as a turn.
 
-    Errors name the file: ``SchemaError: data/x.json: sources[2].ordinal: ...``.
+    Errors name the file: ``SchemaError: data/x.json: sources[2].ordinal: ...``. The
+    file must be a regular file of at most :data:`MAX_PAYLOAD_BYTES` (a FIFO, a
+    device or a folder is refused, never read: :func:`askkit._files.read_input`).
     """
     p = Path(path)
-    raw = _read_regular(p)
+    raw = read_input(p, what="payload", limit=MAX_PAYLOAD_BYTES)
     try:
         return turn_from_payload(load_json(raw, what="the file"), question=question)
     except SchemaError as exc:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from askkit import SchemaError, Turn, read_turn, turn_from_payload
+from askkit.payloads import MAX_PAYLOAD_BYTES
 from tests.conftest import DATA, load
 
 
@@ -71,7 +73,7 @@ def test_errors_name_the_file(tmp_path: Path) -> None:
 
 
 def test_an_unreadable_file_is_a_schema_error_naming_it(tmp_path: Path) -> None:
-    with pytest.raises(SchemaError, match="cannot read the file") as info:
+    with pytest.raises(SchemaError, match="cannot read the payload file: no such file") as info:
         read_turn(tmp_path / "missing.json")
     assert info.value.file == str(tmp_path / "missing.json")
 
@@ -85,3 +87,42 @@ def test_a_device_or_fifo_is_refused_never_read(tmp_path: Path) -> None:
     for path in ("/dev/zero", fifo):
         with pytest.raises(SchemaError, match="not a regular file"):
             read_turn(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("fifo", "a FIFO (named pipe)"),
+        ("/dev/zero", "a character device"),
+        ("/dev/null", "a character device"),
+        ("folder", "a folder"),
+    ],
+)
+def test_read_turn_says_what_a_payload_that_is_not_a_regular_file_is(
+    tmp_path: Path, name: str, kind: str
+) -> None:
+    """The one input rule (askkit._files): the error names the file and what it is."""
+    path = Path(name)
+    if name == "fifo":
+        path = tmp_path / "answer.json"
+        os.mkfifo(path)
+    elif name == "folder":
+        path = tmp_path / "answer.json"
+        path.mkdir()
+    with pytest.raises(SchemaError) as info:
+        read_turn(path)
+    assert info.value.file == str(path)
+    assert info.value.message == f"the payload file is {kind}, not a regular file; give a file"
+
+
+def test_read_turn_refuses_a_payload_over_its_size_limit_before_reading_it(tmp_path: Path) -> None:
+    path = tmp_path / "huge.json"
+    with path.open("wb") as handle:  # sparse: no disk space used, and never read
+        handle.truncate(MAX_PAYLOAD_BYTES + 1)
+    with pytest.raises(SchemaError) as info:
+        read_turn(path)
+    assert info.value.file == str(path)
+    assert info.value.message == (
+        f"the payload file has {MAX_PAYLOAD_BYTES + 1} bytes, "
+        f"over the {MAX_PAYLOAD_BYTES}-byte limit"
+    )

@@ -14,6 +14,11 @@ which reads it line by line with askkit's wire validators: that path names the
 file, line, field and value of every problem and, in lenient mode, drops
 exactly the bad lines.
 
+Every open of the file goes through askkit's one input rule
+(:func:`askkit._files.open_input`): a FIFO, a device or a folder is refused
+with a :class:`SchemaError` naming it, never read, in strict and lenient mode
+alike.
+
 A log is UTF-8, as kimun writes it. ``pyarrow.json`` does not check that, so
 the fast path validates every byte of the file (Arrow's UTF-8 validation,
 while Arrow parses) before it trusts a string; the slow path refuses a line
@@ -25,11 +30,13 @@ encode).
 from __future__ import annotations
 
 import codecs
+import io
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import numpy as np
 import pandas as pd
@@ -37,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from askkit._files import open_input, read_input
 from askkit.errors import SchemaError
 from askkit.frame.columns import (
     all_valid_dates,
@@ -48,7 +56,19 @@ from askkit.frame.columns import (
 from askkit.sources import AskSource, SourceList
 from askkit.wire import ChunkResult, check_string, chunk_list, load_json, optional_string
 
-__all__ = ["INT64_MAX", "Fallback", "TurnRecord", "read_columnar", "read_lines"]
+__all__ = [
+    "INPUT_NAME",
+    "INT64_MAX",
+    "Fallback",
+    "TurnRecord",
+    "decode_document",
+    "read_columnar",
+    "read_document",
+    "read_lines",
+]
+
+#: What the input rule's errors call a log file ("the turn log file is a FIFO ...").
+INPUT_NAME = "turn log"
 
 INT64_MAX = 2**63 - 1
 _BLOCK = 1 << 24
@@ -79,6 +99,11 @@ _READ = pj.ReadOptions(block_size=1 << 22)
 _PARSE = pj.ParseOptions(explicit_schema=_LINE_SCHEMA, unexpected_field_behavior="ignore")
 _REQUIRED = ("path", "title", "content", "hash", "similarity_score")
 _TURN_KEYS = ("id", "question", "answer", "sources", "chunks")
+
+
+def _open(path: Path) -> AbstractContextManager[BinaryIO]:
+    """``path`` open for reading, if it is a regular file (askkit's one input rule)."""
+    return open_input(path, what=INPUT_NAME)
 
 
 class Fallback(Exception):
@@ -114,7 +139,8 @@ def _count_lines(path: Path) -> int | None:
     carry = 0  # bytes of an incomplete character at the start of the block
     block = np.empty(_LINE_BLOCK + 3, np.uint8)
     found = np.empty(_LINE_BLOCK, bool)
-    with path.open("rb", buffering=0) as f:
+    with _open(path) as handle:
+        f = cast("io.BufferedReader", handle)  # what open_input opens: it reads into a buffer
         while size := f.readinto(block[carry : carry + _LINE_BLOCK].data):
             new = block[carry : carry + size]
             np.equal(new, _NEWLINE, out=found[:size])
@@ -169,7 +195,7 @@ def _count_ordinal_keys(path: Path) -> int:
     keys = [b'"ordinal"' + end for end in (b":", b" ", b"\t", b"\n", b"\r")]
     count = 0
     tail = b""
-    with path.open("rb") as f:
+    with _open(path) as f:
         while block := f.read(_BLOCK):
             joined = tail + block
             count += sum(joined.count(key) for key in keys)
@@ -236,7 +262,7 @@ def _starts_with_object(path: Path) -> bool:
     issue 47409) on a file whose first value is ``null``; it is only ever handed
     a file that starts with an object.
     """
-    with path.open("rb") as f:
+    with _open(path) as f:
         head = f.read(len(codecs.BOM_UTF8))
         if not head.startswith(codecs.BOM_UTF8):
             f.seek(0)
@@ -251,10 +277,10 @@ def _parse(path: Path) -> pa.Table:
     """The file through ``pyarrow.json``, one row per line, or :class:`Fallback`."""
     if not _starts_with_object(path):
         raise Fallback("the first line is not a JSON object")
-    with ThreadPoolExecutor(1) as pool:  # count lines while Arrow parses
+    with ThreadPoolExecutor(1) as pool, _open(path) as handle:  # count lines while Arrow parses
         n_lines = pool.submit(_count_lines, path)
         try:
-            table = pj.read_json(path, read_options=_READ, parse_options=_PARSE)
+            table = pj.read_json(handle, read_options=_READ, parse_options=_PARSE)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise Fallback(str(exc)) from None
     lines = n_lines.result()
@@ -371,7 +397,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str | bytes]]:
     Lines end at LF only, as JSON Lines and the fast path have it: a lone CR
     is JSON whitespace inside a line, not a line break.
     """
-    with path.open("rb") as f:
+    with _open(path) as f:
         for number, raw in enumerate(f, start=1):
             try:
                 yield number, raw.decode("utf-8")
@@ -473,14 +499,13 @@ def read_lines(
     return records, errors, seen
 
 
-def read_json_document(path: Path) -> Any:
-    """A whole ``.json`` file, decoded; errors name the file."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SchemaError(
-            f"cannot read the file ({exc.strerror})", file=str(path), has_value=False
-        ) from None
+def read_document(path: Path) -> bytes:
+    """The bytes of a whole ``.json`` file; a file that is not a regular one raises."""
+    return read_input(path, what=INPUT_NAME)
+
+
+def decode_document(raw: bytes, path: Path) -> Any:
+    """A whole ``.json`` file's bytes, decoded; errors name the file."""
     try:
         return load_json(raw, what="the file")
     except SchemaError as exc:

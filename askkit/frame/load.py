@@ -28,8 +28,9 @@ from askkit.frame.jsonl import (
     INT64_MAX,
     Fallback,
     TurnRecord,
+    decode_document,
     read_columnar,
-    read_json_document,
+    read_document,
     read_lines,
 )
 from askkit.frame.schema import ERROR_COLUMNS, empty_errors, empty_frame
@@ -398,12 +399,14 @@ def _errors_frame(errors: Sequence[SchemaError]) -> pd.DataFrame:
 
 
 def _read_file(path: Path, *, strict: bool) -> Loaded:
-    """One file, fast path first; the slow path for anything the fast path doubts."""
+    """One file, fast path first; the slow path for anything the fast path doubts.
+
+    A file that cannot be read (missing, a FIFO, a device, a folder) raises in
+    lenient mode too: it is no record of the log, it is the wrong input.
+    """
     name = path.name
     if path.suffix.lower() not in _JSONL_SUFFIXES:
         return _read_json_file(path, strict=strict)
-    if not path.is_file():
-        raise SchemaError("no such file", file=str(path), has_value=False)
     try:
         frame = read_columnar(path, name)
     except Fallback:
@@ -415,8 +418,9 @@ def _read_file(path: Path, *, strict: bool) -> Loaded:
 def _read_json_file(path: Path, *, strict: bool) -> Loaded:
     """A ``.json`` file: one payload (turn id = its ``id`` or the file stem) or a list
     of turn records (ids ``<file name>#<n>`` when absent; ``line`` = item number)."""
+    raw = read_document(path)
     try:
-        obj = read_json_document(path)
+        obj = decode_document(raw, path)
     except SchemaError as exc:
         if strict:
             raise

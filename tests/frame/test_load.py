@@ -5,6 +5,7 @@ The JSONL reader itself is tested in test_jsonl.py, the schema in test_schema.py
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -352,3 +353,62 @@ def test_note_and_folder_of_objects_equal_vault_path(kernel_paths: str, raws: li
     assert frame["path"].tolist() == [str(p) for p in paths]
     assert frame["note"].tolist() == [p.stem for p in paths]
     assert frame["folder"].tolist() == [p.folder for p in paths]
+
+
+# --------------------------------------------------------------------------- the input rule
+
+_READ_LOG = """
+import sys
+from askkit.errors import SchemaError
+from askkit.frame import sources_frame
+try:
+    sources_frame(sys.argv[1], strict=sys.argv[2] == "strict")
+except SchemaError as exc:
+    print(f"{exc.file}\\t{exc.message}")
+else:
+    print("read")
+"""
+
+
+@pytest.mark.parametrize("strict", ["strict", "lenient"])
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("log.jsonl fifo", "a FIFO (named pipe)"),
+        ("log.json fifo", "a FIFO (named pipe)"),
+        ("log fifo", "a FIFO (named pipe)"),
+        ("/dev/zero", "a character device"),
+        ("/dev/null", "a character device"),
+        ("log.jsonl folder", "a folder"),
+    ],
+)
+def test_a_log_that_is_not_a_regular_file_is_refused_naming_what_it_is(
+    tmp_path: Path, name: str, kind: str, strict: str
+) -> None:
+    """The one input rule (askkit._files): never blocks on a FIFO, never reads a device.
+
+    Run in a bounded child process: without the rule a FIFO blocks its reader
+    and /dev/zero is read until memory runs out, which must fail this test,
+    not hang it.
+    """
+    from tests.cli.bounded import run_python
+
+    path = Path(name)
+    if name.endswith(" fifo"):
+        path = tmp_path / name.removesuffix(" fifo")
+        os.mkfifo(path)
+    elif name.endswith(" folder"):
+        path = tmp_path / name.removesuffix(" folder")
+        path.mkdir()
+    out = run_python(_READ_LOG, str(path), strict, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == f"{path}\tthe turn log file is {kind}, not a regular file; give a file\n"
+
+
+def test_a_missing_log_says_so_naming_it(tmp_path: Path) -> None:
+    for name in ("nope.jsonl", "nope.json"):
+        with pytest.raises(
+            SchemaError, match="cannot read the turn log file: no such file"
+        ) as info:
+            sources_frame(tmp_path / name)
+        assert info.value.file == str(tmp_path / name)
