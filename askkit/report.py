@@ -14,6 +14,11 @@ With judgments the report also has a **Context cut** section
 turn's sources as its ranked pool, recall against context size, the best
 setting per strategy and the recommended ``[reranker]`` block for kimun's
 ``server.toml``. ``askkit cut`` prints the same summary in a terminal.
+
+A report starts with askkit's marker, ``<meta name="generator" content="askkit
+VERSION">``, at a fixed place in its first line. :meth:`Report.write` replaces
+an existing file only when it starts so (an earlier report), or with
+``force=True``: any other file is left as is.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import base64
 import datetime as dt
 import io
 import os
+import re
+import stat
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,8 +38,9 @@ from typing import TYPE_CHECKING, Any, cast
 import pandas as pd
 
 from askkit import __version__, _html
-from askkit._atomic import atomic_write_text
-from askkit.errors import AskkitError, SchemaError, VaultError
+from askkit._atomic import atomic_write_text, followed
+from askkit._files import open_input
+from askkit.errors import AskkitError, SchemaError, UsageError, VaultError
 from askkit.sources import AskSource, Turn
 
 if TYPE_CHECKING:
@@ -45,6 +53,8 @@ __all__ = [
     "CutSweep",
     "Report",
     "build_report",
+    "foreign_file",
+    "is_askkit_report",
     "sweep_context_cut",
 ]
 
@@ -64,6 +74,53 @@ _SWEEP_SHOWN = [
     "ndcg",
     "queries_without_relevant",
 ]
+
+#: How every report starts: its first bytes, then askkit's generator marker.
+_PAGE_START = "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+_MARKER = re.compile(
+    re.escape(_PAGE_START).encode() + rb'<meta name="generator" content="askkit [^"<>\n]{1,64}">'
+)
+#: The bytes of an existing file read to look for the marker.
+_MARKER_BYTES = 256
+
+
+def is_askkit_report(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a report askkit wrote: a regular file starting with its marker.
+
+    Only the file's first bytes are read, and only from a regular file (a
+    FIFO or a device is never opened for reading: :func:`askkit._files.open_input`).
+    Reports written before askkit marked them are not recognised.
+
+    >>> import tempfile, pathlib
+    >>> page = pathlib.Path(tempfile.mkdtemp()) / "notes.html"
+    >>> _ = page.write_text("<html>my page</html>")
+    >>> is_askkit_report(page), is_askkit_report(page.with_name("none.html"))
+    (False, False)
+    """
+    try:
+        with open_input(path, what="report") as handle:
+            head = handle.read(_MARKER_BYTES)
+    except (SchemaError, OSError):
+        return False
+    return _MARKER.match(head) is not None
+
+
+def foreign_file(path: str | os.PathLike[str]) -> Path | None:
+    """The regular file a report written to ``path`` would replace, when askkit did not
+    write it (``None``: nothing there, or an earlier askkit report).
+
+    A link is followed, as the writer follows it. What is not a regular file
+    (a folder, a FIFO, a device) is left to the writer, which refuses it.
+    """
+    target = followed(path)
+    try:
+        mode = target.stat().st_mode
+    except OSError:  # nothing there, or out of reach: the write says what is wrong
+        return None
+    if not stat.S_ISREG(mode) or is_askkit_report(target):
+        return None
+    return target
+
 
 #: The page around the parts (tables and answers carry :data:`askkit._html.CSS`).
 _CSS = """
@@ -87,9 +144,26 @@ class Report:
     headline: str = ""
     """Why nothing could be scored (no run query is judged), or ``""``; first on the page."""
 
-    def write(self, path: str | os.PathLike[str]) -> Path:
-        """Write the report atomically; return its path."""
+    def write(self, path: str | os.PathLike[str], *, force: bool = False) -> Path:
+        """Write the report atomically; return its path.
+
+        An existing file is replaced only when it is an earlier askkit report
+        (:func:`is_askkit_report`) or ``force`` is true; a folder, a FIFO or a
+        device never is.
+
+        Raises
+        ------
+        UsageError
+            ``path`` is a file askkit did not write (and ``force`` is false),
+            or not a regular file.
+        """
         out = Path(path)
+        foreign = None if force else foreign_file(out)
+        if foreign is not None:
+            raise UsageError(
+                f"{foreign}: exists and is not an askkit report; askkit replaces only the "
+                "reports it wrote: write to another file, or pass force=True to replace it"
+            )
         atomic_write_text(out, self.html)
         return out
 
@@ -496,11 +570,19 @@ def build_report(
     from askkit import plots
 
     if level not in ("note", "section"):
-        raise ValueError(f"level must be 'note' or 'section', got {level!r}")
-    if max_queries < 0:
-        raise ValueError(f"max_queries must be >= 0, got {max_queries}")
+        raise SchemaError("level must be 'note' or 'section'", field="level", value=level)
+    if isinstance(max_queries, bool) or not isinstance(max_queries, int) or max_queries < 0:
+        raise SchemaError(
+            "max_queries must be a whole number >= 0", field="max_queries", value=max_queries
+        )
+    if qrels is not None and not len(measures):
+        raise SchemaError(
+            "no measure named: give at least one, e.g. ndcg@10", field="measures", value=measures
+        )
     lvl = cast("Level", level)
     frame, skipped, source_name = _load(run, strict)
+    # rows are found by label below: labels a caller's frame repeats would mix turns
+    frame = frame.reset_index(drop=True)
     if frame.empty:
         raise AskkitError(f"{source_name}: no sources to report on")
     figures = [_img(lambda ax: plots.score_distributions({"run": frame}, ax=ax))]
@@ -563,8 +645,9 @@ def build_report(
         else ""
     )
     page = (
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{_html.esc(name)}</title><style>{_CSS}{_html.CSS}</style></head>"
+        _PAGE_START
+        + f'<meta name="generator" content="askkit {_html.esc(__version__)}">'
+        + f"<title>{_html.esc(name)}</title><style>{_CSS}{_html.CSS}</style></head>"
         '<body class="askkit">'
         + (_html.message(headline, tone="error", lead="Nothing scored") if headline else "")
         + f"<h1>{_html.esc(name)}</h1>"

@@ -12,13 +12,16 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
+from askkit import __version__
 from askkit._html import esc
-from askkit.errors import AskkitError, SchemaError
+from askkit.errors import AskkitError, SchemaError, UsageError
 from askkit.frame import sources_frame
 from askkit.metrics import evaluate
 from askkit.ranking import recommend, sweep_cuts
-from askkit.report import CutSweep, build_report, sweep_context_cut
+from askkit.report import CutSweep, Report, build_report, is_askkit_report, sweep_context_cut
 from askkit.retrieve.local import LocalIndex
 from tests.conftest import DATA
 
@@ -61,6 +64,16 @@ def test_metrics_table_equals_evaluate(run_log: Path) -> None:
     table = report.html.split("<h2>Metrics</h2>", 1)[1].split("</table>", 1)[0]
     shown = [float(x) for x in re.findall(r'<td class="num">([0-9.]+)</td>', table)]
     assert shown == pytest.approx(expected.round(4).tolist(), abs=1e-4)
+
+
+def test_a_run_whose_rows_share_labels_reports_as_the_same_run_relabelled(run_log: Path) -> None:
+    frame = sources_frame(run_log)
+    shared = frame.set_axis([0] * len(frame))  # as pd.concat without ignore_index leaves it
+    images = re.compile(r'src="data:image/png;base64,[^"]*"')
+    expected = build_report(frame, DATA / "qrels.tsv", vault=DATA / "vault")
+    report = build_report(shared, DATA / "qrels.tsv", vault=DATA / "vault")
+    assert report.sources == expected.sources == len(frame)
+    assert images.sub("", report.html) == images.sub("", expected.html)
 
 
 def test_drilldown_is_worst_first_and_capped(run_log: Path) -> None:
@@ -291,3 +304,136 @@ def test_matching_ids_give_numbers_and_no_sentence(run_log: Path) -> None:
     assert re.search(r"\bnan\b", text, flags=re.IGNORECASE) is None
     table = text.split("<h2>Metrics</h2>")[1].split("</table>")[0]
     assert re.search(r'<td class="num">0\.\d{4}</td>', table)
+
+
+# -- writing: only askkit's own reports are replaced ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_report() -> Report:
+    return build_report(DATA / "turns.jsonl", max_queries=2)
+
+
+def test_a_report_carries_askkits_generator_marker_at_its_very_start(small_report: Report) -> None:
+    assert small_report.html.startswith(
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f'<meta name="generator" content="askkit {__version__}">'
+    )
+
+
+def test_write_refuses_to_replace_a_file_askkit_did_not_write(
+    small_report: Report, tmp_path: Path
+) -> None:
+    """``-o /etc/passwd`` replaced it: a file that is no askkit report is left as is."""
+    precious = tmp_path / "notes.html"
+    precious.write_text("<html>my own page</html>", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"is not an askkit report.*force=True") as info:
+        small_report.write(precious)
+    assert str(precious) in str(info.value)
+    assert precious.read_text(encoding="utf-8") == "<html>my own page</html>"
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.html"]
+
+
+def test_write_refuses_a_page_that_only_mentions_the_marker_later(
+    small_report: Report, tmp_path: Path
+) -> None:
+    page = tmp_path / "about.html"
+    text = '<html><body><pre>&lt;meta name="generator" content="askkit 1.0"&gt;</pre>'
+    page.write_text(text + '<meta name="generator" content="askkit 1.0">', encoding="utf-8")
+    with pytest.raises(UsageError, match="is not an askkit report"):
+        small_report.write(page)
+    assert page.read_text(encoding="utf-8").startswith("<html><body>")
+
+
+def test_write_replaces_an_earlier_askkit_report(small_report: Report, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    out.write_text(
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        '<meta name="generator" content="askkit 0.0.1"><title>old</title>',
+        encoding="utf-8",
+    )
+    assert small_report.write(out) == out
+    assert out.read_text(encoding="utf-8") == small_report.html
+    assert small_report.write(out) == out  # and its own output again
+    assert out.read_text(encoding="utf-8") == small_report.html
+
+
+def test_write_with_force_replaces_any_regular_file(small_report: Report, tmp_path: Path) -> None:
+    out = tmp_path / "notes.html"
+    out.write_text("mine", encoding="utf-8")
+    small_report.write(out, force=True)
+    assert out.read_text(encoding="utf-8") == small_report.html
+
+
+def test_write_creates_a_new_file_and_its_folders(small_report: Report, tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b" / "report.html"
+    small_report.write(out)
+    assert out.read_text(encoding="utf-8") == small_report.html
+
+
+def test_write_through_a_link_checks_the_file_it_names(
+    small_report: Report, tmp_path: Path
+) -> None:
+    precious = tmp_path / "notes.html"
+    precious.write_text("mine", encoding="utf-8")
+    link = tmp_path / "report.html"
+    link.symlink_to(precious)
+    with pytest.raises(UsageError, match="is not an askkit report"):
+        small_report.write(link)
+    assert precious.read_text(encoding="utf-8") == "mine"
+
+
+@pytest.mark.parametrize("measures", [[], ()])
+def test_build_report_with_judgments_refuses_an_empty_measure_list(measures: Any) -> None:
+    """``askkit report --measures ,`` was an "unexpected IndexError"."""
+    with pytest.raises(SchemaError) as info:
+        build_report(DATA / "turns.jsonl", DATA / "qrels.tsv", measures=measures)
+    assert info.value.field == "measures"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"), [({"level": "chunk"}, "level"), ({"max_queries": -1}, "max_queries")]
+)
+def test_build_report_bad_options_are_schema_errors_naming_the_option(
+    kwargs: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(SchemaError) as info:
+        build_report(DATA / "turns.jsonl", **kwargs)
+    assert info.value.field == field
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    ids=st.lists(
+        st.one_of(st.text(min_size=1, max_size=20), st.just("q\t1 %20#é" * 625)),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ),
+    title=st.one_of(st.none(), st.text(max_size=40)),
+)
+@example(ids=['<meta name="generator" content="askkit 0">'], title="</title><!doctype html>")
+def test_any_report_is_marked_read_back_exactly_and_replaced_by_the_next(
+    ids: list[str], title: str | None, tmp_path: Path
+) -> None:
+    records = [
+        {
+            "id": turn_id,
+            "question": turn_id,
+            "chunks": [
+                {"path": "a.md", "title": "A", "content": "x", "hash": "h", "similarity_score": 0.5}
+            ],
+        }
+        for turn_id in ids
+    ]
+    report = build_report(records, title=title, max_queries=1)
+    out = tmp_path / "report.html"
+    out.unlink(missing_ok=True)
+    report.write(out)
+    assert out.read_bytes() == report.html.encode("utf-8")
+    assert is_askkit_report(out)
+    again = build_report(records[:1], title="again", max_queries=1)
+    again.write(out)  # an earlier askkit report: replaced without force
+    assert out.read_bytes() == again.html.encode("utf-8")
