@@ -9,7 +9,8 @@ or embedded as kimun's server embeds it).
 ``askkit stores DIR``    list a vector store's vaults and its embedder fingerprint.
 ``askkit ask QUESTION --server URL --vault-id ID``  answer with a kimun server.
 ``askkit lab [--vault PATH]``  index a vault and open the notebooks in JupyterLab.
-``askkit report LOG [--qrels Q] [--vault V]``  a static HTML report, no Jupyter needed.
+``askkit report LOG [--qrels Q] [--vault V] [-o FILE [--force]]``  a static HTML report, no
+Jupyter needed (``-o`` replaces only an earlier askkit report, unless ``--force``).
 ``askkit cut LOG --qrels Q`` (or ``--vault DIR --queries TSV``)  sweep kimun's context
 cuts and print the ``[reranker]`` setting to use.
 ``askkit eval QRELS RUN [-m M] [-q] [-l N] [-M N] [-c]``  score a run as trec_eval does.

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderHook
 from rich.segment import Segment
 
-__all__ = ["clean", "console", "json_text", "one_line"]
+__all__ = ["clean", "console", "json_text", "one_line", "progress_bars"]
 
 _UNSAFE = re.compile(
     # OSC, DCS, SOS, PM, APC: an introducer, a body, BEL or ST (ESC \, U+009C); without
@@ -130,3 +131,12 @@ def console(*, stderr: bool = False, **options: Any) -> Console:
     out = _Console(stderr=stderr, **options)
     out.push_render_hook(_CleanHook())
     return out
+
+
+def progress_bars() -> bool:
+    """Whether a command draws progress bars: on a terminal only. In a pipe or a log a
+    bar is noise, and a failing command must leave one line on stderr."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # no stderr, or a closed one
+        return False

@@ -2,7 +2,10 @@
 
 - A bad argument is refused when the arguments are parsed, before any work:
   each value check here is an argparse ``type=`` (``--max-queries -1``,
-  ``--timeout nan``, ``--ip 8.8.8.8``, ``-o`` a folder, ``--cache-dir`` a file).
+  ``--timeout nan``, ``--ip 8.8.8.8``, ``-o`` a folder or a FIFO,
+  ``--cache-dir`` a file). An input file goes through askkit's one input rule
+  (:func:`askkit._files.open_input`: a FIFO, a device or a folder is refused,
+  never read) first thing in its command, with :func:`check_input`.
 - Every error is one line on stderr, ``askkit: error: ...``, and exit status
   2, never a traceback: :class:`Parser` raises argparse's errors as
   :class:`~askkit.errors.UsageError`, and :func:`run` catches what gets past
@@ -24,6 +27,7 @@ import math
 import os
 import re
 import socket
+import stat
 import sys
 import tempfile
 import warnings
@@ -33,6 +37,7 @@ from typing import NoReturn, TextIO
 
 from rich.text import Text
 
+from askkit._files import describe_mode, open_input
 from askkit.cli import _terminal
 from askkit.errors import AskkitError, SchemaError, UsageError
 
@@ -40,6 +45,7 @@ __all__ = [
     "TRACEBACK_ENV",
     "Parser",
     "cache_folder",
+    "check_input",
     "client_setting",
     "error_line",
     "fraction",
@@ -197,11 +203,36 @@ def output_file(text: str) -> str:
             f"must be a file askkit can write, got {text!r} "
             f"(cannot create a file in {folder}: {exc.strerror})"
         ) from None
+    with contextlib.suppress(OSError):  # a missing file is written; a FIFO or device never is
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise argparse.ArgumentTypeError(
+                f"must be a regular file to write, got {text!r} ({describe_mode(mode)})"
+            )
     if path.exists() and not os.access(path, os.W_OK):
         raise argparse.ArgumentTypeError(
             f"must be a file askkit can write, got {text!r} (permission denied)"
         )
     return text
+
+
+def check_input(path: str, *, what: str, option: str = "") -> None:
+    """Refuse an input file askkit's one input rule refuses, before the command's work.
+
+    ``what`` names the input as the readers do (``"qrels"``, ``"turn log"``);
+    ``option`` (``"--qrels"``) leads the message. The file is opened without
+    blocking and closed unread; the reader applies the same rule again.
+
+    >>> check_input("/dev/null", what="qrels", option="--qrels")
+    Traceback (most recent call last):
+    ...
+    askkit.errors.UsageError: --qrels /dev/null: the qrels file is a character device, not a regular file; give a file
+    """  # noqa: E501 - a doctest's output is one line
+    try:
+        with open_input(path, what=what):
+            pass
+    except SchemaError as exc:
+        raise UsageError(f"{option} {exc}" if option else str(exc)) from None
 
 
 def cache_folder(text: str) -> str:

@@ -83,19 +83,37 @@ def _strategies(text: str) -> list[str]:
     return list(dict.fromkeys(chosen))
 
 
-def _pools(args: argparse.Namespace) -> Any:
+def _check_inputs(args: argparse.Namespace) -> None:
+    """The options' combination, then each input file by askkit's one rule: before any work."""
     if (args.log is None) == (args.vault is None):
         raise UsageError("give either a turn LOG or --vault DIR --queries TSV (not both)")
-    if args.vault is None:
-        if args.queries is not None:
-            raise UsageError("--queries goes with --vault; a LOG holds its own queries")
-        from askkit.frame import sources_frame
-
-        return sources_frame(args.log)
-    if args.queries is None:
+    if args.vault is None and args.queries is not None:
+        raise UsageError("--queries goes with --vault; a LOG holds its own queries")
+    if args.vault is not None and args.queries is None:
         raise UsageError("--vault needs --queries TSV (query_id, question): what to retrieve")
+    contract.check_input(args.qrels, what="qrels", option="--qrels")
+    if args.log is not None:
+        from askkit.frame.jsonl import INPUT_NAME
+
+        contract.check_input(args.log, what=INPUT_NAME)
+        return
+    contract.check_input(args.queries, what="queries", option="--queries")
     if not Path(args.vault).is_dir():
         raise UsageError(f"--vault: no such folder: {args.vault}")
+
+
+def _pools(args: argparse.Namespace) -> Any:
+    if args.vault is None:
+        from askkit.errors import SchemaError
+        from askkit.frame import sources_frame
+        from askkit.frame.pools import check_turn_ids
+
+        frame = sources_frame(args.log)
+        try:
+            check_turn_ids(frame)
+        except SchemaError as exc:  # the frame knows lines, not its file
+            raise exc.located(file=args.log) from None
+        return frame
     from askkit.retrieve.local import LocalIndex, read_queries
 
     queries = read_queries(args.queries)  # a bad file fails before indexing
@@ -107,8 +125,7 @@ def cut_command(args: argparse.Namespace, console: Console) -> int:
     from askkit.report import sweep_context_cut
 
     strategies = _strategies(args.strategies)
-    if not Path(args.qrels).is_file():
-        raise UsageError(f"--qrels: no such file: {args.qrels}")
+    _check_inputs(args)
     pools = _pools(args)
     cut = sweep_context_cut(
         pools,

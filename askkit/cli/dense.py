@@ -13,7 +13,13 @@ An embedder is ``fastembed[:MODEL]`` (kimun's names: ``BGESmallENV15`` or
 ``Xenova/bge-small-en-v1.5``), ``ollama:URL:MODEL`` or ``openai:URL:MODEL``;
 a reranker ``fastembed[:MODEL]`` or ``http:URL:MODEL``. API keys come from the
 environment only (:data:`EMBED_KEY_ENV`, :data:`RERANK_KEY_ENV`), never from
-an argument, which would show in the process list.
+an argument, which would show in the process list; a refused key's hint names
+the variable.
+
+Progress bars are drawn only when stderr is a terminal, and a run that fails
+takes its embedding bar back, so an error stays one line. ``--json`` output
+is always JSON: a score that is not a finite number is printed as ``null``,
+as kimun's server (serde_json) writes it, with a warning on stderr.
 
 Nothing heavy is imported until a command runs, so ``askkit --help`` stays fast.
 """
@@ -21,6 +27,7 @@ Nothing heavy is imported until a command runs, so ``askkit --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -30,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
+from askkit._warn import warn_user
 from askkit.cli import _terminal, contract
 from askkit.errors import UsageError, VaultError
 
@@ -71,8 +79,11 @@ def _key(name: str) -> str | None:
 def _embedder(spec: str, *, progress: bool = True) -> Embedder:
     from askkit.dense.embedders import parse_embedder
 
-    key = _key(EMBED_KEY_ENV) if spec.startswith("openai:") else None  # the others take none
-    return parse_embedder(spec, api_key=key, progress=progress)
+    if spec.startswith("openai:"):  # the others take no key
+        return parse_embedder(
+            spec, api_key=_key(EMBED_KEY_ENV), key_env=EMBED_KEY_ENV, progress=progress
+        )
+    return parse_embedder(spec, progress=progress)
 
 
 def _reranker(spec: str | None) -> Reranker | None:
@@ -80,7 +91,9 @@ def _reranker(spec: str | None) -> Reranker | None:
         return None
     from askkit.dense.rerankers import parse_reranker
 
-    return parse_reranker(spec, api_key=_key(RERANK_KEY_ENV) if spec.startswith("http:") else None)
+    if spec.startswith("http:"):
+        return parse_reranker(spec, api_key=_key(RERANK_KEY_ENV), key_env=RERANK_KEY_ENV)
+    return parse_reranker(spec)
 
 
 def _vault_root(path: str) -> Path:
@@ -130,7 +143,7 @@ def add_index_options(p: argparse.ArgumentParser) -> None:
 
 def index_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit index PATH --embedder SPEC``."""
-    index = _open_dense_index(args.path, args, progress=True)
+    index = _open_dense_index(args.path, args, progress=_terminal.progress_bars())
     report = index.last_report
     console.print(
         Text(
@@ -159,7 +172,10 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--embedder",
         metavar="SPEC",
-        help="with --store (required) or --vault: embed the query with " + _EMBEDDER_HELP,
+        help="with --store (required) or --vault: embed the query with "
+        + _EMBEDDER_HELP
+        + "; with --json, a score that is not a finite number prints as null, as kimun's "
+        "server writes it",
     )
     p.add_argument("--reranker", metavar="SPEC", help="with --embedder: " + _RERANKER_HELP)
 
@@ -190,7 +206,9 @@ def _print_chunks(
     args: argparse.Namespace, console: Console, chunks: list[Any], elapsed_ms: float, where: str
 ) -> int:
     if args.json:
-        payload = {"chunks": [c.to_dict() for c in chunks], "query_time_ms": round(elapsed_ms)}
+        rows = [c.to_dict() for c in chunks]
+        _null_non_finite_scores(rows)
+        payload = {"chunks": rows, "query_time_ms": round(elapsed_ms)}
         sys.stdout.write(_terminal.json_text(payload))
         return 0
     from askkit._console import print_sources
@@ -202,6 +220,21 @@ def _print_chunks(
     return 0
 
 
+def _null_non_finite_scores(rows: list[dict[str, Any]]) -> None:
+    """Make each score JSON cannot carry (NaN, infinite) ``null``, as serde_json writes it
+    in kimun's server, and warn: ``NaN`` and ``Infinity`` are not JSON."""
+    bad = [row for row in rows if not math.isfinite(row["similarity_score"])]
+    for row in bad:
+        row["similarity_score"] = None
+    if bad:
+        notes = sorted({str(row["path"]) for row in bad})
+        paths = ", ".join(notes[:3]) + (f" and {len(notes) - 3} more" if len(notes) > 3 else "")
+        warn_user(
+            f"{len(bad)} chunk{'s' if len(bad) > 1 else ''} scored a non-finite number, "
+            f"printed as null as kimun's server writes it (JSON has no NaN): {paths}"
+        )
+
+
 def search_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit search QUERY --store DIR --vault-id ID --embedder SPEC [--reranker SPEC]``."""
     from askkit.dense.index import StoreRetriever
@@ -211,9 +244,9 @@ def search_command(args: argparse.Namespace, console: Console) -> int:
         retriever = StoreRetriever(
             store,
             args.vault_id,
-            _embedder(args.embedder, progress=not args.json),
+            _embedder(args.embedder, progress=not args.json and _terminal.progress_bars()),
             reranker=_reranker(args.reranker),
-            progress=not args.json,
+            progress=not args.json and _terminal.progress_bars(),
         )
     t0 = time.perf_counter()
     chunks = retriever.search(args.query, args.k, per_note=not args.all_chunks)
@@ -223,7 +256,9 @@ def search_command(args: argparse.Namespace, console: Console) -> int:
 
 def vault_search_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit search QUERY --vault PATH --embedder SPEC``: a dense index of the vault."""
-    index = _open_dense_index(args.vault, args, progress=not args.json)
+    index = _open_dense_index(
+        args.vault, args, progress=not args.json and _terminal.progress_bars()
+    )
     t0 = time.perf_counter()
     chunks = index.search(args.query, args.k, per_note=not args.all_chunks)
     elapsed_ms = (time.perf_counter() - t0) * 1000

@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from askkit.cli import contract
+from askkit.cli import _terminal, contract
 from askkit.errors import MissingDependencyError, VaultError
 
 __all__ = ["lab_command", "lab_environment", "register"]
@@ -102,7 +102,7 @@ def lab_command(args: argparse.Namespace, console: Console) -> int:
         )
     from askkit.retrieve.local import LocalIndex  # after the checks: a slow import
 
-    index = LocalIndex(vault, progress=True)
+    index = LocalIndex(vault, progress=_terminal.progress_bars())
     console.print(
         Text(f"{vault}: {len(index.vault)} notes, {len(index)} chunks ({index.last_report})")
     )

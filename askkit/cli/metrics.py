@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
+from askkit._files import open_input
 from askkit.cli import _terminal, contract
-from askkit.errors import UsageError
+from askkit.errors import SchemaError, UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -105,6 +106,9 @@ def _measures(given: list[str] | None) -> list[str]:
     if not given:
         return list(DEFAULT_MEASURES)
     names = [m.strip() for text in given for m in text.split(",") if m.strip()]
+    if not names:
+        shown = ", ".join(repr(text) for text in given)
+        raise UsageError(f"-m names no measure (got {shown}): give e.g. -m ndcg@10,mrr")
     for name in names:
         try:
             parse_measure(name)
@@ -118,15 +122,17 @@ def _is_turn_log(path: Path) -> bool:
     if path.suffix.lower() in (".json", ".jsonl", ".ndjson"):
         return True
     try:
-        with path.open("rb") as handle:
+        with open_input(path, what="run") as handle:
             head = handle.read(4096).lstrip()
-    except OSError:
+    except (SchemaError, OSError):
         return False  # the reader names the file and the reason
     return head[:1] in (b"{", b"[")
 
 
 def eval_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit eval``."""
+    contract.check_input(args.qrels, what="qrels")  # before the slow imports
+    contract.check_input(args.run, what="run")
     from askkit.frame import sources_frame
     from askkit.metrics import evaluate, read_qrels, read_run
 

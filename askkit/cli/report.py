@@ -1,4 +1,10 @@
-"""``askkit report``: a static HTML report for a run, without Jupyter."""
+"""``askkit report``: a static HTML report for a run, without Jupyter.
+
+``-o`` replaces an existing file only when it is an earlier askkit report
+(:func:`askkit.report.is_askkit_report`), or with ``--force``. The options
+that only judged reports use (``--measures``, ``--level``, ``--objective``,
+``--min-recall``) are refused without ``--qrels``, never ignored.
+"""
 
 from __future__ import annotations
 
@@ -28,14 +34,24 @@ def register(sub: Any) -> None:
         "--output",
         type=contract.output_file,
         default="askkit-report.html",
-        help="the HTML file to write",
+        help="the HTML file to write; an existing file is replaced only when it is an "
+        "earlier askkit report (or with --force)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the -o file even when it is not an askkit report",
     )
     p.add_argument(
         "--measures",
-        help="comma-separated measures, ranx names (default: ndcg@10, precision@10, "
-        "recall@10, hit@10, mrr, map, r-precision)",
+        help="with --qrels: comma-separated measures, ranx names (default: ndcg@10, "
+        "precision@10, recall@10, hit@10, mrr, map, r-precision)",
     )
-    p.add_argument("--level", choices=["note", "section"], default="note")
+    p.add_argument(
+        "--level",
+        choices=["note", "section"],
+        help="with --qrels: judge notes or sections (default note)",
+    )
     p.add_argument(
         "--max-queries",
         type=contract.whole_number(0),
@@ -47,49 +63,90 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--objective",
         choices=["smallest-context", "ndcg", "precision"],
-        default="smallest-context",
-        help="with --qrels: what the Context cut section's recommended setting optimises",
+        help="with --qrels: what the Context cut section's recommended setting optimises "
+        "(default smallest-context)",
     )
     p.add_argument(
         "--min-recall",
         type=contract.fraction,
-        default=0.9,
         help="with --qrels: the recall (0..1) of each pool's relevant notes a recommended "
         "context cut must keep (default 0.9)",
     )
     p.set_defaults(func=report_command)
 
 
+#: The options only a judged report uses, and their defaults.
+_JUDGED_OPTIONS: dict[str, Any] = {
+    "measures": None,
+    "level": "note",
+    "objective": "smallest-context",
+    "min_recall": 0.9,
+}
+
+
+def _judged_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The judged report's options, defaults filled in; refused when given without --qrels."""
+    given = [name for name in _JUDGED_OPTIONS if getattr(args, name) is not None]
+    if args.qrels is None and given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise UsageError(
+            f"{flags}: used only with --qrels (metrics and the context cut need judgments); "
+            "give --qrels, or leave them out"
+        )
+    options: dict[str, Any] = {
+        name: default if getattr(args, name) is None else getattr(args, name)
+        for name, default in _JUDGED_OPTIONS.items()
+    }
+    if args.measures is not None:
+        names = [m.strip() for m in args.measures.split(",") if m.strip()]
+        if not names:
+            raise UsageError(
+                f"--measures names no measure (got {args.measures!r}): give e.g. ndcg@10,mrr"
+            )
+        options["measures"] = names
+    return options
+
+
+def _check_output(args: argparse.Namespace) -> None:
+    """Refuse, before any work, to replace a file askkit did not write (unless --force)."""
+    from askkit.report import foreign_file
+
+    foreign = None if args.force else foreign_file(args.output)
+    if foreign is not None:
+        raise UsageError(
+            f"-o {args.output}: exists and is not an askkit report, so it is left as is: "
+            "give another -o, or --force to replace it"
+        )
+
+
 def report_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit report``."""
-    # checked before the slow imports; a pipe (--qrels <(...)) is fine
-    if args.qrels is not None and not Path(args.qrels).exists():
-        raise UsageError(f"--qrels: no such file: {args.qrels}")
-    if args.qrels is not None and Path(args.qrels).is_dir():
-        raise UsageError(f"--qrels: {args.qrels} is a folder, not a file")
+    from askkit.frame.jsonl import INPUT_NAME
+
+    options = _judged_options(args)
+    contract.check_input(args.run, what=INPUT_NAME)
+    if args.qrels is not None:
+        contract.check_input(args.qrels, what="qrels", option="--qrels")
     if args.vault is not None and not Path(args.vault).is_dir():
         raise UsageError(f"--vault: no such folder: {args.vault}")
+    _check_output(args)
     from askkit.report import DEFAULT_MEASURES, build_report
 
-    measures = (
-        [m.strip() for m in args.measures.split(",") if m.strip()]
-        if args.measures
-        else list(DEFAULT_MEASURES)
-    )
+    measures = options["measures"] or list(DEFAULT_MEASURES)
     report = build_report(
         args.run,
         args.qrels,
         vault=args.vault,
         measures=measures,
-        level=args.level,
+        level=options["level"],
         max_queries=args.max_queries,
         strict=not args.lenient,
         title=args.title,
-        objective=args.objective,
-        min_recall=args.min_recall,
+        objective=options["objective"],
+        min_recall=options["min_recall"],
     )
     try:
-        out = report.write(Path(args.output))
+        out = report.write(Path(args.output), force=args.force)
     except OSError as exc:  # the writer's error names its temporary file: name -o instead
         raise UsageError(
             f"-o {args.output}: cannot write the report ({exc.strerror or exc})"

@@ -40,7 +40,7 @@ def _cmd_index(args: argparse.Namespace, console: Console) -> int:
         return _cli_dense.index_command(args, console)
     if args.vault_id is not None:
         raise UsageError("--vault-id applies to a dense index: give --embedder too")
-    index = _open_index(args.path, args, progress=True)
+    index = _open_index(args.path, args, progress=_terminal.progress_bars())
     report = index.last_report
     console.print(Text(f"{index.vault.root}: {len(index.vault)} notes, {len(index)} chunks"))
     console.print(Text(str(report)))
@@ -58,13 +58,14 @@ def register(sub: Any) -> None:
         help="index a vault locally (kimun sections, BM25; or embedded, with --embedder)",
     )
     p.add_argument("path", help="the vault folder")
-    p.add_argument(
+    cache = p.add_mutually_exclusive_group()  # a cache folder and no cache contradict
+    cache.add_argument(
         "--cache-dir",
         type=contract.cache_folder,
         help="where the index (with --embedder: its vector store) persists "
         "(default ~/.cache/askkit)",
     )
-    p.add_argument("--no-cache", action="store_true", help="index in memory only")
+    cache.add_argument("--no-cache", action="store_true", help="index in memory only")
     from askkit.cli import dense as _cli_dense
 
     _cli_dense.add_index_options(p)
@@ -73,10 +74,11 @@ def register(sub: Any) -> None:
 
 def add_search_options(p: argparse.ArgumentParser) -> None:
     """Options of ``askkit search`` that apply to ``--vault``."""
-    p.add_argument(
+    cache = p.add_mutually_exclusive_group()  # a cache folder and no cache contradict
+    cache.add_argument(
         "--cache-dir", type=contract.cache_folder, help="with --vault: where the index persists"
     )
-    p.add_argument("--no-cache", action="store_true", help="with --vault: index in memory only")
+    cache.add_argument("--no-cache", action="store_true", help="with --vault: index in memory only")
     p.add_argument(
         "--all-chunks",
         action="store_true",
@@ -87,7 +89,7 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
 
 def search_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit search QUERY --vault PATH``."""
-    index = _open_index(args.vault, args, progress=not args.json)
+    index = _open_index(args.vault, args, progress=not args.json and _terminal.progress_bars())
     t0 = time.perf_counter()
     chunks = index.search(args.query, args.k, per_note=not args.all_chunks)
     elapsed_ms = (time.perf_counter() - t0) * 1000

@@ -205,7 +205,9 @@ def scan_vault(
     fresh: dict[str, dict[str, list[Any]]] = {}
     added: list[str] = []
     changed: list[str] = []
-    for key, vp, file, st in tqdm(todo, desc=desc, unit="note", disable=not progress or not todo):
+    for key, vp, file, st in tqdm(
+        todo, desc=desc, unit="note", disable=not progress or not todo, leave=False
+    ):
         prev = previous.get(key)
         try:
             data = vault.read_bytes(vp)

@@ -1,10 +1,13 @@
 """The command line's contract: any bad input is one line on stderr and exit status 2.
 
-Every subcommand runs, as a user runs it (``python -m askkit.cli`` in its own
-process), against a matrix of bad inputs: a missing file, a folder where a
-file belongs, a file where a folder belongs, an unreadable file, invalid
-numbers, NaN and infinity, a negative count and an unreachable server. The
-cases run in parallel threads, each a subprocess with a deadline, so the
+Every subcommand runs, as a user runs it (``askkit`` in its own process),
+against a matrix of bad inputs: a missing file, a folder where a file
+belongs, a file where a folder belongs, an unreadable file, a FIFO,
+``/dev/zero`` and ``/dev/null`` where a file belongs, invalid numbers, NaN
+and infinity, a negative count and an unreachable server. The cases run in
+parallel threads, each a bounded subprocess (:mod:`tests.cli.bounded`: a
+deadline and a memory cap, so a reader that blocks on a FIFO or reads
+``/dev/zero`` forever fails its case instead of hanging the test), so the
 whole matrix takes seconds.
 """
 
@@ -14,7 +17,6 @@ import argparse
 import os
 import socket
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +24,12 @@ from pathlib import Path
 import pytest
 
 from askkit.cli import build_parser
-from tests.conftest import DATA, ROOT
+from tests.cli.bounded import run_cli
+from tests.conftest import DATA
+
+#: What the error line of a special file's case must say it is.
+SAYS_WHAT_IT_IS = {"fifo for a file": "pipe", "/dev/zero for a file": "device"}
+SAYS_WHAT_IT_IS["/dev/null for a file"] = "device"
 
 #: The kinds of bad input the matrix must cover (each case names one).
 KINDS = frozenset(
@@ -31,6 +38,9 @@ KINDS = frozenset(
         "folder for a file",
         "file for a folder",
         "unreadable file",
+        "fifo for a file",
+        "/dev/zero for a file",
+        "/dev/null for a file",
         "invalid number",
         "nan",
         "inf",
@@ -56,6 +66,9 @@ class Inputs:
     unreadable: str  # a file that cannot be read (as text, when running as root)
     server: str  # a URL where nothing listens
     out: str  # a writable output file
+    fifo: str  # a named pipe nothing writes to: a reader that opens it blocks
+    zero: str = "/dev/zero"  # a device that never ends
+    null: str = "/dev/null"  # a device that reads as empty
     run: str = str(DATA / "run.jsonl")
     qrels: str = str(DATA / "qrels.tsv")
     queries: str = str(DATA / "queries.tsv")
@@ -77,6 +90,17 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
     def c(kind: str, *argv: str) -> Case:
         return Case(kind, argv)
 
+    def special(*argv: str) -> list[Case]:
+        """A FIFO, /dev/zero and /dev/null in place of the ``FILE`` in ``argv``."""
+        return [
+            c(kind, *(path if a == "FILE" else a for a in argv))
+            for kind, path in (
+                ("fifo for a file", x.fifo),
+                ("/dev/zero for a file", x.zero),
+                ("/dev/null for a file", x.null),
+            )
+        ]
+
     report = ("report", x.run, "-o", x.out)
     ask = ("ask", "q?", "--server", x.server, "--vault-id", "notes")
     search_server = ("search", "q", "--server", x.server, "--vault-id", "notes")
@@ -90,11 +114,13 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
             c("missing file", "sources", x.missing),
             c("folder for a file", "sources", x.folder),
             c("unreadable file", "sources", x.unreadable),
+            *special("sources", "FILE"),
         ],
         "prompt": [
             c("missing file", "prompt", x.missing),
             c("folder for a file", "prompt", x.folder),
             c("unreadable file", "prompt", x.unreadable),
+            *special("prompt", "FILE"),
         ],
         "index": [
             c("missing file", "index", x.missing),
@@ -126,6 +152,7 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
             c("file for a folder", "search", "q", "--store", x.file, "--vault-id", "v", *embedder),
             c("unreadable file", *search_store[:3], x.unreadable, *search_store[4:]),
             c("folder for a file", *search_store),  # a folder with no embeddings.db
+            *special(*search_store[:3], "FILE", *search_store[4:]),
             c("negative count", *search_store, "-k", "-1"),
             c("nan", *search_store, "-k", "nan"),
             c("unreachable server", *search_vault, *embedder),
@@ -135,6 +162,7 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
             c("file for a folder", "stores", x.file),
             c("folder for a file", "stores", x.folder),
             c("unreadable file", "stores", x.unreadable),
+            *special("stores", "FILE"),
         ],
         "ask": [
             c("unreachable server", *ask),
@@ -160,6 +188,9 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
             c("file for a folder", "report", x.run, "-o", str(Path(x.file) / "r.html")),
             c("missing file", *report, "--qrels", x.missing),
             c("folder for a file", *report, "--qrels", x.folder),
+            *special("report", "FILE", "-o", x.out),
+            *special(*report, "--qrels", "FILE"),
+            *special("report", x.run, "-o", "FILE"),
             c("file for a folder", *report, "--vault", x.file),
             c("negative count", *report, "--max-queries", "-1"),
             c("invalid number", *report, "--max-queries", "many"),
@@ -170,6 +201,11 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
             c("missing file", "cut", x.missing, "--qrels", x.qrels),
             c("unreadable file", "cut", x.unreadable, "--qrels", x.qrels),
             c("folder for a file", "cut", x.run, "--qrels", x.folder),
+            c("folder for a file", "cut", x.folder, "--qrels", x.qrels),
+            *special("cut", "FILE", "--qrels", x.qrels),
+            *special("cut", x.run, "--qrels", "FILE"),
+            c("folder for a file", *cut_vault[:-1], x.folder),
+            *special(*cut_vault[:-1], "FILE"),
             c(
                 "missing file",
                 "cut",
@@ -198,6 +234,9 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
         "eval": [
             c("missing file", "eval", x.missing, x.run),
             c("folder for a file", "eval", x.qrels, x.folder),
+            c("folder for a file", "eval", x.folder, x.run),
+            *special("eval", "FILE", x.run),
+            *special("eval", x.qrels, "FILE"),
             c("unreadable file", "eval", x.unreadable, x.run),
             c("unreadable file", "eval", x.qrels, x.unreadable),
             c("negative count", *evaluate, "-M", "-1"),
@@ -228,6 +267,8 @@ def inputs(tmp_path: Path) -> Inputs:
     if os.access(unreadable, os.R_OK):  # root reads any file: make it unreadable as text
         unreadable.chmod(0o600)
         unreadable.write_bytes(b'{"answer": "\xff\xfe caf\xe9", "sources": []}\n\xc3(')
+    fifo = tmp_path / "queue"  # no suffix: read as a whole JSON document, the blocking way
+    os.mkfifo(fifo)
     return Inputs(
         missing=str(tmp_path / "missing.json"),
         folder=str(folder),
@@ -235,19 +276,13 @@ def inputs(tmp_path: Path) -> Inputs:
         unreadable=str(unreadable),
         server=f"http://127.0.0.1:{closed_port()}",
         out=str(tmp_path / "out" / "report.html"),
+        fifo=str(fifo),
     )
 
 
 def run(argv: tuple[str, ...], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "askkit.cli", *argv],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=60,
-    )
+    """``askkit ARGV``, killed (and failed) after 60 s, its memory capped."""
+    return run_cli(argv, env=env, timeout=60)
 
 
 def test_every_subcommand_has_cases(inputs: Inputs) -> None:
@@ -269,7 +304,9 @@ def test_every_subcommand_has_cases(inputs: Inputs) -> None:
 
 
 def test_every_bad_input_is_one_line_and_exit_2(inputs: Inputs, tmp_path: Path) -> None:
-    """Each case exits 2 with exactly one line on stderr, no traceback, and leaves no report."""
+    """Each case exits 2 with exactly one line on stderr, no traceback, no "unexpected"
+    (askkit's own bug: a crash, a read that ran out of memory), in time, and leaves no
+    report; a FIFO or a device is named as what it is."""
     env = {
         **os.environ,
         "COLUMNS": "60",  # a narrow terminal: a long message must still be one line
@@ -286,8 +323,10 @@ def test_every_bad_input_is_one_line_and_exit_2(inputs: Inputs, tmp_path: Path) 
         if not (
             out.returncode == 2
             and "Traceback" not in out.stderr
+            and "unexpected " not in out.stderr
             and out.stderr.count("\n") == 1
             and out.stderr.startswith("askkit: error: ")
+            and SAYS_WHAT_IT_IS.get(case.kind, "") in out.stderr
         )
     ]
     assert not broken, f"{len(broken)} of {len(everything)} cases break the contract:\n" + (

@@ -13,6 +13,7 @@ import pytest
 from askkit.cli import main
 from askkit.ranking import CutSettings, recommend, sweep_cuts
 from askkit.retrieve.local import LocalIndex
+from tests.cli.bounded import run_cli
 from tests.conftest import DATA, ROOT
 from tests.test_report import write_run_log
 
@@ -100,7 +101,10 @@ def error_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     ("argv", "says"),
     [
         (["cut", "nope.jsonl", "--qrels", QRELS], "nope.jsonl"),
-        (["cut", str(DATA / "turns.jsonl"), "--qrels", "nope.tsv"], "--qrels: no such file"),
+        (
+            ["cut", str(DATA / "turns.jsonl"), "--qrels", "nope.tsv"],
+            "--qrels nope.tsv: cannot read the qrels file: no such file",
+        ),
         (["cut", str(DATA / "turns.jsonl"), "--qrels", QRELS], "no pool holds a relevant note"),
         (["cut", "--qrels", QRELS], "give either a turn LOG or --vault"),
         (["cut", "x.jsonl", "--vault", VAULT, "--queries", QUERIES, "--qrels", QRELS], "not both"),
@@ -190,3 +194,96 @@ def test_run_as_a_program(tmp_path: Path) -> None:
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1
     assert "nope.jsonl" in bad.stderr
+
+
+# --------------------------------------------------------------------------- hostile inputs
+
+
+@pytest.mark.parametrize(
+    ("option", "what"), [("--qrels", "qrels"), ("LOG", "turn log"), ("--queries", "queries")]
+)
+@pytest.mark.parametrize(
+    ("special", "kind"),
+    [
+        ("/dev/null", "a character device"),
+        ("/dev/zero", "a character device"),
+        ("fifo", "a FIFO (named pipe)"),
+    ],
+)
+def test_cut_says_what_a_special_input_file_is(
+    tmp_path: Path, option: str, what: str, special: str, kind: str
+) -> None:
+    """``--qrels /dev/null`` said "no such file"; a FIFO log hung; /dev/zero was read until
+    the process was killed. Each is now refused by askkit's one input rule, named as what
+    it is, before any work (bounded child: a hang or a runaway read fails the test)."""
+    path = special
+    if special == "fifo":
+        path = str(tmp_path / "input")
+        os.mkfifo(path)
+    argv = {
+        "--qrels": ["cut", str(DATA / "run.jsonl"), "--qrels", path],
+        "LOG": ["cut", path, "--qrels", QRELS],
+        "--queries": ["cut", "--vault", VAULT, "--queries", path, "--qrels", QRELS],
+    }[option]
+    out = run_cli(argv, env={**os.environ, "COLUMNS": "1000"})
+    where = path if option == "LOG" else f"{option} {path}"
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == (
+        f"askkit: error: {where}: the {what} file is {kind}, not a regular file; give a file\n"
+    )
+
+
+def test_cut_with_an_empty_queries_file_is_one_typed_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty --queries file was an "unexpected EmptyDataError" (askkit's own bug)."""
+    empty = tmp_path / "queries.tsv"
+    empty.write_bytes(b"")
+    err = error_of(["cut", "--vault", VAULT, "--queries", str(empty), "--qrels", QRELS], capsys)
+    assert "unexpected" not in err
+    assert str(empty) in err
+
+
+def test_cut_refuses_a_log_whose_turns_share_an_id_naming_their_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two turns with one id were merged silently into one pool; now refused, with both
+    lines named, so the pools are never mixed."""
+    chunk = {"title": "S", "content": "x", "hash": "h"}
+    lines = [
+        {"id": "q01", "chunks": [{**chunk, "path": "a.md", "similarity_score": 0.9}]},
+        {"id": "q02", "chunks": [{**chunk, "path": "b.md", "similarity_score": 0.8}]},
+        {"id": "q01", "chunks": [{**chunk, "path": "c.md", "similarity_score": 0.7}]},
+    ]
+    log = tmp_path / "dup.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    err = error_of(["cut", str(log), "--qrels", QRELS], capsys)
+    assert err.startswith(f"askkit: error: {log}: turn_id: ")
+    assert "'q01' is the id of 2 turns (lines 1, 3)" in err
+
+
+def test_cut_on_scores_near_the_float_limit_prints_no_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pools of 1e308 scores printed "askkit: warning: overflow encountered in subtract"."""
+    scores = [1.7e308, 1e308, -1e308, -1.7e308]
+    log = tmp_path / "huge.jsonl"
+    with log.open("w", encoding="utf-8") as fh:
+        for q in ("q01", "q02"):
+            chunks = [
+                {
+                    "path": f"n{i}.md",
+                    "title": "t",
+                    "content": "x",
+                    "hash": "h",
+                    "similarity_score": s,
+                }
+                for i, s in enumerate(scores)
+            ]
+            fh.write(json.dumps({"id": q, "chunks": chunks}) + "\n")
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query_id\tpath\theading\tgrade\nq01\tn0.md\t\t2\nq02\tn2.md\t\t1\n")
+    assert main(["cut", str(log), "--qrels", str(qrels), "--min-recall", "0"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert "[reranker]" in captured.out

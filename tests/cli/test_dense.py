@@ -7,10 +7,15 @@ are kimun's schema, written by askkit or by :mod:`askkit.testing.stores`.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
+import math
 import os
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -19,12 +24,15 @@ from unittest.mock import ANY
 import numpy as np
 import pytest
 
+from askkit.cli import _terminal
+from askkit.cli.dense import _print_chunks
 from askkit.dense.embedders import OllamaEmbedder
 from askkit.dense.index import DenseIndex, StoreRetriever
 from askkit.dense.rerankers import HttpReranker
 from askkit.dense.store import KimunStore
 from askkit.testing.embed_servers import EmbedTestServer, HashingEmbedding
 from askkit.testing.stores import random_store_rows, write_kimun_sqlite
+from askkit.wire import ChunkResult
 from tests.conftest import DATA, ROOT
 
 MODEL = "nomic-embed-text"
@@ -388,3 +396,150 @@ def test_a_store_search_that_cannot_answer_is_one_line(
     err = one_line_error(out)
     for message in messages:
         assert message in err
+
+
+# -- hardening: one line on stderr, valid JSON, the hints the command line needs -------------
+
+
+def test_a_400_digit_number_from_the_embedder_is_a_one_line_protocol_error(
+    tmp_path: Path,
+) -> None:
+    with EmbedTestServer(dim=8) as server:
+        server.fail("huge_number")
+        out = index_vault(f"ollama:{server.url}:{MODEL}", "--no-cache", cache=tmp_path / "c")
+    err = one_line_error(out)
+    assert "unexpected" not in err
+    assert "beyond float32's range" in err
+
+
+def test_a_failing_index_run_leaves_only_its_error_line_on_stderr(tmp_path: Path) -> None:
+    """Two batches go through, the third fails: no progress bar is left above the error."""
+    with EmbedTestServer(dim=8) as server:
+        server.fail("status", route="ollama", skip=3, message="model unloaded")  # probe + 2
+        out = index_vault(f"ollama:{server.url}:{MODEL}", "--no-cache", cache=tmp_path / "c")
+        sizes = [len(batch) for batch in server.inputs]
+    assert sizes[:3] == [1, 100, 100]
+    err = one_line_error(out)
+    assert "HTTP 500: model unloaded" in err
+    assert "\r" not in out.stderr
+
+
+class Listener:
+    """A TCP port on 127.0.0.1 that reads each request's first line and hangs up without an
+    answer: a Hugging Face hub that cannot be reached, which keeps what was asked of it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.requests: list[str] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # closed
+                return
+            with conn:
+                conn.settimeout(5)
+                head = b""
+                with contextlib.suppress(OSError):
+                    while b"\r\n" not in head and len(head) < 4096:
+                        piece = conn.recv(1024)
+                        if not piece:
+                            break
+                        head += piece
+                self.requests.append(head.split(b"\r\n", 1)[0].decode("latin-1"))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize("offline", ["HF_HUB_OFFLINE", "unreachable hub"])
+def test_an_uncached_fastembed_model_offline_fails_at_once_in_one_line(
+    offline: str, tmp_path: Path
+) -> None:
+    """``askkit index data/vault --embedder fastembed:BGESmallENV15`` with nothing cached and
+    no network: one line, a hint, and no retry (fastembed alone retries the hub for ~40 s,
+    logging each attempt)."""
+    hub = Listener()
+    env = {
+        "HF_ENDPOINT": f"http://127.0.0.1:{hub.port}",
+        "HF_HUB_OFFLINE": "1" if offline == "HF_HUB_OFFLINE" else "",
+        "FASTEMBED_CACHE_PATH": "",  # askkit's cache folder, under tmp_path: empty
+    }
+    try:
+        out = run(
+            "index", "data/vault", "--embedder", "fastembed:BGESmallENV15", cache=tmp_path, env=env
+        )
+    finally:
+        hub.close()
+    err = one_line_error(out)
+    assert "BAAI/bge-small-en-v1.5" in err
+    assert f"not in the cache {tmp_path / 'fastembed'}" in err
+    assert "HF_HUB_OFFLINE" in err
+    assert "retries" not in err
+    model_requests = [r for r in hub.requests if "/resolve/" in r]  # the model's files
+    if offline == "HF_HUB_OFFLINE":
+        assert model_requests == []
+    else:
+        assert "cannot reach" in err
+        assert model_requests == [  # one try, no retry
+            "HEAD /Qdrant/bge-small-en-v1.5-onnx-Q/resolve/main/model_optimized.onnx HTTP/1.1"
+        ]
+
+
+def test_a_missing_or_refused_key_names_the_environment_variable(tmp_path: Path) -> None:
+    with EmbedTestServer(dim=8, token="sk-right-key-123") as server:
+        spec = f"openai:{server.v1_url}:text-embedding-3-small"
+        missing = index_vault(spec, "--no-cache", cache=tmp_path / "c")
+        wrong = index_vault(
+            spec, "--no-cache", cache=tmp_path / "c", env={"ASKKIT_EMBED_API_KEY": "sk-wrong-9"}
+        )
+    for out in (missing, wrong):
+        err = one_line_error(out)
+        assert "ASKKIT_EMBED_API_KEY" in err
+        assert "api_key=" not in err
+    assert "set ASKKIT_EMBED_API_KEY" in missing.stderr
+    assert "the API key from ASKKIT_EMBED_API_KEY" in wrong.stderr
+    assert "sk-wrong-9" not in wrong.stderr
+
+
+def test_a_refused_reranker_key_names_its_environment_variable(
+    indexed_vault: IndexedVault, tmp_path: Path
+) -> None:
+    server, _, _, store, spec = indexed_vault
+    server.fail("unauthorized", route="rerank")
+    out = search_store(
+        "starter", store, "vault", spec, "--reranker", f"http:{server.v1_url}:r", cache=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    assert "askkit: warning: the reranker" in out.stderr
+    assert "set ASKKIT_RERANK_API_KEY" in out.stderr
+    assert "api_key=" not in out.stderr
+
+
+def _no_constant(name: str) -> None:
+    raise AssertionError(f"{name} is not JSON")
+
+
+def test_json_output_prints_a_non_finite_score_as_null_with_a_warning(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Whatever the retriever returns, ``--json`` prints JSON: a NaN or infinite score is null
+    (as kimun's server, through serde_json, writes a non-finite float), never ``NaN``, and a
+    warning says so. (The stores refuse vectors that would score so; this is the last guard.)"""
+    chunks = [
+        ChunkResult("/a.md", "A", None, "x", "h", 0.5),
+        ChunkResult("/b.md", "B", None, "y", "h", math.nan),
+        ChunkResult("/c.md", "C", None, "z", "h", -math.inf),
+    ]
+    args = argparse.Namespace(json=True, query="q")
+    with pytest.warns(UserWarning, match="2 chunks scored a non-finite number") as seen:
+        assert _print_chunks(args, _terminal.console(), chunks, 1.0, "in a store") == 0
+    payload = json.loads(capsys.readouterr().out, parse_constant=_no_constant)
+    assert [c["similarity_score"] for c in payload["chunks"]] == [0.5, None, None]
+    (warning,) = seen
+    assert "printed as null" in str(warning.message)
+    assert "/b.md, /c.md" in str(warning.message)

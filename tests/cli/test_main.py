@@ -65,7 +65,7 @@ def test_missing_file_is_one_clear_line(tmp_path: Path) -> None:
     out = run("sources", str(tmp_path / "nope.json"))
     assert out.returncode == 2
     assert "nope.json" in out.stderr
-    assert "No such file" in out.stderr
+    assert "cannot read the payload file: no such file" in out.stderr
 
 
 def test_bad_payload_names_file_and_field(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ and against ``askkit.metrics.evaluate`` with the same options."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -168,3 +169,39 @@ def test_bad_options_are_one_line(files: tuple[Path, Path], flags: list[str], sa
     assert out.returncode == 2
     assert says in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+@pytest.mark.parametrize("flags", [["-m", ""], ["-m", ","], ["-m", " , ", "-m", ""]])
+def test_a_measure_option_that_names_none_is_one_line(
+    files: tuple[Path, Path], flags: list[str]
+) -> None:
+    """``-m ""`` was an "unexpected ValueError" (askkit's own bug)."""
+    qrels, run = files
+    out = cli(str(qrels), str(run), *flags)
+    assert out.returncode == 2
+    assert out.stderr.startswith("askkit: error: -m names no measure")
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+@pytest.mark.parametrize("which", ["qrels", "run"])
+@pytest.mark.parametrize(
+    ("special", "kind"),
+    [("/dev/null", "a character device"), ("/dev/zero", "a character device"), ("fifo", "a FIFO")],
+)
+def test_a_special_input_file_is_refused_saying_what_it_is(
+    files: tuple[Path, Path], tmp_path: Path, which: str, special: str, kind: str
+) -> None:
+    """``eval /dev/zero RUN`` scored num_q 0 and exited 0; a FIFO run hung (bounded child:
+    a hang or a runaway read fails the test)."""
+    from tests.cli.bounded import run_cli
+
+    path = special
+    if special == "fifo":
+        path = str(tmp_path / "input")
+        os.mkfifo(path)
+    qrels, run = (path, str(files[1])) if which == "qrels" else (str(files[0]), path)
+    out = run_cli(["eval", qrels, run], env={**os.environ, "COLUMNS": "1000"})
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith(f"askkit: error: {path}: the {which} file is {kind}")
+    assert out.stderr.count("\n") == 1
+    assert out.stdout == ""

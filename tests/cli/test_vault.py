@@ -82,3 +82,32 @@ def test_bad_k(vault: Path, tmp_path: Path) -> None:
     out = run("search", "rye", "--vault", str(vault), "-k", "0", cache=tmp_path / "c")
     assert out.returncode == 2
     assert "-k must be at least 1" in out.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["index", "VAULT", "--no-cache", "--cache-dir", "CACHE"],
+        ["index", "VAULT", "--cache-dir", "CACHE", "--no-cache"],
+        ["search", "q", "--vault", "VAULT", "--no-cache", "--cache-dir", "CACHE"],
+    ],
+)
+def test_no_cache_with_a_cache_dir_is_refused_as_a_contradiction(
+    vault: Path, tmp_path: Path, argv: list[str]
+) -> None:
+    """``index --no-cache --cache-dir X`` was accepted, one of the two silently dropped."""
+    cache = tmp_path / "cache"
+    args = [str(vault) if a == "VAULT" else str(cache) if a == "CACHE" else a for a in argv]
+    out = subprocess.run(
+        [sys.executable, "-m", "askkit.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "1000"},
+    )
+    assert out.returncode == 2
+    assert out.stderr.startswith("askkit: error: --")
+    assert "not allowed with argument --" in out.stderr
+    assert out.stderr.count("\n") == 1
+    assert not cache.exists()
