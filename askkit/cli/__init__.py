@@ -19,7 +19,7 @@ cuts and print the ``[reranker]`` setting to use.
 
 Errors print one line on stderr (``askkit: error: ...``) and exit with status
 2, never a traceback; text from payloads, vaults and servers is printed
-without its terminal control sequences (:mod:`askkit.cli.contract`).
+without its terminal control sequences (:mod:`askkit.cli.errors`).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from askkit._console import print_turn
-from askkit.cli import contract
+from askkit.cli import arguments, errors
+from askkit.cli._console import print_turn
 from askkit.errors import UsageError
 from askkit.payloads import read_turn
 from askkit.prompt import frame_sources
@@ -76,7 +76,7 @@ class _Version(argparse.Action):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to document the commands)."""
-    parser = contract.Parser(
+    parser = arguments.Parser(
         prog="askkit", description="Inspect what kimun's Ask feature retrieved, and why."
     )
     parser.add_argument("--version", action=_Version)
@@ -105,12 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument(
         "--store",
         metavar="DIR",
-        type=contract.store_location,
+        type=arguments.store_location,
         help="search a kimun server's own vector store (its [vector_db] path) as it does",
     )
     p.add_argument("--vault-id", help="the vault id (with --server or --store)")
     p.add_argument(
-        "-k", type=contract.whole_number(1), default=10, help="how many chunks (default 10)"
+        "-k", type=arguments.whole_number(1), default=10, help="how many chunks (default 10)"
     )
     p.add_argument("--json", action="store_true", help="print the wire JSON instead of a table")
     _cli_vault.add_search_options(p)
@@ -147,4 +147,4 @@ def _cmd_search(args: argparse.Namespace, console: Console) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (2 after any error, with one line)."""
-    return contract.run(build_parser, argv)
+    return errors.run(build_parser, argv)

@@ -12,7 +12,7 @@ ends loses only its introducer: the rest of the text stays visible, inert.
 
 :func:`console` builds the rich consoles the command line prints with: each
 segment rich renders passes through :func:`clean` before it reaches the
-terminal, after layout, so tables built anywhere (``askkit._console``) are
+terminal, after layout, so tables built anywhere (``askkit.cli._console``) are
 covered. rich counts a control character as zero cells wide, so removing one
 leaves the columns aligned (only a removed sequence's printable part, the
 ``[31m`` of ``ESC [31m``, leaves its cell that much short). rich's own styles

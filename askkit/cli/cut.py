@@ -17,8 +17,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from askkit._console import frame_table
-from askkit.cli import contract
+from askkit.cli import arguments
+from askkit.cli._console import frame_table
 from askkit.errors import UsageError
 
 __all__ = ["cut_command", "register"]
@@ -51,14 +51,14 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--pool-size",
-        type=contract.whole_number(1),
+        type=arguments.whole_number(1),
         default=80,
         help="with --vault: chunks per pool (kimun: 80)",
     )
     p.add_argument("--objective", choices=_OBJECTIVES, default="smallest-context")
     p.add_argument(
         "--min-recall",
-        type=contract.fraction,
+        type=arguments.fraction,
         default=0.9,
         help="consider settings keeping at least this recall of each pool's relevant notes "
         "(0..1, default 0.9)",
@@ -91,13 +91,13 @@ def _check_inputs(args: argparse.Namespace) -> None:
         raise UsageError("--queries goes with --vault; a LOG holds its own queries")
     if args.vault is not None and args.queries is None:
         raise UsageError("--vault needs --queries TSV (query_id, question): what to retrieve")
-    contract.check_input(args.qrels, what="qrels", option="--qrels")
+    arguments.check_input(args.qrels, what="qrels", option="--qrels")
     if args.log is not None:
         from askkit.frame.jsonl import INPUT_NAME
 
-        contract.check_input(args.log, what=INPUT_NAME)
+        arguments.check_input(args.log, what=INPUT_NAME)
         return
-    contract.check_input(args.queries, what="queries", option="--queries")
+    arguments.check_input(args.queries, what="queries", option="--queries")
     if not Path(args.vault).is_dir():
         raise UsageError(f"--vault: no such folder: {args.vault}")
 

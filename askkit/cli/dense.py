@@ -38,7 +38,7 @@ from rich.console import Console
 from rich.text import Text
 
 from askkit._warn import warn_user
-from askkit.cli import _terminal, contract
+from askkit.cli import _terminal, arguments
 from askkit.errors import UsageError, VaultError
 
 if TYPE_CHECKING:
@@ -211,7 +211,7 @@ def _print_chunks(
         payload = {"chunks": rows, "query_time_ms": round(elapsed_ms)}
         sys.stdout.write(_terminal.json_text(payload))
         return 0
-    from askkit._console import print_sources
+    from askkit.cli._console import print_sources
     from askkit.sources import AskSource
 
     sources = AskSource.from_chunks(chunks)
@@ -279,7 +279,7 @@ def register(sub: Any) -> None:
         "fingerprint of the embedder that built it.",
     )
     p.add_argument(
-        "store", type=contract.store_location, help="the store folder or its embeddings.db"
+        "store", type=arguments.store_location, help="the store folder or its embeddings.db"
     )
     p.add_argument("--json", action="store_true", help="print the listing as JSON")
     p.set_defaults(func=stores_command)

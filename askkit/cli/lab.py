@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from askkit.cli import _terminal, contract
+from askkit.cli import _terminal, arguments
 from askkit.errors import MissingDependencyError, VaultError
 
 __all__ = ["lab_command", "lab_environment", "register"]
@@ -45,13 +45,13 @@ def register(sub: Any) -> None:
     p.add_argument("--open", default="explore.ipynb", help="the notebook to open first")
     p.add_argument(
         "--port",
-        type=contract.whole_number(0, 65535),
+        type=arguments.whole_number(0, 65535),
         default=0,
         help="the port (default: a free one)",
     )
     p.add_argument(
         "--ip",
-        type=contract.listen_address,
+        type=arguments.listen_address,
         default="127.0.0.1",
         help="the address to listen on, one of this machine's (default 127.0.0.1)",
     )

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from askkit._files import open_input
-from askkit.cli import _terminal, contract
+from askkit.cli import _terminal, arguments
 from askkit.errors import SchemaError, UsageError
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "-l",
         "--relevance-level",
-        type=contract.whole_number(),
+        type=arguments.whole_number(),
         default=1,
         metavar="N",
         help="the lowest grade that counts as relevant, as trec_eval's -l (default 1)",
@@ -63,7 +63,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "-M",
         "--max-docs",
-        type=contract.whole_number(1),
+        type=arguments.whole_number(1),
         metavar="N",
         help="score only each query's first N documents, as trec_eval's -M",
     )
@@ -92,7 +92,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--digits",
-        type=contract.whole_number(0, 17),
+        type=arguments.whole_number(0, 17),
         default=4,
         help="decimals printed, 0..17 (trec_eval: 4)",
     )
@@ -131,8 +131,8 @@ def _is_turn_log(path: Path) -> bool:
 
 def eval_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit eval``."""
-    contract.check_input(args.qrels, what="qrels")  # before the slow imports
-    contract.check_input(args.run, what="run")
+    arguments.check_input(args.qrels, what="qrels")  # before the slow imports
+    arguments.check_input(args.run, what="run")
     from askkit.frame import sources_frame
     from askkit.metrics import evaluate, read_qrels, read_run
 

@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from askkit.cli import _terminal, contract
+from askkit.cli import _terminal, arguments
 from askkit.errors import UsageError
 
 __all__ = ["register", "report_command"]
@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "-o",
         "--output",
-        type=contract.output_file,
+        type=arguments.output_file,
         default="askkit-report.html",
         help="the HTML file to write; an existing file is replaced only when it is an "
         "earlier askkit report (or with --force)",
@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--max-queries",
-        type=contract.whole_number(0),
+        type=arguments.whole_number(0),
         default=200,
         help="queries in the drilldown (default 200)",
     )
@@ -68,7 +68,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--min-recall",
-        type=contract.fraction,
+        type=arguments.fraction,
         help="with --qrels: the recall (0..1) of each pool's relevant notes a recommended "
         "context cut must keep (default 0.9)",
     )
@@ -124,9 +124,9 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
     from askkit.frame.jsonl import INPUT_NAME
 
     options = _judged_options(args)
-    contract.check_input(args.run, what=INPUT_NAME)
+    arguments.check_input(args.run, what=INPUT_NAME)
     if args.qrels is not None:
-        contract.check_input(args.qrels, what="qrels", option="--qrels")
+        arguments.check_input(args.qrels, what="qrels", option="--qrels")
     if args.vault is not None and not Path(args.vault).is_dir():
         raise UsageError(f"--vault: no such folder: {args.vault}")
     _check_output(args)

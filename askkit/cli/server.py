@@ -13,8 +13,8 @@ from typing import Any
 
 from rich.console import Console
 
-from askkit._console import print_sources, print_turn
-from askkit.cli import _terminal, contract
+from askkit.cli import _terminal, arguments
+from askkit.cli._console import print_sources, print_turn
 from askkit.errors import SchemaError, UsageError
 from askkit.retrieve.client import CONTEXT_SIZES, TOKEN_ENV, KimunClient
 from askkit.retrieve.settings import ClientSettings
@@ -34,7 +34,7 @@ def _server_options(p: argparse.ArgumentParser, *, prefix: str) -> None:
     )
     p.add_argument(
         "--timeout",
-        type=contract.client_setting("timeout", float),
+        type=arguments.client_setting("timeout", float),
         help=f"{prefix}seconds to wait for each HTTP request (default {_DEFAULTS.timeout:g})",
     )
     p.add_argument(
@@ -59,12 +59,12 @@ def register(sub: Any) -> None:
     _server_options(p, prefix="")
     p.add_argument(
         "--poll-interval",
-        type=contract.client_setting("poll_interval", float),
+        type=arguments.client_setting("poll_interval", float),
         help=f"seconds between polls of the answer job (default {_DEFAULTS.poll_interval:g})",
     )
     p.add_argument(
         "--max-polls",
-        type=contract.client_setting("max_polls", int),
+        type=arguments.client_setting("max_polls", int),
         help=f"give up after this many polls (default {_DEFAULTS.max_polls}, about 12 minutes)",
     )
     p.add_argument(

@@ -11,8 +11,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from askkit._console import print_sources
-from askkit.cli import _terminal, contract
+from askkit.cli import _terminal, arguments
+from askkit.cli._console import print_sources
 from askkit.errors import UsageError, VaultError
 from askkit.sources import AskSource
 
@@ -61,7 +61,7 @@ def register(sub: Any) -> None:
     cache = p.add_mutually_exclusive_group()  # a cache folder and no cache contradict
     cache.add_argument(
         "--cache-dir",
-        type=contract.cache_folder,
+        type=arguments.cache_folder,
         help="where the index (with --embedder: its vector store) persists "
         "(default ~/.cache/askkit)",
     )
@@ -76,7 +76,7 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
     """Options of ``askkit search`` that apply to ``--vault``."""
     cache = p.add_mutually_exclusive_group()  # a cache folder and no cache contradict
     cache.add_argument(
-        "--cache-dir", type=contract.cache_folder, help="with --vault: where the index persists"
+        "--cache-dir", type=arguments.cache_folder, help="with --vault: where the index persists"
     )
     cache.add_argument("--no-cache", action="store_true", help="with --vault: index in memory only")
     p.add_argument(

@@ -15,7 +15,7 @@ import pytest
 
 import askkit.cli
 from askkit.cli import _terminal, main
-from askkit.cli.contract import TRACEBACK_ENV
+from askkit.cli.errors import TRACEBACK_ENV
 from tests.conftest import DATA, ROOT
 
 #: What may not reach a terminal from data: C0 but tab and newline, DEL, C1, lone surrogates.
@@ -183,7 +183,7 @@ def test_control_sequences_in_payload_text(
     # on a real terminal rich adds its styles (SGR only), the payload's sequences are gone
     sink = io.StringIO()
     console = _terminal.console(file=sink, force_terminal=True, width=200)
-    from askkit._console import print_turn
+    from askkit.cli._console import print_turn
     from askkit.payloads import read_turn
 
     print_turn(console, read_turn(payload))

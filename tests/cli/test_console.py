@@ -1,4 +1,4 @@
-"""askkit._console: the command line's rich tables and turns."""
+"""askkit.cli._console: the command line's rich tables and turns."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from askkit import AskSource, Turn, VaultPath, read_turn
-from askkit._console import print_sources, print_turn, sources_table
+from askkit.cli._console import print_sources, print_turn, sources_table
 from tests.conftest import DATA
 
 

@@ -1,19 +1,12 @@
-"""What every ``askkit`` command promises its user, and how it keeps it.
+"""What an ``askkit`` argument may be, checked when the arguments are parsed.
 
-- A bad argument is refused when the arguments are parsed, before any work:
-  each value check here is an argparse ``type=`` (``--max-queries -1``,
-  ``--timeout nan``, ``--ip 8.8.8.8``, ``-o`` a folder or a FIFO,
-  ``--cache-dir`` a file). An input file goes through askkit's one input rule
-  (:func:`askkit._files.open_input`: a FIFO, a device or a folder is refused,
-  never read) first thing in its command, with :func:`check_input`.
-- Every error is one line on stderr, ``askkit: error: ...``, and exit status
-  2, never a traceback: :class:`Parser` raises argparse's errors as
-  :class:`~askkit.errors.UsageError`, and :func:`run` catches what gets past
-  the checks. An exception askkit does not expect is named in that line
-  (``unexpected RecursionError: ...``); ``ASKKIT_TRACEBACK=1`` lets it through
-  with its traceback.
-- Text from payloads, vaults and servers reaches the terminal without its
-  control sequences (:mod:`askkit.cli._terminal`).
+A bad argument is refused before any work: each value check here is an
+argparse ``type=`` (``--max-queries -1``, ``--timeout nan``, ``--ip
+8.8.8.8``, ``-o`` a folder or a FIFO, ``--cache-dir`` a file), and
+:class:`Parser` raises argparse's own errors as one-line
+:class:`~askkit.errors.UsageError`. An input file goes through askkit's one
+input rule (:func:`askkit._files.open_input`: a FIFO, a device or a folder is
+refused, never read) first thing in its command, with :func:`check_input`.
 
 ``--help`` is argparse's, unchanged.
 """
@@ -28,37 +21,25 @@ import os
 import re
 import socket
 import stat
-import sys
 import tempfile
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn, TextIO
-
-from rich.text import Text
+from typing import NoReturn
 
 from askkit._files import describe_mode, open_input
-from askkit.cli import _terminal
-from askkit.errors import AskkitError, SchemaError, UsageError
+from askkit.errors import SchemaError, UsageError
 
 __all__ = [
-    "TRACEBACK_ENV",
     "Parser",
     "cache_folder",
     "check_input",
     "client_setting",
-    "error_line",
     "fraction",
     "listen_address",
     "output_file",
-    "run",
     "store_location",
     "whole_number",
 ]
-
-#: Set this environment variable to ``1`` to see the traceback of an exception
-#: askkit does not expect, instead of its one-line summary.
-TRACEBACK_ENV = "ASKKIT_TRACEBACK"
 
 _ARGUMENT = re.compile(r"argument (\S+): (.*)", re.DOTALL)
 
@@ -262,101 +243,3 @@ def store_location(text: str) -> str:
             f"got {text!r}, which does not exist"
         )
     return text
-
-
-# -- running a command -------------------------------------------------------------------
-
-
-def _os_error(exc: OSError) -> str:
-    """``file: reason`` for an :class:`OSError` that names its file, else the reason."""
-    reason = exc.strerror or str(exc) or type(exc).__name__
-    if exc.filename is None:
-        return reason
-    where = _name(exc.filename)
-    if exc.filename2 is not None:
-        where += f" -> {_name(exc.filename2)}"
-    return f"{where}: {reason}"
-
-
-def _name(filename: object) -> str:
-    """A file name as an :class:`OSError` holds it (str, bytes, a path, a descriptor)."""
-    return os.fsdecode(filename) if isinstance(filename, bytes) else str(filename)
-
-
-def error_line(exc: Exception) -> str:
-    """The one line printed for ``exc``, cleaned of control characters.
-
-    Examples
-    --------
-    >>> error_line(UsageError("-k must be at least 1 (a whole number), got 0"))
-    'askkit: error: -k must be at least 1 (a whole number), got 0'
-    >>> error_line(PermissionError(13, "Permission denied", "/srv/report.html"))
-    'askkit: error: /srv/report.html: Permission denied'
-    >>> error_line(KeyError("sources"))  # doctest: +ELLIPSIS
-    "askkit: error: unexpected KeyError: 'sources' (askkit's own bug, ...ASKKIT_TRACEBACK=1 ...)"
-    """
-    if isinstance(exc, AskkitError):
-        text = str(exc) or type(exc).__name__
-    elif isinstance(exc, OSError):
-        text = _os_error(exc)
-    else:  # a bug: say what it was, without the traceback
-        text = (
-            f"unexpected {type(exc).__name__}: {exc} "
-            f"(askkit's own bug, please report it; {TRACEBACK_ENV}=1 shows the traceback)"
-        )
-    return "askkit: error: " + _terminal.one_line(text)
-
-
-def _say(line: str) -> None:
-    """Print one line on stderr, however narrow the terminal."""
-    with contextlib.suppress(OSError):  # stderr is gone too: nothing more to do
-        _terminal.console(stderr=True, soft_wrap=True).print(Text(line, style="red"))
-
-
-def _show_warning(  # noqa: PLR0917 - warnings.showwarning's signature
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: TextIO | None = None,
-    line: str | None = None,
-) -> None:
-    """A warning, as one cleaned line on stderr (not Python's two, with a source line)."""
-    with contextlib.suppress(OSError):
-        _terminal.console(stderr=True, soft_wrap=True).print(
-            Text("askkit: warning: " + _terminal.one_line(str(message)), style="yellow")
-        )
-
-
-def _quiet_stdout() -> None:
-    """After a broken pipe: send what is left of stdout nowhere (no second error at exit)."""
-    with contextlib.suppress(OSError, ValueError):  # stdout may not be a file (tests)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
-
-def run(build: Callable[[], argparse.ArgumentParser], argv: Sequence[str] | None) -> int:
-    """Parse ``argv`` with the parser ``build`` makes, run its command; the exit status.
-
-    The command is the parsed ``func``, called with the arguments and a
-    terminal-safe console; a warning it raises is one line on stderr
-    (``askkit: warning: ...``). Any error prints :func:`error_line` on stderr and
-    returns 2; Ctrl-C prints ``askkit: interrupted`` and returns 130; a closed
-    stdout (``askkit sources x | head -1``) ends quietly with 2.
-    """
-    try:
-        with warnings.catch_warnings():  # restores Python's printer after the command
-            warnings.showwarning = _show_warning
-            args = build().parse_args(argv)
-            return int(args.func(args, _terminal.console()))
-    except KeyboardInterrupt:
-        _say("askkit: interrupted")
-        return 130
-    except BrokenPipeError:  # the reader stopped reading: nothing left to say
-        _quiet_stdout()
-        return 2
-    except Exception as exc:
-        expected = isinstance(exc, AskkitError | OSError)
-        if not expected and os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
-            raise
-        _say(error_line(exc))
-        return 2
