@@ -56,8 +56,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from askkit._faults import Fault, Reply, error, make_fault, send
-from askkit._loopback import (
+from askkit.testing._faults import Fault, Reply, error, make_fault, send
+from askkit.testing._loopback import (
     LoopbackHandler,
     LoopbackServer,
     RecordedRequest,
@@ -173,7 +173,7 @@ class _Switch:
     routes: frozenset[str] | None
     remaining: int | None
     skip: int
-    fault: Fault | None  # the kinds askkit._faults sends (reply and stream faults)
+    fault: Fault | None  # the kinds askkit.testing._faults sends (reply and stream faults)
     delay: float
 
     def applies(self, route: str) -> bool:

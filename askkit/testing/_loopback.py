@@ -7,11 +7,11 @@ connections), works as a context manager, records every request it receives
 as a :class:`RecordedRequest` and keeps the faults its ``fail`` switches on. A
 server answers in its ``_dispatch``, which :class:`LoopbackHandler` calls for
 every ``GET`` and ``POST`` (a server's handler may add methods); its
-``_respond`` sends a reply as a fault of :mod:`askkit._faults` breaks it, and
+``_respond`` sends a reply as a fault of :mod:`askkit.testing._faults` breaks it, and
 :func:`bearer_refusal` is the servers' one check of a bearer token.
 :class:`~askkit.testing.KimunTestServer` and
 :class:`~askkit.testing.embed_servers.EmbedTestServer` are built on it. It
-lives beside :mod:`askkit._faults` rather than in ``testing/``, because
+lives beside :mod:`askkit.testing._faults` rather than in ``testing/``, because
 ``askkit.testing`` itself (its ``__init__``) imports it.
 """
 
@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 
-from askkit._faults import REPLY_FAULTS, Fault, Reply, error, send, send_faulty
+from askkit.testing._faults import REPLY_FAULTS, Fault, Reply, error, send, send_faulty
 
 __all__ = [
     "LoopbackHandler",

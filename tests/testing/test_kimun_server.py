@@ -1,4 +1,4 @@
-"""askkit.testing.KimunTestServer: kimun's routes as kimun serves them, over real HTTP."""
+"""askkit.testing.kimun_server: kimun's routes as kimun serves them, over real HTTP."""
 
 from __future__ import annotations
 
