@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from askkit.errors import SchemaError
+from askkit.errors import SchemaError, UsageError
 from askkit.journal import is_valid_date
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "ChunkResult",
     "EmbeddingsResponse",
     "check_string",
+    "check_vault_id",
     "check_wire_date",
     "chunk_list",
     "load_json",
@@ -52,6 +53,30 @@ __all__ = [
 MAX_ORDINAL = 2**64 - 1
 
 _WIRE_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+#: kimun's ``CollectionKey::parse``: letters, digits, ``.``, ``_``, ``-``; not ``__`` first.
+_VAULT_ID = re.compile(r"(?!__)[A-Za-z0-9._-]+")
+
+
+def check_vault_id(value: object) -> str:
+    """A kimun vault id, as kimun's server and stores accept one, else :class:`UsageError`.
+
+    kimun names a vault's collection by its id (``CollectionKey::parse``): at
+    least one letter, digit, ``.``, ``_`` or ``-``, and not starting with
+    ``__`` (kimun keeps those names for itself).
+
+    >>> check_vault_id("notes")
+    'notes'
+    >>> check_vault_id("__fingerprint")
+    Traceback (most recent call last):
+    ...
+    askkit.errors.UsageError: invalid vault id '__fingerprint': use letters, digits, '.', '_' or '-' and do not start with '__' (kimun's rule for a collection name)
+    """  # noqa: E501 - a doctest's output is one line
+    if not isinstance(value, str) or not _VAULT_ID.fullmatch(value):
+        raise UsageError(
+            f"invalid vault id {value!r}: use letters, digits, '.', '_' or '-' "
+            "and do not start with '__' (kimun's rule for a collection name)"
+        )
+    return value
 
 
 def _join(prefix: str, name: str) -> str:

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given
 
 from askkit import AnswerResult, ChunkResult, EmbeddingsResponse, SchemaError
+from askkit.errors import UsageError
+from askkit.wire import check_vault_id
 from tests import strategies as st_kimun
 from tests.conftest import load
 
@@ -159,3 +161,14 @@ def test_values_are_frozen(chunk_dict: dict[str, Any]) -> None:
 @given(st_kimun.chunks())
 def test_chunk_wire_round_trip(chunk: ChunkResult) -> None:
     assert ChunkResult.from_json(json.dumps(chunk.to_dict())) == chunk
+
+
+@pytest.mark.parametrize("good", ["notes", "my-vault_2.0", "a", "x__y", "_notes"])
+def test_check_vault_id_takes_what_kimuns_collection_key_takes(good: str) -> None:
+    assert check_vault_id(good) == good
+
+
+@pytest.mark.parametrize("bad", ["", "__fingerprint", "my vault", "a/b", "caf\u00e9", 7, None])
+def test_check_vault_id_refuses_what_kimuns_collection_key_refuses(bad: object) -> None:
+    with pytest.raises(UsageError, match=r"invalid vault id .*do not start with '__'"):
+        check_vault_id(bad)

@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from askkit._text import rust_trim
+from askkit.sources import BREADCRUMB_SEP
 from askkit.vault._chunk_check import section_problems
 from askkit.vault._events import (
     EMPTY,
@@ -101,8 +102,6 @@ __all__ = [
     "split_frontmatter",
 ]
 
-#: core's breadcrumb separator (U+001F) inside a wire title.
-BREADCRUMB_SEP = "\x1f"
 #: The breadcrumb of the frontmatter section.
 FRONTMATTER = "FrontMatter"
 
