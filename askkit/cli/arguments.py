@@ -113,9 +113,9 @@ def fraction(text: str) -> float:
 
 
 def client_setting(name: str, kind: Callable[[str], float | int]) -> Callable[[str], float | int]:
-    """A value of the :class:`~askkit.retrieve.settings.ClientSettings` field ``name``,
+    """A value of the :class:`~askkit.retrieve.ClientSettings` field ``name``,
     checked by that class (seconds finite and positive, counts at least 1)."""
-    from askkit.retrieve.settings import ClientSettings
+    from askkit.retrieve import ClientSettings
 
     what = "a whole number" if kind is int else "a number"
 

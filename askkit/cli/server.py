@@ -16,8 +16,8 @@ from rich.console import Console
 from askkit.cli import _terminal, arguments
 from askkit.cli._console import print_sources, print_turn
 from askkit.errors import SchemaError, UsageError
+from askkit.retrieve import ClientSettings
 from askkit.retrieve.client import CONTEXT_SIZES, TOKEN_ENV, KimunClient
-from askkit.retrieve.settings import ClientSettings
 from askkit.sources import Turn
 
 __all__ = ["add_search_options", "register", "search_command"]

@@ -92,7 +92,7 @@ from typing import Any, Literal
 import httpx
 
 from askkit._cachedir import cache_root
-from askkit._redact import redact_url, scrub, searchable, split_userinfo
+from askkit._http.redact import redact_url, scrub, searchable, split_userinfo
 from askkit.errors import MissingDependencyError, StoreError, UsageError
 
 __all__ = [

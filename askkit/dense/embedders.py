@@ -47,6 +47,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 from tqdm.auto import tqdm
 
+from askkit._http.reading import Numbers
 from askkit.dense._fastembed import (
     DEFAULT_EMBEDDING_MODEL,
     EMBEDDING_MODELS,
@@ -55,7 +56,7 @@ from askkit.dense._fastembed import (
     resolve_model,
     text_embedding,
 )
-from askkit.dense._http import DEFAULT_TIMEOUT, JsonEndpoint, Numbers
+from askkit.dense._http import DEFAULT_TIMEOUT, JsonEndpoint
 from askkit.errors import DimensionError, ProtocolError, UsageError
 
 __all__ = [
@@ -550,7 +551,7 @@ class _HttpEmbedder(_Batched):
 
         The answer's vector count and widths are checked before a number of
         it is decoded, and the numbers are decoded straight into the float32
-        matrix returned (see :meth:`askkit.dense._http.JsonEndpoint.post_vectors`).
+        matrix returned (see :func:`askkit._http.reading.read_vectors`).
         """
         batch = [_check_query(t) for t in texts]
         return self._embed_batch(batch, _texts(len(batch)))

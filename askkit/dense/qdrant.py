@@ -241,7 +241,7 @@ class QdrantStore:
         timeout: int | None = None,
         trusted: bool = False,
     ) -> None:
-        from askkit._redact import redact_url, searchable
+        from askkit._http.redact import redact_url, searchable
 
         given = [name for name, v in (("url", url), ("path", path), ("client", client)) if v]
         if len(given) != 1:
@@ -308,7 +308,7 @@ class QdrantStore:
         return client
 
     def _error(self, doing: str, exc: BaseException) -> StoreError:
-        from askkit._redact import printable, scrub
+        from askkit._http.redact import printable, scrub
 
         text = scrub(printable(f"{type(exc).__name__}: {exc}"), self._secrets)
         return StoreError(f"Qdrant at {self.where}: {doing} failed ({text})", path=self.where)

@@ -15,8 +15,8 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from askkit._http.settings import ClientSettings
 from askkit.errors import SchemaError
-from askkit.retrieve.settings import ClientSettings
 from askkit.wire import ChunkResult, EmbeddingsResponse
 
 if TYPE_CHECKING:

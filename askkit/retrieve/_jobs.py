@@ -1,4 +1,4 @@
-"""The polling rules of one kimun answer job: :class:`_JobWatch`, no I/O.
+"""The polling rules of one kimun answer job: :class:`JobWatch`, no I/O.
 
 ``POST /api/answer`` starts a job; the clients poll ``GET /api/job/{id}`` and
 feed each outcome to the watch, which counts polls and failed polls in a row,
@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from askkit._redact import printable
+from askkit._http.redact import printable
 from askkit.errors import (
     AuthError,
     JobFailed,
@@ -25,15 +25,15 @@ from askkit.errors import (
 from askkit.wire import AnswerResult
 
 if TYPE_CHECKING:
-    from askkit.retrieve._protocol import _Core
+    from askkit.retrieve._protocol import KimunCore
 
 __all__ = ["JobWatch"]
 
 
-class _JobWatch:
+class JobWatch:
     """The polling rules of one answer job; the clients only do the I/O and the sleeping."""
 
-    def __init__(self, core: _Core, job_id: str) -> None:
+    def __init__(self, core: KimunCore, job_id: str) -> None:
         self.core = core
         self.job_id = job_id
         self.shown_id = printable(job_id, 80)  # the server's text, in one-line messages
@@ -111,6 +111,3 @@ class _JobWatch:
             waited=waited,
             last_status=self.last_status,
         )
-
-
-JobWatch = _JobWatch

@@ -14,9 +14,10 @@ Choices (deliberate, where kimun's own client is silent or weaker):
   the server's config file, and a token is never picked up from a variable
   named for another program). ``token=""`` sends no token. The token goes on
   ``/api/*`` only (``/health`` is open). Neither it nor the password of a URL
-  (``http://user:PASSWORD@host``, sent as Basic auth, as httpx does) appears
-  in a repr, ``base_url``, an error or httpx's log lines: URLs are shown
-  through :func:`redact_url`, which other code can use too.
+  (``http://user:PASSWORD@host``, sent as Basic auth, as httpx does, on a
+  request that carries no token) appears in a repr, ``base_url``, an error or
+  httpx's log lines: URLs are shown through :func:`redact_url`, which other
+  code can use too.
 - How the client waits is one frozen :class:`~askkit.retrieve.ClientSettings`
   (``settings=``): the request timeout, the retries, the polling and the
   body cap. Its polling defaults are kimun's: one poll a second, give up at
@@ -65,25 +66,23 @@ from typing import Any, Self
 
 import httpx
 
+from askkit._http.body import DeadlinePassed, Progress, Received
+from askkit._http.core import Call
+from askkit._http.failures import HANDLED
+from askkit._http.reading import read_json
+from askkit._http.redact import redact_url
+from askkit._http.settings import ClientSettings
 from askkit.errors import ServerError
+from askkit.retrieve._jobs import JobWatch
 from askkit.retrieve._protocol import (
     CONTEXT_SIZES,
     TOKEN_ENV,
-    VAULT_ID,
-    Call,
     ContextSize,
-    Core,
-    DeadlinePassed,
-    Health,
     HistoryItem,
-    JobWatch,
-    Progress,
-    Received,
-    SearchResult,
+    KimunCore,
     check_k,
-    redact_url,
 )
-from askkit.retrieve.settings import ClientSettings
+from askkit.retrieve._results import Health, SearchResult
 from askkit.sources import Turn
 from askkit.wire import AnswerResult, ChunkResult
 
@@ -102,7 +101,6 @@ def _socket_timeout(seconds: float) -> float:
 __all__ = [
     "CONTEXT_SIZES",
     "TOKEN_ENV",
-    "VAULT_ID",
     "AsyncKimunClient",
     "ClientSettings",
     "ContextSize",
@@ -129,7 +127,7 @@ class _ClientBase:
         token: str | None,
         settings: ClientSettings,
     ) -> None:
-        self._core = Core(base_url, vault_id, token, settings)
+        self._core = KimunCore(base_url, vault_id, token, settings)
 
     @property
     def base_url(self) -> str:
@@ -161,26 +159,11 @@ class _ClientBase:
         self, http: httpx.Client | httpx.AsyncClient, call: Call, trace: Any
     ) -> dict[str, Any]:
         """The keywords of ``http.stream(...)`` for ``call``."""
-        core = self._core
         return {
-            "method": call.method,
-            "url": core.url(call),
-            "json": call.body,
-            "headers": core.headers(call),
-            "timeout": _socket_timeout(core.settings.timeout + _BACKSTOP),
-            # The URL's user info as Basic auth, as httpx makes it, unless the
-            # caller's httpx client has an auth of its own (which httpx prefers).
-            "auth": core.auth if http.auth is None and core.auth else httpx.USE_CLIENT_DEFAULT,
+            **self._core.request(call, http),
+            "timeout": _socket_timeout(self._core.settings.timeout + _BACKSTOP),
             "extensions": {"trace": trace},
         }
-
-    def _failed(self, call: Call, exc: Exception, attempts: int) -> ServerError | None:
-        """The error to raise for a failed attempt, or None to retry it (after the backoff)."""
-        if isinstance(exc, httpx.TransportError | DeadlinePassed):
-            if call.retry and attempts <= self._core.settings.retries:
-                return None
-            return self._core.unavailable(call, exc, attempts)
-        return self._core.http_error(call, exc)
 
 
 def _shutdown(sock: socket.socket) -> None:
@@ -336,16 +319,16 @@ class KimunClient(_ClientBase):
             attempts += 1
             try:
                 response = _Exchange(self, call).run()
-            except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, DeadlinePassed) as exc:
-                error = self._failed(call, exc, attempts)
-                if error is None:
+            except HANDLED as exc:
+                if self._core.may_retry(call, exc, attempts):
                     time.sleep(self._core.backoff_delay(attempts))
                     continue
+                error = self._core.failure(call, exc, attempts)
                 raise error from (None if isinstance(exc, DeadlinePassed) else exc)
             except ServerError as exc:  # a refused body: let go of what its frames hold
                 traceback.clear_frames(exc.__traceback__)
                 raise
-            return self._core.decode(call, response)
+            return self._core.read(call, response, read_json)
 
     def health(self) -> Health:
         """``GET /health``: status, reranker, embedder, LLM provider, whether auth is on."""
@@ -475,16 +458,16 @@ class AsyncKimunClient(_ClientBase):
             attempts += 1
             try:
                 response = await self._exchange(call)
-            except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, DeadlinePassed) as exc:
-                error = self._failed(call, exc, attempts)
-                if error is None:
+            except HANDLED as exc:
+                if self._core.may_retry(call, exc, attempts):
                     await asyncio.sleep(self._core.backoff_delay(attempts))
                     continue
+                error = self._core.failure(call, exc, attempts)
                 raise error from (None if isinstance(exc, DeadlinePassed) else exc)
             except ServerError as exc:  # a refused body: let go of what its frames hold
                 traceback.clear_frames(exc.__traceback__)
                 raise
-            return self._core.decode(call, response)
+            return self._core.read(call, response, read_json)
 
     async def health(self) -> Health:
         """``GET /health``."""

@@ -41,10 +41,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from askkit.retrieve import as_retriever
+from askkit.errors import UsageError
+from askkit.retrieve import ClientSettings, as_retriever
 from askkit.retrieve.client import CONTEXT_SIZES
-from askkit.retrieve.client import VAULT_ID as _VAULT_ID
-from askkit.retrieve.settings import ClientSettings
 from askkit.testing._faults import (
     JOB_FAULTS,
     Fault,
@@ -61,7 +60,7 @@ from askkit.testing._loopback import (
     RecordedRequest,
     bearer_refusal,
 )
-from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse, load_json
+from askkit.wire import AnswerResult, ChunkResult, EmbeddingsResponse, check_vault_id, load_json
 
 if TYPE_CHECKING:
     import httpx
@@ -490,7 +489,9 @@ def _query_request(body: bytes) -> tuple[dict[str, Any] | None, Reply | None]:
             return None, error(400, f"missing field `{name}`")
         if not isinstance(obj[name], str):
             return None, error(400, f"invalid type for `{name}`: expected a string")
-    if not _VAULT_ID.fullmatch(obj["vault_id"]):
+    try:
+        check_vault_id(obj["vault_id"])
+    except UsageError:
         return None, error(
             400,
             f"invalid vault_id {obj['vault_id']!r}: use letters, digits, '.', '_' or '-' "

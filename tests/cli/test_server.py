@@ -14,8 +14,8 @@ from askkit.cli import main
 from askkit.cli import server as _cli_server
 from askkit.errors import AuthError, JobFailed, UsageError
 from askkit.payloads import turn_from_payload
+from askkit.retrieve import ClientSettings
 from askkit.retrieve.client import TOKEN_ENV
-from askkit.retrieve.settings import ClientSettings
 from askkit.testing import KimunTestServer
 from tests.conftest import load
 

@@ -1,7 +1,8 @@
 """How the HTTP embedders read an answer: as JSON reads it, under a memory bound.
 
-:meth:`askkit.dense._http.JsonEndpoint.post_vectors` leaves each array of
-numbers in the body and parses the rest as JSON. Whatever the body, it reads
+:meth:`askkit.dense._http.JsonEndpoint.post_vectors` (through
+:func:`askkit._http.reading.read_vectors`) leaves each array of numbers in the
+body and parses the rest as JSON. Whatever the body, it reads
 what :func:`askkit.wire.load_json` reads (the arrays decoded to float32), or
 raises a :class:`~askkit.errors.ProtocolError` (property tests). A vector
 answer may be as large as the body limit (64 MiB); parsed the usual way, as
@@ -27,7 +28,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from askkit.dense._http import JsonEndpoint, Numbers, VectorAnswer
+from askkit._http.reading import Numbers, VectorAnswer
+from askkit.dense._http import JsonEndpoint
 from askkit.dense.embedders import OllamaEmbedder, OpenAIEmbedder
 from askkit.errors import DimensionError, ProtocolError, SchemaError
 from askkit.testing.embed_servers import EmbedTestServer

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from askkit import SchemaError
-from askkit.retrieve.settings import ClientSettings
+from askkit.retrieve import ClientSettings
 from askkit.testing import FAST_SETTINGS, KimunTestServer, sample_payloads
 from tests.conftest import DATA, load
 

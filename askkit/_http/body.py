@@ -1,12 +1,21 @@
 """Reading one response body off the wire: size cap, deadline and step-wise inflation.
 
-The kimun clients hand each chunk httpx streams to :class:`_Body`, which
-refuses an unknown content encoding or an oversized ``Content-Length`` before
-a byte is read, inflates gzip or deflate a bounded step at a time, stops at
-``max_body_bytes`` or at the deadline (:class:`_DeadlinePassed`), and gives the
-whole body back as a :class:`_Received`. :class:`_Progress` records how far a
-request got, for the message when its deadline passes. The messages themselves
-come from the protocol core (:class:`~askkit.retrieve._protocol.Core`).
+A client hands each chunk httpx streams to :class:`Body`, which refuses an
+unknown content encoding or an oversized ``Content-Length`` before a byte is
+read, inflates gzip or deflate a bounded step at a time, stops at
+``max_body_bytes`` or at the deadline (:class:`DeadlinePassed`), and gives
+the whole body back as a :class:`Received`. :class:`Progress` records how far
+a request got, for the message when its deadline passes. The messages
+themselves come from the core (:class:`~askkit._http.core.Core`).
+
+Examples
+--------
+>>> progress = Progress()
+>>> progress.describe()
+'not connected'
+>>> progress.trace("http11.receive_response_headers.started")
+>>> progress.describe()
+'request sent, no response headers'
 """
 
 from __future__ import annotations
@@ -15,41 +24,12 @@ import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from askkit.errors import ProtocolError
-
-
-class _Limits(Protocol):
-    @property
-    def max_body_bytes(self) -> int: ...
-
-
-class _Call(Protocol):
-    """The request a body answers: what it was (for messages) and its URL path."""
-
-    @property
-    def what(self) -> str: ...
-
-    @property
-    def path(self) -> str: ...
-
-
-class _Core(Protocol):
-    """The client reading the body: its limits, its shown URL, and its message rules."""
-
-    @property
-    def settings(self) -> _Limits: ...
-
-    @property
-    def base_url(self) -> str: ...
-
-    def scrubbed(self, error: ProtocolError) -> ProtocolError: ...
-
-    def oversize(self, call: Any, size: int, *, declared: bool) -> ProtocolError: ...
-
+if TYPE_CHECKING:
+    from askkit._http.core import Call, Core
 
 __all__ = [
     "ACCEPT_ENCODING",
@@ -70,10 +50,10 @@ _ERROR_BODY = 64 * 1024
 
 
 @dataclass(slots=True)
-class _Progress:
+class Progress:
     """How far one request got, for the error when its deadline passes.
 
-    The clients feed it httpx's ``trace`` events; :class:`_Body` counts the bytes.
+    The clients feed it httpx's ``trace`` events; :class:`Body` counts the bytes.
     """
 
     connected: bool = False
@@ -90,6 +70,7 @@ class _Progress:
             self.connected = self.sent = True
 
     def describe(self) -> str:
+        """How far the request got, in a few words."""
         if self.status is not None:
             of = f" of {self.declared:,}" if self.declared is not None else ""
             return f"HTTP {self.status}, {self.received:,}{of} body bytes received"
@@ -98,16 +79,16 @@ class _Progress:
         return "connected, request not sent" if self.connected else "not connected"
 
 
-class _DeadlinePassed(Exception):
+class DeadlinePassed(Exception):
     """One request ran past its timeout (internal: the clients retry it or report it)."""
 
-    def __init__(self, progress: _Progress) -> None:
+    def __init__(self, progress: Progress) -> None:
         super().__init__(progress.describe())
         self.progress = progress
 
 
 @dataclass(frozen=True, slots=True)
-class _Received:
+class Received:
     """A whole response: its status, headers and (decoded) body."""
 
     status: int
@@ -115,7 +96,7 @@ class _Received:
     body: bytes | bytearray
 
 
-class _Body:
+class Body:
     """One response body, taken in chunk by chunk as it comes off the wire.
 
     It refuses a content encoding other than one gzip or deflate layer and a
@@ -129,10 +110,10 @@ class _Body:
 
     def __init__(
         self,
-        core: _Core,
-        call: _Call,
+        core: Core,
+        call: Call,
         response: httpx.Response,
-        progress: _Progress,
+        progress: Progress,
         deadline: float,
     ) -> None:
         self.core = core
@@ -150,13 +131,11 @@ class _Body:
         codings = [c.strip().lower() for c in encoding.split(",")]
         codings = [c for c in codings if c not in {"", "identity"}]
         if len(codings) > 1 or not set(codings) <= _DECODED:
-            raise core.scrubbed(
-                ProtocolError(
-                    f"{call.what} to {core.base_url}: the response is encoded {encoding!r}; "
-                    f"askkit takes one gzip or deflate layer at most (it sends Accept-Encoding: "
-                    f"{ACCEPT_ENCODING}), so that max_body_bytes bounds what a body inflates to",
-                    path=call.path,
-                )
+            raise core.transport_error(
+                call,
+                f"the response is encoded {encoding!r}; askkit takes one gzip or deflate "
+                f"layer at most (it sends Accept-Encoding: {ACCEPT_ENCODING}), so that "
+                "max_body_bytes bounds what a body inflates to",
             )
         length = self.headers.get("content-length", "")
         declared = int(length) if length.isdecimal() else None
@@ -171,16 +150,16 @@ class _Body:
     def feed(self, raw: bytes) -> bool:
         """Take the next chunk off the wire; False once an error body has all it needs."""
         if time.monotonic() >= self.deadline:
-            raise _DeadlinePassed(self.progress)
+            raise DeadlinePassed(self.progress)
         if self._zlib is None:
             return self._take(raw)
         return all(self._take(piece) for piece in self._inflate(raw))
 
-    def received(self) -> _Received:
+    def received(self) -> Received:
         """The whole body, once the last chunk was fed."""
         if self._zlib is not None:
             self._take(self._zlib.flush())  # the few bytes zlib may still hold
-        return _Received(self.status, self.headers, self.data)
+        return Received(self.status, self.headers, self.data)
 
     def _take(self, data: bytes) -> bool:
         size = len(self.data) + len(data)
@@ -202,12 +181,8 @@ class _Body:
                     self._inflating = True
                     self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
                     continue
-                raise self.core.scrubbed(
-                    ProtocolError(
-                        f"{self.call.what} to {self.core.base_url}: the {self.coding} body "
-                        f"does not inflate ({exc})",
-                        path=self.call.path,
-                    )
+                raise self.core.transport_error(
+                    self.call, f"the {self.coding} body does not inflate ({exc})"
                 ) from None
             self._inflating = True
             stuck = not piece and len(self._zlib.unconsumed_tail) >= len(data)
@@ -223,9 +198,3 @@ def _inflater(coding: str | None) -> Any:
     if coding is None:
         return None
     return zlib.decompressobj(16 + zlib.MAX_WBITS if coding == "gzip" else zlib.MAX_WBITS)
-
-
-Body = _Body
-DeadlinePassed = _DeadlinePassed
-Progress = _Progress
-Received = _Received

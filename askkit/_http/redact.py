@@ -1,4 +1,4 @@
-"""What the kimun clients' messages may show: no credentials, no secrets, no raw server text.
+"""What askkit's HTTP clients' messages may show: no credentials, no secrets, no raw server text.
 
 :func:`redact_url` hides the password (or the lone user name) of a URL's user
 info; :func:`split_userinfo` takes the user info out of the URL to request and

@@ -1,4 +1,5 @@
-"""ClientSettings: the kimun client's timeout, retries and polling as one checked, frozen value."""
+"""ClientSettings: an HTTP client's timeout, retries, polling and body cap as one checked,
+frozen value (``askkit.retrieve.ClientSettings`` to users)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import askkit.retrieve
+from askkit._http.settings import ClientSettings
 from askkit.errors import SchemaError
 from askkit.retrieve.client import AsyncKimunClient, KimunClient
-from askkit.retrieve.settings import ClientSettings
 
 SECONDS = ("timeout", "poll_interval", "backoff")
 COUNTS = ("max_polls", "max_poll_errors", "retries", "max_body_bytes")

@@ -1,8 +1,11 @@
-"""How a kimun server client waits and reads: the timeout, the retries, the polling, the body cap.
+"""How an askkit HTTP client waits and reads: the timeout, the retries, the polling, the body cap.
 
-These options travel together from the command line or a notebook to the
-client and on to its protocol core, so they are one frozen value (as httpx
-keeps ``Timeout`` and ``Limits``), checked once when it is built.
+These options travel together from the command line or a notebook to a
+client and on to its core (:class:`~askkit._http.core.Core`), so they are one
+frozen value (as httpx keeps ``Timeout`` and ``Limits``), checked once when it
+is built. Users know it as ``askkit.retrieve.ClientSettings``: the kimun
+server client uses every field; the embedding and rerank endpoints of
+:mod:`askkit.dense` the timeout and the body cap.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ def _count(name: str, value: object, *, least: int) -> int:
 class ClientSettings:
     """How :class:`~askkit.retrieve.KimunClient` and its async twin wait, retry and read.
 
-    The defaults are kimun's own client's. Derive a variant with
+    The embedders' and rerankers' endpoints read ``timeout`` and
+    ``max_body_bytes`` from it too. The defaults are kimun's own client's. Derive a variant with
     :func:`dataclasses.replace`, which checks the new values the same way.
 
     Parameters

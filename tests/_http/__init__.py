@@ -1,0 +1,1 @@
+"""Tests of askkit._http, the HTTP JSON core the clients share."""
