@@ -41,6 +41,7 @@ __all__ = [
     "headings_and_matches",
     "map_paths",
     "path_parts",
+    "score_stats",
     "take_rows",
     "valid_dates",
 ]
@@ -457,7 +458,7 @@ def _rank(codes: np.ndarray[Any, Any], score: np.ndarray[Any, Any]) -> Any:
     return rank
 
 
-def _score_stats(
+def score_stats(
     turn_key: np.ndarray[Any, Any], score: np.ndarray[Any, Any]
 ) -> dict[str, np.ndarray[Any, Any]]:
     """Per-turn score columns: ``score_rank`` (descending, ties share the lowest),
@@ -468,6 +469,10 @@ def _score_stats(
     other input, or any input without them, through :func:`_score_stats_grouped`.
     Both sum each turn's scores left to right with the same operations, so
     they agree to the last bit.
+
+    >>> stats = score_stats(np.array([0, 0, 1]), np.array([0.9, 0.5, 0.7]))
+    >>> stats["score_rank"].tolist(), stats["score_gap"].round(2).tolist()
+    ([1, 2, 1], [0.0, 0.4, 0.0])
     """
     bounds = _turn_bounds(turn_key, score)
     compiled = None if bounds is None else _compiled.turn_stats(bounds, score)
@@ -492,7 +497,7 @@ def _turn_bounds(
 def _score_stats_grouped(
     turn_key: np.ndarray[Any, Any], score: np.ndarray[Any, Any]
 ) -> dict[str, np.ndarray[Any, Any]]:
-    """:func:`_score_stats` of any turns (any order; NaN scores are left out of
+    """:func:`score_stats` of any turns (any order; NaN scores are left out of
     their turn's statistics, as pandas does).
 
     ``np.bincount`` adds each turn's values one at a time in row order, as the
@@ -541,7 +546,7 @@ def finish(base: dict[str, Any], answers: Sequence[str] | Column) -> pd.DataFram
     # thread makes the shared question and answer strings (Python objects, GIL-bound)
     with ThreadPoolExecutor(2) as pool:
         cited_f = pool.submit(_cited, turn_key, ordinal, answers)
-        stats_f = pool.submit(_score_stats, turn_key, score)
+        stats_f = pool.submit(score_stats, turn_key, score)
         lengths = pool.submit(text_lengths, base["text"])
         dates_f = pool.submit(_dates_ns, wire_date)
         if "note" not in base and not isinstance(base["path"], Future):

@@ -1,41 +1,37 @@
 """Retrieval quality the way trec_eval measures it.
 
-:mod:`~askkit.metrics.evaluate` scores a run against judgments and reports
-coverage; :mod:`~askkit.metrics.io` reads and writes qrels and runs;
-:mod:`~askkit.metrics.measures` is the columnar, trec_eval-exact computation;
-:mod:`~askkit.metrics.prepare` turns frames into the integer arrays it needs
-(the exact path, the specification), and :mod:`~askkit.metrics.fast` does the
-same faster where it can vouch for the result, falling back to the exact path
-otherwise; both give identical values. :mod:`~askkit.metrics.fusion` merges
-runs by reciprocal rank fusion (:func:`fuse_rrf`).
+A run enters once, through :func:`prepare` (:mod:`~askkit.metrics.preparation`):
+its queries and the judgments' are coded, then the run is ranked,
+de-duplicated and graded by :mod:`~askkit.metrics.exact` (the
+specification) or :mod:`~askkit.metrics.fast` (faster, held to it by
+property tests). :func:`evaluate` scores it with the measures
+:mod:`~askkit.metrics.measures` defines, each once; :func:`coverage` says
+what the judgments cover; :func:`ranked_run` shows the run as scored. Each
+takes a run and its qrels, or a prepared run. :mod:`~askkit.metrics.ids`
+holds the document-id rules; :mod:`~askkit.metrics.qrels`,
+:mod:`~askkit.metrics.runs` and :mod:`~askkit.metrics.queries` read and
+write files; :mod:`~askkit.metrics.fusion` merges runs by reciprocal rank
+fusion (:func:`fuse_rrf`).
 """
 
 from __future__ import annotations
 
+from askkit.metrics.coverage import WHY_TOOLS_DIFFER, Coverage, coverage
 from askkit.metrics.evaluate import (
     DEFAULT_MEASURES,
-    QRELS_COLUMNS,
     TREC_NAMES,
-    WHY_TOOLS_DIFFER,
-    Coverage,
     Evaluation,
-    Ids,
-    Level,
     Missing,
-    PathOrFrame,
-    Ties,
-    coverage,
-    decode_id,
-    encode_id,
     evaluate,
-    parse_measure,
     ranked_run,
-    read_qrels,
-    read_run,
-    write_qrels,
-    write_run,
 )
 from askkit.metrics.fusion import DEFAULT_K, FusionLevel, fuse_rrf
+from askkit.metrics.ids import Ids, Level, decode_id, encode_id
+from askkit.metrics.measures import parse_measure
+from askkit.metrics.preparation import Prepared, Ties, prepare
+from askkit.metrics.qrels import QRELS_COLUMNS, PathOrFrame, read_qrels, write_qrels
+from askkit.metrics.queries import Queries, read_queries
+from askkit.metrics.runs import read_run, write_run
 
 __all__ = [
     "DEFAULT_K",
@@ -50,6 +46,8 @@ __all__ = [
     "Level",
     "Missing",
     "PathOrFrame",
+    "Prepared",
+    "Queries",
     "Ties",
     "coverage",
     "decode_id",
@@ -57,8 +55,10 @@ __all__ = [
     "evaluate",
     "fuse_rrf",
     "parse_measure",
+    "prepare",
     "ranked_run",
     "read_qrels",
+    "read_queries",
     "read_run",
     "write_qrels",
     "write_run",

@@ -44,17 +44,24 @@ from pyarrow import csv as pacsv
 
 from askkit._files import open_input
 from askkit.errors import SchemaError
-from askkit.frame.schema import STRING
+from askkit.frame.schema import ERROR_COLUMNS, STRING, empty_errors
 
 __all__ = [
+    "INTEGER",
+    "NUMBER",
     "Table",
+    "bad_rows",
     "decode_id",
     "encode_id",
+    "errors_frame",
+    "numbers",
+    "pd_strings",
     "read_table",
     "shown",
     "text_column",
     "trec_columns",
     "trec_id",
+    "where",
 ]
 
 #: How much of a line an error shows.
@@ -348,8 +355,53 @@ def trec_id(values: pd.Series) -> pd.Series:
     return pd.Series(pd.array(cells, dtype=STRING), index=out.index, name=out.name)
 
 
-def _where(file: object, line: int | None) -> dict[str, Any]:
+def where(file: object, line: int | None = None) -> dict[str, Any]:
+    """An error's ``file`` and ``line`` fields (:class:`SchemaError`'s keywords)."""
     return {"file": str(file) if file is not None else None, "line": line}
+
+
+#: A field that reads as an int64 (what a grade or a rank must be).
+INTEGER = r"^[+-]?[0-9]{1,18}$"
+#: A field that reads as a float64 (what a score must be).
+NUMBER = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|inf|infinity))$"
+
+
+def pd_strings(arr: pa.Array | pa.ChunkedArray) -> Any:
+    """An Arrow string column as the frame's string dtype (``large_string``: kept as
+    it is; ``string``: only the offsets are widened)."""
+    chunked = arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
+    if chunked.type != pa.large_string():
+        chunked = chunked.cast(pa.large_string())
+    return STRING.__from_arrow__(chunked)  # type: ignore[attr-defined]
+
+
+def numbers(arr: Any, to: pa.DataType) -> np.ndarray[Any, Any] | None:
+    """The column as numbers when every value parses (pyarrow's parser), else None."""
+    try:
+        return np.asarray(pc.cast(arr, to).to_numpy(zero_copy_only=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def bad_rows(values: pd.Series, pattern: str) -> np.ndarray[Any, Any]:
+    """Which values do not match ``pattern`` (:data:`INTEGER`, :data:`NUMBER`)."""
+    arr = pa.array(values.astype(STRING).fillna("").array)
+    return ~np.asarray(pc.match_substring_regex(arr, pattern).to_numpy(zero_copy_only=False))
+
+
+def errors_frame(errors: list[SchemaError]) -> pd.DataFrame:
+    """The lines a lenient reader left out, one row each (``ERROR_COLUMNS``)."""
+    if not errors:
+        return empty_errors()
+    return pd.DataFrame(
+        {
+            "file": [e.file or "" for e in errors],
+            "line": [e.line if e.line is not None else 0 for e in errors],
+            "field": [e.field or "" for e in errors],
+            "value": [repr(e.value) if e.has_value else "" for e in errors],
+            "message": [e.message for e in errors],
+        }
+    ).astype(ERROR_COLUMNS)
 
 
 def text_column(
@@ -374,7 +426,7 @@ def text_column(
                 "fix the value",
                 field=name,
                 value=value,
-                **_where(source, line),
+                **where(source, line),
             )
     return values.astype(STRING)  # not a surrogate after all: let pandas say what it is
 

@@ -1,4 +1,4 @@
-"""A faster way to :func:`askkit.metrics.prepare.exact`'s result, for the usual run.
+"""A faster way to :func:`askkit.metrics.exact.exact`'s result, for the usual run.
 
 A run that arrives grouped by query and ranked (as kimun sends it) needs no
 global document dictionary: duplicates only matter within a query and grades
@@ -12,12 +12,12 @@ by query, then each query's rows sorted as one row of a matrix). Tied scores
 of different documents are put in trec_eval's order (document id descending)
 by one Arrow sort of the tied rows.
 
-This is the one place that decides between this path and the exact one:
 :func:`graded` returns None when it is switched off (:data:`ENABLED`) or in
 any doubt (a hash match the strings do not confirm), and
-:func:`askkit.metrics.prepare.prepare` then takes the exact path, so results
-never depend on the hash. ``tests/metrics/test_fast.py`` holds the two paths
-equal; ``benchmarks/metrics_bench.py`` times one against the other.
+:func:`askkit.metrics.preparation.prepare`, the one place that chooses, then
+takes the exact path, so results never depend on the hash.
+``tests/metrics/test_fast.py`` holds the two paths equal;
+``benchmarks/metrics_bench.py`` times one against the other.
 
 >>> ENABLED
 True
@@ -27,14 +27,16 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from askkit.metrics.measures import (
+from askkit.metrics.ranked import (
+    Blocks,
     BoolArray,
+    Coded,
     FloatArray,
     Graded,
     IntArray,
@@ -45,11 +47,8 @@ from askkit.metrics.measures import (
     fresh,
     group_rank,
     query_blocks,
+    take,
 )
-
-if TYPE_CHECKING:  # prepare imports this module at run time
-    from askkit.metrics.measures import Blocks
-    from askkit.metrics.prepare import Coded
 
 __all__ = ["ENABLED", "graded"]
 
@@ -246,32 +245,6 @@ def _sort_blocks(packed: IntArray, block: IntArray) -> None:
     packed.sort(kind="stable")  # timsort: the blocks are already in order
 
 
-def take(values: pa.Array | pa.ChunkedArray, rows: IntArray) -> pa.Array | pa.ChunkedArray:
-    """``values[rows]`` without joining a chunked array's chunks.
-
-    Arrow's ``take`` joins every chunk first: 100 MB of copies per call for the
-    ids of a 5M-row run. Rows in chunk order are taken chunk by chunk; any
-    other rows from the slice they span, so a slice of queries joins only its
-    own rows.
-    """
-    if not isinstance(values, pa.ChunkedArray) or values.num_chunks < 2 or not len(rows):
-        return values.take(pa.array(rows))
-    bounds = np.cumsum([0, *(len(c) for c in values.chunks)])
-    if int(rows.min()) < 0 or int(rows.max()) >= len(values):
-        raise IndexError(f"rows out of range for {len(values)} values")
-    chunk = np.searchsorted(bounds, rows, side="right") - 1
-    if bool(np.all(chunk[1:] >= chunk[:-1])):
-        cuts = np.searchsorted(chunk, np.arange(values.num_chunks + 1), side="left")
-        parts = [
-            values.chunk(i).take(pa.array(rows[a:b] - bounds[i]))
-            for i, (a, b) in enumerate(itertools.pairwise(cuts.tolist()))
-            if b > a
-        ]
-        return pa.chunked_array(parts, values.type)
-    lo, hi = int(rows.min()), int(rows.max())
-    return values.slice(lo, hi - lo + 1).take(pa.array(rows - lo))
-
-
 def _same_strings(
     left: pa.Array | pa.ChunkedArray, a: IntArray, right: pa.Array | pa.ChunkedArray, b: IntArray
 ) -> BoolArray:
@@ -283,7 +256,7 @@ def _same_strings(
 
 
 def graded(coded: Coded) -> Graded | None:
-    """:func:`askkit.metrics.prepare.exact`'s result, faster; None when in doubt or switched off.
+    """:func:`askkit.metrics.exact.exact`'s result, faster; None when in doubt or switched off.
 
     A grouped run (each query's rows contiguous) is ranked and graded a slice
     of whole queries at a time (:func:`_graded`); any other run is first put
@@ -294,7 +267,8 @@ def graded(coded: Coded) -> Graded | None:
     but the document codes, which name the same documents.
 
     >>> import pandas as pd
-    >>> from askkit.metrics.prepare import code, exact
+    >>> from askkit.metrics.exact import exact
+    >>> from askkit.metrics.preparation import code
     >>> run = pd.DataFrame({"turn_id": ["q", "q", "q"], "score": [3.0, 2.0, 1.0],
     ...                     "path": ["notes/c.md", "notes/b.md", "notes/c.md"]})
     >>> qrels = pd.DataFrame({"query_id": ["q"], "path": ["notes/b.md"], "grade": [2]})

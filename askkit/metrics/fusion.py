@@ -32,11 +32,11 @@ import numpy as np
 import pandas as pd
 
 from askkit.errors import SchemaError, UsageError
-from askkit.frame.columns import _score_stats
+from askkit.frame.columns import score_stats
 from askkit.frame.schema import STRING
 from askkit.metrics.evaluate import ranked_run
-from askkit.metrics.io import Level
-from askkit.metrics.prepare import Ties, check_options
+from askkit.metrics.ids import Level
+from askkit.metrics.preparation import Ties, check_options
 
 __all__ = ["DEFAULT_K", "FusionLevel", "fuse_rrf"]
 
@@ -294,7 +294,7 @@ def fuse_rrf(
         out["ordinal"] = fused_rank
     stats = [c for c in ("score_rank", "score_gap", "score_z") if c in out.columns]
     if stats:
-        values = _score_stats(turn, score)
+        values = score_stats(turn, score)
         for c in stats:
             out[c] = values[c]
     return out

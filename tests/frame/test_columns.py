@@ -26,13 +26,13 @@ from askkit.frame.columns import (
     _dates_ns,
     _headings_compiled,
     _plain_parts_compiled,
-    _score_stats,
     cited_ordinals,
     headings,
     headings_and_matches,
     map_paths,
     match_headings,
     path_parts,
+    score_stats,
     text_lengths,
     valid_dates,
 )
@@ -265,7 +265,7 @@ def test_cited_ordinals_of_chunked_large_and_null_answers() -> None:
 def test_score_stats_equal_pandas_groupby(turns: list[list[float]]) -> None:
     key = np.repeat(np.arange(len(turns)), [len(t) for t in turns]).astype(np.int64)
     score = np.array([s for t in turns for s in t], np.float64)
-    stats = _score_stats(key, score)
+    stats = score_stats(key, score)
     grouped = pd.Series(score).groupby(key)
     np.testing.assert_allclose(stats["score_gap"], grouped.transform("max") - score)
     np.testing.assert_array_equal(
@@ -293,7 +293,7 @@ def test_score_stats_of_interleaved_turns_with_nan_equal_pandas(
     left out of their turn's statistics and rank after the rest, in row order."""
     key = np.array([k for k, _ in rows], np.int64)
     score = np.array([s for _, s in rows], np.float64)
-    stats = _score_stats(key, score)
+    stats = score_stats(key, score)
     grouped = pd.Series(score).groupby(key)
     np.testing.assert_allclose(stats["score_gap"], grouped.transform("max") - score)
     want_rank = grouped.rank(method="min", ascending=False)
@@ -315,7 +315,7 @@ def test_score_stats_of_interleaved_turns_with_nan_equal_pandas(
 
 def test_equal_scores_have_zero_z_despite_rounding() -> None:
     key = np.zeros(3, np.int64)
-    stats = _score_stats(key, np.array([0.1, 0.1, 0.1]))  # their mean is not exactly 0.1
+    stats = score_stats(key, np.array([0.1, 0.1, 0.1]))  # their mean is not exactly 0.1
     assert stats["score_z"].tolist() == [0.0, 0.0, 0.0]
 
 
@@ -390,7 +390,7 @@ def test_score_rank_of_one_wide_turn_with_ties_and_nan_equals_pandas() -> None:
     rng = np.random.default_rng(3)
     score = rng.choice([0.1, 0.5, 0.9, np.nan], size=1000)
     key = np.full(1000, 7, np.int64)
-    rank = _score_stats(key, score)["score_rank"]
+    rank = score_stats(key, score)["score_rank"]
     nan = np.isnan(score)
     want = pd.Series(score).rank(method="min", ascending=False).to_numpy()
     np.testing.assert_array_equal(rank[~nan], want[~nan].astype(int))

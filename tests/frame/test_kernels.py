@@ -31,9 +31,9 @@ from askkit.frame.columns import (
     _RESERVED_PART,
     _SAFE_PATH,
     _headings_compiled,
-    _score_stats,
     _score_stats_grouped,
     headings_and_matches,
+    score_stats,
 )
 from tests import strategies as st_kimun
 
@@ -236,9 +236,9 @@ def test_turn_stats_equal_the_fallback_to_the_last_bit(turns: list[list[float]])
     saved = _compiled.ENABLED
     try:
         _compiled.ENABLED = True
-        fast = _score_stats(key, score)
+        fast = score_stats(key, score)
         _compiled.ENABLED = False
-        fallback = _score_stats(key, score)
+        fallback = score_stats(key, score)
     finally:
         _compiled.ENABLED = saved
     for name in ("score_rank", "score_gap", "score_z"):
@@ -268,7 +268,7 @@ def test_turn_stats_of_wide_and_narrow_turns_equal_the_fallback_to_the_last_bit(
     for name in ("score_rank", "score_gap", "score_z"):
         assert fast[name].tobytes() == fallback[name].tobytes(), name
     wide = np.zeros(257, np.int64)
-    assert _score_stats(wide, score[:257])["score_z"].tobytes() == (
+    assert score_stats(wide, score[:257])["score_z"].tobytes() == (
         _score_stats_grouped(wide, score[:257])["score_z"].tobytes()
     )
 

@@ -1,13 +1,12 @@
-"""askkit.metrics.evaluate: evaluate's options, levels and edge cases, ranked_run, coverage.
+"""askkit.metrics.evaluate: evaluate's options, levels and edge cases, ranked_run.
 
-The values against pytrec_eval are in test_measures.py; reading and writing
-qrels and runs in test_io.py.
+The values against pytrec_eval are in test_measures.py; coverage and ids that
+do not meet in test_coverage.py; reading and writing qrels and runs in
+test_qrels.py and test_runs.py.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -19,8 +18,8 @@ from hypothesis import strategies as st
 from askkit.errors import SchemaError
 from askkit.frame import sources_frame
 from askkit.metrics import coverage, evaluate, ranked_run
-from askkit.metrics.evaluate import no_match_sentence
-from tests.conftest import DATA, ROOT
+from tests.conftest import DATA
+from tests.probe import HEAVY, loaded_after
 
 
 def frame(rows: list[tuple[str, str, float]]) -> pd.DataFrame:
@@ -264,69 +263,13 @@ def test_note_and_section_levels_on_bundled_data(local_run: pd.DataFrame) -> Non
     assert "ndcg@10" in html
 
 
-def test_coverage_on_bundled_data(local_run: pd.DataFrame) -> None:
-    cov = coverage(local_run, DATA / "qrels.tsv", k=10)
-    assert 0.0 < cov.judged_at_k <= 1.0
-    assert set(cov.no_relevant) <= set(cov.per_query.index)
-    text = cov.explain()
-    assert "Ties" in text
-    assert "Missing queries" in text
-    assert "<script>" not in cov._repr_html_()
-
-
-def test_coverage_escapes_html() -> None:
-    run = frame([("<script>alert(1)</script>", "a.md", 1.0)])
-    cov = coverage(run, QRELS)
-    html = cov._repr_html_()
-    assert "<script>" not in html
-    assert "&lt;script&gt;" in html
-    assert cov.run_only == ("<script>alert(1)</script>",)
-
-
 def test_import_askkit_does_not_load_matplotlib() -> None:
-    code = "import sys, askkit, askkit.metrics, askkit.compare; print('matplotlib' in sys.modules)"
-    out = subprocess.run(
-        [sys.executable, "-c", code], check=False, cwd=ROOT, capture_output=True, text=True
-    )
-    assert out.stdout.strip() == "False", out.stderr
+    assert loaded_after("import askkit, askkit.metrics, askkit.compare", HEAVY) == set()
 
 
 # --------------------------------------------------------------------------- no match
 
 NO_MATCH = "No run query matches a judged query: nothing can be scored."
-
-
-@pytest.mark.parametrize(
-    ("run_ids", "judged_ids", "cause"),
-    [
-        (["q-starter", "q-acetone", "q-rye", "q-oven"], ["q01", "q02", "q03"], "id schemes"),
-        (["Q01", "Q02"], ["q01", "q02"], "differ only in case ('Q01' in the run, 'q01' judged)"),
-        (["q1", "q2"], ["q01", "q02"], "zero-padding ('q1' in the run, 'q01' judged)"),
-        (["run-q01", "run-q02"], ["q01", "q02"], "prefix"),
-        (["q01.run", "q02.run"], ["q01", "q02"], "suffix"),
-        (["q-01"], ["q01", "q02"], "separator"),
-        (["q7", "q8"], ["q01", "q02"], "one scheme but name different queries"),
-    ],
-)
-def test_no_match_sentence_names_three_ids_and_the_cause(
-    run_ids: list[str], judged_ids: list[str], cause: str
-) -> None:
-    line = no_match_sentence(run_ids, judged_ids)
-    assert line.startswith(NO_MATCH)
-    assert "\n" not in line
-    assert f"Run ids: {', '.join(run_ids[:3])};" in line
-    assert f"judged ids: {', '.join(judged_ids[:3])}." in line
-    assert run_ids[3:] == [] or run_ids[3] not in line
-    assert cause in line.split("Likely cause:")[1]
-
-
-@pytest.mark.parametrize(
-    ("run_ids", "judged_ids"), [(["q01", "x"], ["q01"]), ([], ["q01"]), (["q01"], [])]
-)
-def test_no_match_sentence_is_empty_when_something_matches_or_a_side_is_empty(
-    run_ids: list[str], judged_ids: list[str]
-) -> None:
-    assert no_match_sentence(run_ids, judged_ids) == ""
 
 
 def test_evaluate_says_first_that_nothing_can_be_scored() -> None:
@@ -351,12 +294,3 @@ def test_evaluate_on_matching_ids_has_no_headline() -> None:
     assert ev.headline == ""
     assert "nothing can be scored" not in ev._repr_html_()
     assert float(ev.mean["mrr"]) == 1.0
-
-
-def test_coverage_headline_comes_first() -> None:
-    cov = coverage(frame([("q-1", "a.md", 1.0)]), QRELS)
-    assert cov.headline.startswith(NO_MATCH)
-    assert "separator" in cov.headline
-    assert cov.explain().split("\n")[0] == cov.headline
-    assert "nan" not in cov._repr_html_().lower()
-    assert coverage(frame([("q1", "a.md", 1.0)]), QRELS).headline == ""

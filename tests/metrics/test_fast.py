@@ -1,4 +1,4 @@
-"""askkit.metrics.fast: the faster path equals the exact one (askkit.metrics.prepare.exact).
+"""askkit.metrics.fast: the faster path equals the exact one (askkit.metrics.exact.exact).
 
 The exact path is the specification. A property test holds the fast path to it
 on random runs and qrels (tied and NaN scores, repeated documents, unjudged
@@ -19,6 +19,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from askkit.metrics import evaluate, fast
+from askkit.metrics.exact import exact
 from askkit.metrics.fast import (
     _hash_strings,
     _pair_keys,
@@ -28,8 +29,9 @@ from askkit.metrics.fast import (
     _tie_order,
     graded,
 )
-from askkit.metrics.measures import Graded, compute, parse_measure, query_blocks
-from askkit.metrics.prepare import Coded, code, exact
+from askkit.metrics.measures import compute, parse_measure
+from askkit.metrics.preparation import code
+from askkit.metrics.ranked import Coded, Graded, query_blocks
 
 MEASURES = [parse_measure(m) for m in ("ndcg@5", "ndcg", "map", "mrr", "recall@3", "P@2")]
 
@@ -435,34 +437,6 @@ def test_a_chunked_column_hashes_as_the_joined_one(chunks: list[list[str]]) -> N
     else:
         assert got is not None
         assert got.tolist() == whole.tolist()
-
-
-@given(
-    st.lists(st.lists(st.text(max_size=4), max_size=5), min_size=1, max_size=5),
-    st.data(),
-)
-def test_take_from_chunks_equals_arrows_take(chunks: list[list[str]], data: Any) -> None:
-    """Rows in chunk order are taken chunk by chunk, others from their span; either
-    way the values are Arrow's own ``take``."""
-    chunked = pa.chunked_array([pa.array(c, pa.large_string()) for c in chunks])
-    n = len(chunked)
-    rows = np.array(
-        data.draw(st.lists(st.integers(0, n - 1), max_size=12) if n else st.just([])),
-        dtype=np.int64,
-    )
-    if data.draw(st.booleans()):
-        rows = np.sort(rows)  # chunk order: the chunk-by-chunk branch
-    got = fast.take(chunked, rows)
-    assert got.to_pylist() == chunked.take(pa.array(rows, pa.int64())).to_pylist()
-    assert got.type == chunked.type
-
-
-@pytest.mark.parametrize("row", [-1, 5])
-def test_take_from_chunks_refuses_rows_out_of_range(row: int) -> None:
-    """A row past either end is an error, as in Arrow's take, never a row left out."""
-    chunked = pa.chunked_array([pa.array(["a", "b"]), pa.array(["c", "d", "e"])])
-    with pytest.raises(IndexError, match="out of range for 5 values"):
-        fast.take(chunked, np.array([0, row], dtype=np.int64))
 
 
 def test_short_strings_hash_their_own_bytes_only() -> None:

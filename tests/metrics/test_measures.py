@@ -1,5 +1,5 @@
 """askkit.metrics.measures: the values equal pytrec_eval's (trec_eval's C code) on random
-runs, ties included, whichever path prepared the run; and the engine's own functions.
+runs, ties included, whichever path prepared the run; and each measure's definition.
 
 The reference tests run twice (the metric_paths fixture): with askkit.metrics.fast
 allowed, and with the exact path, the specification, doing all the work.
@@ -20,15 +20,18 @@ from hypothesis import strategies as st
 from askkit.errors import SchemaError
 from askkit.metrics import evaluate
 from askkit.metrics.measures import (
-    argsort_keys,
-    block_order,
     compute,
-    fresh,
-    group_rank,
-    lookup_grades,
+    discounted,
+    gain,
+    ideal_dcg,
+    ndcg,
     parse_measure,
-    rank_run,
+    precision,
+    ratio,
+    recall,
+    relevant,
 )
+from askkit.metrics.ranked import rank_run
 
 #: Vault paths that VaultPath prints unchanged, with non-ASCII and folders, so the
 #: docid-descending tie break is tested on code-point (= UTF-8 byte) order.
@@ -194,55 +197,7 @@ def test_bad_measure_names(bad: str) -> None:
         parse_measure(bad)
 
 
-# --------------------------------------------------------------------------- the engine
-
-
-def test_argsort_keys_past_63_bits_sorts_key_by_key() -> None:
-    big = 2**40
-    first = np.array([1, 0, 1, 0], dtype=np.int64)
-    second = np.array([5, big - 1, 3, 0], dtype=np.int64)
-    third = np.array([2, 1, 0, 3], dtype=np.int64)
-    keys = [(first, 2), (second, big), (third, big)]  # 1 + 40 + 40 bits: no packing
-    assert argsort_keys(keys).tolist() == [3, 1, 2, 0]
-    assert argsort_keys(keys[:2]).tolist() == [3, 1, 2, 0]  # packed, same order
-
-
-def test_group_rank_writes_into_a_given_array() -> None:
-    out = np.full(4, -7, dtype=np.int64)
-    assert group_rank(np.array([3, 3, 0, 0]), out=out) is out
-    assert out.tolist() == [1, 2, 1, 2]
-    assert group_rank(np.empty(0, dtype=np.int64)).tolist() == []
-
-
-@pytest.mark.parametrize("ties", ["trec", "input"])
-def test_rank_run_sorts_an_ungrouped_run_and_drops_repeats(ties: str) -> None:
-    query = np.array([1, 0, 1, 0, 1], dtype=np.int64)
-    doc = np.array([4, 2, 4, 3, 5], dtype=np.int64)
-    score = np.array([1.0, 2.0, 3.0, 2.0, np.nan])
-    order = np.array([1, 2, 2, 1, 3], dtype=np.int64)
-    r = rank_run(query, doc, score, order, ties=ties)  # type: ignore[arg-type]
-    assert r.query.tolist() == [0, 0, 1, 1]
-    if ties == "trec":  # score descending, then document code descending; NaN last
-        assert r.doc.tolist() == [3, 2, 4, 5]
-        assert r.rows.tolist() == [3, 1, 2, 4]  # doc 4's best chunk is row 2
-    else:  # the given order
-        assert r.doc.tolist() == [3, 2, 4, 5]
-        assert r.rows.tolist() == [3, 1, 0, 4]  # doc 4's first chunk in that order is row 0
-    assert r.rank.tolist() == [1, 2, 1, 2]
-    assert r.duplicates == 1
-
-
-def test_lookup_grades_only_for_judged_pairs() -> None:
-    grade, judged = lookup_grades(
-        4,
-        np.array([0, 0, 1, 1]),
-        np.array([1, 2, 1, 3]),
-        qrels_query=np.array([0, 1]),
-        qrels_doc=np.array([1, 3]),
-        qrels_grade=np.array([2, -1]),
-    )
-    assert grade.tolist() == [2, 0, 0, -1]  # doc 1 is judged for query 0 only
-    assert judged.tolist() == [True, False, False, True]
+# --------------------------------------------------------------------------- computed by hand
 
 
 def test_compute_by_hand() -> None:
@@ -267,20 +222,29 @@ def test_compute_by_hand() -> None:
     assert out["ndcg@2"].tolist() == [pytest.approx((2 / np.log2(3)) / ideal)]
 
 
-def test_block_order_keeps_rows_within_their_block() -> None:
-    query = np.array([2, 2, 2, 0, 1, 1], dtype=np.int64)
-    assert block_order(query).tolist() == [3, 4, 5, 0, 1, 2]
-    ascending = np.array([0, 0, 1, 3], dtype=np.int64)
-    assert block_order(ascending) is None  # already in order
+# --------------------------------------------------------------------------- one definition each
 
 
-@pytest.mark.parametrize("n", [0, 3, (4 << 20) // 8, (4 << 20) // 8 + 5])
-def test_fresh_arrays_are_writable_and_sized_under_and_over_the_huge_page_size(n: int) -> None:
-    """Long outputs are mapped in small pages; either way they are plain writable arrays."""
-    for dtype in (np.int64, np.float64, bool):
-        arr = fresh(n, dtype)
-        assert arr.shape == (n,)
-        assert arr.dtype == np.dtype(dtype)
-        assert arr.flags.writeable
-        arr[:] = 1
-        assert int(arr.sum()) == n
+def test_relevance_gain_and_discount() -> None:
+    grades = np.array([3, 1, 0, -2])
+    assert relevant(grades).tolist() == [True, True, False, False]
+    assert relevant(grades, level=0).tolist() == [True, True, True, False]
+    assert gain(grades).tolist() == [3.0, 1.0, 0.0, 0.0]
+    assert discounted(gain(grades), np.arange(1, 5)).tolist() == [3.0, 1 / np.log2(3), 0.0, 0.0]
+
+
+def test_ideal_dcg_ranks_each_querys_positive_gains_best_first() -> None:
+    query = np.array([1, 0, 0, 0, 1])
+    grade = np.array([2, 1, 3, -1, 0])
+    got = ideal_dcg(query, grade, 3)
+    assert got.tolist() == [pytest.approx(3 + 1 / np.log2(3)), 2.0, 0.0]
+    assert ideal_dcg(query, grade, 3, k=1).tolist() == [3.0, 2.0, 0.0]
+
+
+def test_ratios_score_zero_when_there_is_nothing_to_find() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division by zero
+        assert recall(np.array([1.0, 0.0]), np.array([2, 0])).tolist() == [0.5, 0.0]
+        assert precision(np.array([[1, 0]]), np.array([[4, 0]])).tolist() == [[0.25, 0.0]]
+        assert ndcg(np.array([1.0, 0.0]), np.array([2.0, 0.0])).tolist() == [0.5, 0.0]
+        assert ratio(np.array([3.0]), 4.0).tolist() == [0.75]

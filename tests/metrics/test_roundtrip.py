@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from askkit.errors import SchemaError
 from askkit.metrics import ranked_run, read_qrels, read_run, write_qrels, write_run
-from askkit.metrics.io import decode_id, qrels_doc_ids, trec_id
+from askkit.metrics.ids import decode_id, qrels_doc_ids, trec_id
 from tests.metrics.strategies import extra_names, headings, ids, labels, scores
 
 #: What a TREC reader splits fields on, so what a TREC writer encodes.

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from askkit import SchemaError, VaultPath
 from askkit.metrics import coverage, evaluate, read_qrels, read_run, write_qrels, write_run
-from askkit.metrics.io import read_trec_run
+from askkit.metrics.runs import read_trec_run
 
 #: ids a classic collection, the web and segment corpora use; VaultPath changes each.
 IDS = [
@@ -409,7 +409,7 @@ def test_the_parse_is_columnar_and_shuffled_ties_take_the_vectorised_sort(
     """A clean file is read by pyarrow's CSV reader, and a run whose tied scores are in
     arbitrary order is ranked by the fast path's sort, never the exact fallback, with
     pytrec_eval's values."""
-    from askkit.metrics import _trec, prepare
+    from askkit.metrics import _trec, preparation
 
     rng = np.random.default_rng(7)
     queries, width = 40, 30
@@ -433,7 +433,7 @@ def test_the_parse_is_columnar_and_shuffled_ties_take_the_vectorised_sort(
     def no_fallback(*args: object) -> None:
         raise AssertionError("the exact path ran")
 
-    monkeypatch.setattr(prepare, "exact", no_fallback)
+    monkeypatch.setattr(preparation, "exact", no_fallback)
     run = read_run(write(tmp_path / "run.txt", run_lines))
     qrels = read_qrels(write(tmp_path / "qrels.txt", qrels_lines))
     assert len(clean) == 2

@@ -14,7 +14,7 @@ import pytest
 from askkit.errors import SchemaError
 from askkit.frame import sources_frame
 from askkit.metrics import evaluate, ranked_run, read_qrels, read_run, write_qrels, write_run
-from askkit.metrics.io import read_queries
+from askkit.metrics.queries import read_queries
 from tests.conftest import DATA
 
 
@@ -240,17 +240,6 @@ def test_a_leading_byte_order_mark_stays_in_the_first_id_on_both_readers(tmp_pat
 
 
 # --------------------------------------------------------------------------- input files
-
-
-@pytest.mark.parametrize("content", ["", "\n\n", "query_id\tquestion\n"])
-def test_an_empty_queries_file_is_a_schema_error_naming_the_file(
-    tmp_path: Path, content: str
-) -> None:
-    path = tmp_path / "queries.tsv"
-    path.write_text(content, encoding="utf-8")
-    with pytest.raises(SchemaError, match="no queries") as info:
-        read_queries(path)
-    assert info.value.file == str(path)
 
 
 def special_files(tmp_path: Path) -> list[tuple[str, str]]:

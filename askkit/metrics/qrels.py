@@ -1,37 +1,22 @@
-"""Judgments and runs on disk, and the document ids metrics compare.
+"""Judgments on disk: qrels files (TSV or TREC) read into a frame and written back.
 
-Document ids
-------------
-Ids in files are opaque and exact: a TREC qrels or run file's ids, and a
-TSV qrels file's paths, are kept byte for byte (case, ``#``, ``:``, ``/`` and
-``%`` included) and compared as they are, as trec_eval compares them. A TREC
-qrels frame keeps them in its ``doc`` column, which is the document id at
-every level.
-
-Where ids are kimun vault paths, kimun's path rules apply only when asked:
-``ids="vault"`` prints every path as :class:`~askkit.VaultPath` does
-(lowercase, ``:?*<>|[]^`` replaced, ...), the rule a sources frame built from
-kimun's payloads already follows, so both sides are normalised the same way.
-
-Built from columns: note level is the printed path; section level is
-``path#heading`` with the section's innermost heading, or the path alone when
-there is none (never parsed out of an id). In a sources frame that heading is
-the last non-empty U+001F segment of the raw wire ``title`` (exact even when
-a heading contains `` › ``; a journal section whose only heading is its date
-keeps that date, as a judgment names it), and ``match_heading`` when the
-frame has no title.
+:func:`read_qrels` reads a TSV with a header line or TREC qrels (``qid iter
+docid grade``) into the qrels frame (:data:`QRELS_COLUMNS`); :func:`write_qrels`
+writes one back, atomically. The ids read are the document ids
+:mod:`askkit.metrics.ids` describes.
 
 Writing TREC files, an id with ASCII whitespace (a section id's heading) is
-percent-encoded (:func:`encode_id`: ``%`` as ``%25``, a space as ``%20``,
-...) so that it stays one column; any other id is written as it is, byte for
-byte, so that a collection's ids (``FT911-1``, URLs with ``%20`` in them,
-``urn:`` ids) reach trec_eval as they came. A file in which an id is encoded
-never holds an id, written as it is, that holds a percent code: ``a b.md``
-and a literal ``a%20b.md`` would be one id, so such a file is refused with a
-:class:`SchemaError` naming both. So every file askkit writes reads back to
-exactly the ids it was written from: readers keep ids as written by default
-(a collection's own files read exactly), and ``decode=True``
-(:func:`read_qrels`, :func:`read_trec_run`) decodes them, for a file askkit
+percent-encoded (:func:`~askkit.metrics.ids.encode_id`: ``%`` as ``%25``, a
+space as ``%20``, ...) so that it stays one column; any other id is written
+as it is, byte for byte, so that a collection's ids (``FT911-1``, URLs with
+``%20`` in them, ``urn:`` ids) reach trec_eval as they came. A file in which
+an id is encoded never holds an id, written as it is, that holds a percent
+code: ``a b.md`` and a literal ``a%20b.md`` would be one id, so such a file is
+refused with a :class:`SchemaError` naming both. So every file askkit writes
+reads back to exactly the ids it was written from: readers keep ids as
+written by default (a collection's own files read exactly), and
+``decode=True`` (:func:`read_qrels`,
+:func:`askkit.metrics.runs.read_trec_run`) decodes them, for a file askkit
 wrote from ids holding whitespace. A TSV qrels file quotes a field holding a
 tab, CR, LF or ``"`` instead, so every value reads back exactly, decoded or
 not.
@@ -44,51 +29,34 @@ import csv
 import io
 import os
 import warnings
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from askkit._atomic import atomic_write_text
-from askkit._files import input_error, open_input, read_input
-from askkit._text import RUST_WHITESPACE
+from askkit._files import input_error, open_input
 from askkit.errors import SchemaError
 from askkit.frame.load import Loaded
-from askkit.frame.schema import ERROR_COLUMNS, STRING, empty_errors
+from askkit.frame.schema import STRING
 from askkit.metrics._trec import (
+    INTEGER,
+    bad_rows,
     decode_id,
-    encode_id,
+    errors_frame,
+    numbers,
+    pd_strings,
     read_table,
     text_column,
     trec_columns,
-    trec_id,
+    where,
 )
-from askkit.sources import BREADCRUMB_SEP, VaultPath
+from askkit.metrics.ids import Ids, Level, check_ids, qrels_doc_ids, vault_ids
 
-__all__ = [
-    "QRELS_COLUMNS",
-    "Ids",
-    "Level",
-    "Queries",
-    "decode_id",
-    "doc_ids",
-    "encode_id",
-    "qrels_doc_ids",
-    "read_qrels",
-    "read_queries",
-    "read_trec_run",
-    "trec_columns",
-    "trec_id",
-    "write_qrels",
-]
+__all__ = ["QRELS_COLUMNS", "PathOrFrame", "read_qrels", "write_qrels"]
 
-Level = Literal["note", "section"]
-#: How ids in files are compared: as written, or as kimun prints vault paths.
-Ids = Literal["exact", "vault"]
 #: The qrels frame: column -> dtype.
 QRELS_COLUMNS: dict[str, Any] = {
     "query_id": STRING,
@@ -97,118 +65,6 @@ QRELS_COLUMNS: dict[str, Any] = {
     "grade": np.dtype("int64"),
 }
 PathOrFrame = str | os.PathLike[str] | pd.DataFrame
-
-
-def _arrow(values: pd.Series) -> pa.ChunkedArray:
-    return pa.chunked_array([pa.array(values.astype(STRING).to_numpy(), pa.string())])
-
-
-def _innermost(title: pd.Series) -> pd.Series:
-    """The last non-empty U+001F segment of each (Rust-trimmed) title."""
-    arr = pc.utf8_trim(_arrow(title), characters=RUST_WHITESPACE)
-    arr = pc.utf8_rtrim(arr, characters=BREADCRUMB_SEP)
-    arr = pc.replace_substring_regex(arr, "(?s)^.*" + BREADCRUMB_SEP, "")
-    return pd.Series(pd.array(arr, dtype=STRING), index=title.index)
-
-
-def doc_ids(run: pd.DataFrame, level: Level) -> pd.Series:
-    """The document id of each row of a sources frame (or of a frame with a ``doc`` column).
-
-    >>> f = pd.DataFrame({"path": ["j/2026-04-21.md", "b.md"],
-    ...                   "title": ["2026-04-21", "Bread\\x1fBake log"]})
-    >>> doc_ids(f, "section").tolist(), doc_ids(f, "note").tolist()
-    (['j/2026-04-21.md#2026-04-21', 'b.md#Bake log'], ['j/2026-04-21.md', 'b.md'])
-    """
-    if "doc" in run.columns:
-        return text_column(run["doc"], "doc")
-    if "path" not in run.columns:
-        raise SchemaError(
-            "the run has no 'path' (or 'doc') column; build it with askkit.frame.sources_frame",
-            field="columns",
-            value=list(run.columns),
-        )
-    path = text_column(run["path"], "path")
-    if level == "note":
-        return path
-    if level != "section":
-        raise ValueError(f"level must be 'note' or 'section', got {level!r}")
-    if "title" in run.columns:
-        heading = _innermost(text_column(run["title"], "title").fillna(""))
-        if "match_heading" in run.columns:
-            match = text_column(run["match_heading"], "match_heading")
-            heading = heading.where(run["title"].notna(), match)
-    elif "match_heading" in run.columns:
-        heading = text_column(run["match_heading"], "match_heading")
-    else:
-        raise SchemaError(
-            "section level needs a 'title' or 'match_heading' column",
-            field="columns",
-            value=list(run.columns),
-        )
-    return _section_ids(path, heading.fillna(""))
-
-
-def _section_ids(path: pd.Series, heading: pd.Series) -> pd.Series:
-    """``path#heading``, or the path alone where the heading is empty (a note
-    without headings; a judgment that names no section)."""
-    return path.where(heading == "", path + "#" + heading)
-
-
-def qrels_doc_ids(qrels: pd.DataFrame, level: Level) -> pd.Series:
-    """The document id of each judgment (see the module docstring): the ``doc``
-    column when there is one (TREC qrels: opaque ids, at every level)."""
-    if level not in ("note", "section"):
-        raise ValueError(f"level must be 'note' or 'section', got {level!r}")
-    if "doc" in qrels.columns:
-        return qrels["doc"].astype(STRING)
-    if level == "note":
-        return qrels["path"].astype(STRING)
-    return _section_ids(qrels["path"].astype(STRING), qrels["heading"].astype(STRING).fillna(""))
-
-
-# --------------------------------------------------------------------------- qrels
-
-
-def _where(source: object, line: int | None = None) -> dict[str, Any]:
-    return {"file": str(source) if source is not None else None, "line": line}
-
-
-def _vault_ids(values: pd.Series) -> pd.Series:
-    """Each id as :class:`~askkit.VaultPath` prints it, computed once per distinct id."""
-    codes, uniques = pd.factorize(values.astype(STRING))
-    printed = np.asarray([str(VaultPath(str(p))) for p in uniques], dtype=object)
-    return pd.Series(pd.array(printed[codes], dtype=STRING), index=values.index)
-
-
-def _check_ids(ids: str) -> None:
-    if ids not in ("exact", "vault"):
-        raise ValueError(f"ids must be 'exact' or 'vault', got {ids!r}")
-
-
-_INTEGER = r"^[+-]?[0-9]{1,18}$"
-_NUMBER = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|inf|infinity))$"
-
-
-def _pd_strings(arr: pa.Array | pa.ChunkedArray) -> Any:
-    """An Arrow string column as the frame's string dtype (``large_string``: kept as
-    it is; ``string``: only the offsets are widened)."""
-    chunked = arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
-    if chunked.type != pa.large_string():
-        chunked = chunked.cast(pa.large_string())
-    return STRING.__from_arrow__(chunked)  # type: ignore[attr-defined]
-
-
-def _cast(arr: Any, to: pa.DataType) -> np.ndarray[Any, Any] | None:
-    """The column as numbers when every value parses (pyarrow's parser), else None."""
-    try:
-        return np.asarray(pc.cast(arr, to).to_numpy(zero_copy_only=False))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-
-
-def _bad_rows(values: pd.Series, pattern: str) -> np.ndarray[Any, Any]:
-    arr = pa.array(values.astype(STRING).fillna("").array)
-    return ~np.asarray(pc.match_substring_regex(arr, pattern).to_numpy(zero_copy_only=False))
 
 
 def _normalise(
@@ -230,7 +86,7 @@ def _normalise(
             "write a header line 'query_id<TAB>path<TAB>heading<TAB>grade'",
             field="columns",
             value=missing,
-            **_where(source),
+            **where(source),
         )
     frame = frame.reset_index(drop=True)
     for name in ("query_id", "path", "heading", "doc", "iteration"):
@@ -240,7 +96,7 @@ def _normalise(
     if pd.api.types.is_integer_dtype(raw_grade.dtype) and not raw_grade.hasnans:
         bad_grade = raw_grade.isna().to_numpy()
     else:
-        bad_grade = _bad_rows(raw_grade.astype(str).astype(STRING), _INTEGER)
+        bad_grade = bad_rows(raw_grade.astype(str).astype(STRING), INTEGER)
     qid = frame["query_id"].astype(STRING).fillna("")
     path = frame["path"].astype(STRING).fillna("")
     blank_qid = (qid == "").to_numpy()
@@ -258,7 +114,7 @@ def _normalise(
             name = "query_id" if blank_qid[i] else "path"
             message, value = "query_id and path must not be empty", ""
         line = int(lines[i]) if lines is not None else None
-        error = SchemaError(message, field=name, value=value, **_where(source, line))
+        error = SchemaError(message, field=name, value=value, **where(source, line))
         if strict:
             raise error
         errors.append(error)
@@ -270,7 +126,7 @@ def _normalise(
     heading = (
         frame["heading"].astype(STRING).fillna("")
         if "heading" in frame.columns
-        else pd.Series(_pd_strings(pa.repeat("", n)) if n else pd.array([], dtype=STRING))
+        else pd.Series(pd_strings(pa.repeat("", n)) if n else pd.array([], dtype=STRING))
     )
     grade = (
         raw_grade.to_numpy(dtype=np.int64)
@@ -309,7 +165,7 @@ def _with_extra_columns(
             "a qrels column is named twice; give each column its own name",
             field="columns",
             value=twice,
-            **_where(source),
+            **where(source),
         )
     if "heading" not in names:
         names.insert(names.index("path") + 1, "heading")
@@ -339,20 +195,6 @@ def _sniff(text: str) -> Literal["tsv", "trec"]:
             if row and (len(row) > 1 or row[0].strip()):
                 return "tsv" if "query_id" in row else "trec"
     return "trec"
-
-
-def _errors_frame(errors: list[SchemaError]) -> pd.DataFrame:
-    if not errors:
-        return empty_errors()
-    return pd.DataFrame(
-        {
-            "file": [e.file or "" for e in errors],
-            "line": [e.line if e.line is not None else 0 for e in errors],
-            "field": [e.field or "" for e in errors],
-            "value": [repr(e.value) if e.has_value else "" for e in errors],
-            "message": [e.message for e in errors],
-        }
-    ).astype(ERROR_COLUMNS)
 
 
 #: The UTF-8 byte order mark Excel writes in front of a TSV; skipped before the header.
@@ -414,9 +256,9 @@ def read_qrels(
         line left out (``records == records_loaded + len(errors)``).
     decode:
         ``False`` (default): a TREC file's ids as written. ``True``: decoded
-        (:func:`decode_id`), for a TREC file askkit wrote from ids holding
-        whitespace (see the module docstring); a TSV file and a frame are
-        exact either way.
+        (:func:`~askkit.metrics.ids.decode_id`), for a TREC file askkit wrote
+        from ids holding whitespace (see the module docstring); a TSV file
+        and a frame are exact either way.
     extra_columns:
         ``False`` (default): only the columns above. ``True``: a TSV file's
         (or a frame's) other columns too, as text, every column in the
@@ -444,7 +286,7 @@ def read_qrels(
     ...            ids="vault").iloc[0]["path"]
     'a.md'
     """
-    _check_ids(ids)
+    check_ids(ids)
     if isinstance(source, pd.DataFrame):
         frame, errors = _normalise(source, None, None, strict=strict, extra_columns=extra_columns)
         records = len(source)
@@ -453,12 +295,12 @@ def read_qrels(
             Path(source), format, strict=strict, decode=decode, extra_columns=extra_columns
         )
     if ids == "vault" and len(frame):
-        frame["path"] = _vault_ids(frame["path"])
+        frame["path"] = vault_ids(frame["path"])
         if "doc" in frame.columns:
             frame["doc"] = frame["path"]
     if strict:
         return frame
-    return Loaded(frame, _errors_frame(errors), records)
+    return Loaded(frame, errors_frame(errors), records)
 
 
 def _read_qrels_file(
@@ -490,18 +332,18 @@ def _read_qrels_file(
             handle=handle,
         )
     cols = table.columns
-    doc = pd.Series(_pd_strings(cols["doc"]))
-    qid = pd.Series(_pd_strings(cols["query_id"]))
-    iteration = pd.Series(_pd_strings(cols["iteration"]))
+    doc = pd.Series(pd_strings(cols["doc"]))
+    qid = pd.Series(pd_strings(cols["query_id"]))
+    iteration = pd.Series(pd_strings(cols["iteration"]))
     if decode:
         doc, qid, iteration = decode_id(doc), decode_id(qid), decode_id(iteration)
-    grade = _cast(cols["grade"], pa.int64())
+    grade = numbers(cols["grade"], pa.int64())
     frame = pd.DataFrame(
         {
             "query_id": qid.array,
             "path": doc.array,
-            "heading": _pd_strings(pa.repeat("", len(doc))) if len(doc) else doc.array,
-            "grade": grade if grade is not None else _pd_strings(cols["grade"]),
+            "heading": pd_strings(pa.repeat("", len(doc))) if len(doc) else doc.array,
+            "grade": grade if grade is not None else pd_strings(cols["grade"]),
             "doc": doc.array,
             "iteration": iteration.array,
         },
@@ -657,11 +499,11 @@ def write_qrels(
     ``"trec"`` writes ``qid iter docid grade`` (a TREC file has no other
     field): ``docid`` is the ``doc`` column when there is one (a TREC file
     read back gives the same lines), else the id at ``level``
-    (:func:`qrels_doc_ids`: ``path`` for notes, ``path#heading`` for
+    (:func:`~askkit.metrics.ids.qrels_doc_ids`: ``path`` for notes, ``path#heading`` for
     sections; ``None``: sections when a heading is given, as
     :func:`askkit.metrics.write_run` writes a section-level run); ``iter``
     the ``iteration`` column, else ``0``. Ids are written as the module
-    docstring says (:func:`trec_id`: percent-encoded when they hold
+    docstring says (:func:`~askkit.metrics.ids.trec_id`: percent-encoded when they hold
     whitespace; ``read_qrels(path, decode=True)`` reads them back exactly).
     A file that would not read back as written (a query id starting with
     ``#``, a comment to TREC readers; an empty field; two ids one written
@@ -747,172 +589,3 @@ def _tsv_field(values: pd.Series) -> pd.Series:
     quoted = '"' + out[special].str.replace('"', '""', regex=False) + '"'
     cells[special] = quoted.to_numpy(dtype=object)
     return pd.Series(pd.array(cells, dtype=STRING), index=out.index, name=out.name)
-
-
-@overload
-def read_trec_run(
-    source: str | os.PathLike[str],
-    *,
-    ids: Ids = ...,
-    strict: Literal[True] = ...,
-    decode: bool = ...,
-) -> pd.DataFrame: ...
-@overload
-def read_trec_run(
-    source: str | os.PathLike[str], *, ids: Ids = ..., strict: Literal[False], decode: bool = ...
-) -> Loaded: ...
-def read_trec_run(
-    source: str | os.PathLike[str], *, ids: Ids = "exact", strict: bool = True, decode: bool = False
-) -> pd.DataFrame | Loaded:
-    """Read a TREC run (``qid Q0 docid rank score tag``) as a run frame for ``evaluate``.
-
-    Columns: ``turn_id``, ``doc`` (exact, or printed as a vault path with
-    ``ids="vault"``), ``rank`` (int64), ``score`` (float64), ``tag``.
-    :func:`askkit.metrics.evaluate` takes it as it takes a sources frame (the
-    ``doc`` column is the document id at any level). As trec_eval reads runs:
-    fields after the tag are ignored, a line whose first field starts with
-    ``#`` is a comment, blank lines are skipped. A line with fewer than six
-    fields, a score that is not a number or a rank that is not an integer
-    raises :class:`SchemaError` naming the file and line (``strict=False``:
-    the line is left out and reported, see :func:`read_qrels`). Ids are kept
-    as written; ``decode=True`` decodes them (:func:`decode_id`), for a run
-    askkit wrote from ids holding whitespace (see the module docstring). A
-    folder, a FIFO or a device raises :class:`SchemaError` naming it.
-    """
-    _check_ids(ids)
-    path = Path(source)
-    names = ("turn_id", "q0", "doc", "rank", "score", "tag")
-    table = read_table(
-        path,
-        names,
-        what="run",
-        extra=True,
-        comments=True,
-        strict=strict,
-        numbers={"rank": pa.int64(), "score": pa.float64()},
-    )
-    cols = table.columns
-    score, rank = _cast(cols["score"], pa.float64()), _cast(cols["rank"], pa.int64())
-    if score is None or rank is None:
-        score_text = pd.Series(_pd_strings(cols["score"]))
-        rank_text = pd.Series(_pd_strings(cols["rank"]))
-        bad_score = _bad_rows(score_text, _NUMBER)
-        bad_rank = _bad_rows(rank_text, _INTEGER)
-        errors: list[SchemaError] = []
-        for i in np.flatnonzero(bad_score | bad_rank).tolist():
-            name = "score" if bad_score[i] else "rank"
-            kind = "a number" if name == "score" else "an integer"
-            error = SchemaError(
-                f"{name} must be {kind}",
-                field=name,
-                value=(score_text if name == "score" else rank_text).iloc[i],
-                file=str(path),
-                line=int(table.line[i]),
-            )
-            if strict:
-                raise error
-            errors.append(error)
-        table = table.keep(~(bad_score | bad_rank), errors)
-        cols = table.columns
-        score = np.array([float(x) for x in cols["score"].to_pylist()], dtype=np.float64)
-        rank = np.array([int(x) for x in cols["rank"].to_pylist()], dtype=np.int64)
-    doc = pd.Series(_pd_strings(cols["doc"]))
-    turn_id = pd.Series(_pd_strings(cols["turn_id"]))
-    if decode:
-        doc, turn_id = decode_id(doc), decode_id(turn_id)
-    frame = pd.DataFrame(
-        {
-            "turn_id": turn_id.array,
-            "doc": _vault_ids(doc).array if ids == "vault" and len(doc) else doc.array,
-            "rank": rank,
-            "score": score,
-            "tag": _pd_strings(cols["tag"]),
-        },
-        copy=False,
-    )
-    if strict:
-        return frame
-    return Loaded(frame, _errors_frame(table.errors), table.records)
-
-
-#: Column names :func:`read_queries` accepts for the query text, in preference order.
-_TEXT_COLUMNS = ("text", "question", "query")
-Queries = Mapping[str, str] | pd.DataFrame | str | os.PathLike[str]
-
-
-def read_queries(queries: Queries) -> dict[str, str]:
-    """``{query_id: text}`` from a mapping, a frame or a TSV file with a header.
-
-    A frame (or the file, read as one) needs a ``query_id`` column and the
-    text in ``text``, ``question`` (``data/queries.tsv``) or ``query``. A file
-    must be a regular UTF-8 file holding at least one query: an empty one (or
-    a header alone), a folder, a FIFO or a device raises :class:`SchemaError`
-    naming it.
-
-    >>> read_queries(pd.DataFrame({"query_id": ["q1"], "question": ["starter?"]}))
-    {'q1': 'starter?'}
-    """
-    if isinstance(queries, Mapping):
-        return {str(k): v for k, v in queries.items()}
-    source: str | None = None
-    if not isinstance(queries, pd.DataFrame):
-        source = os.fspath(queries)
-        queries = _queries_file(source)
-    text = next((c for c in _TEXT_COLUMNS if c in queries.columns), None)
-    if "query_id" not in queries.columns or text is None:
-        raise SchemaError(
-            "queries need a query_id column and a text (or question) column",
-            field="columns",
-            value=[str(c) for c in queries.columns],
-            file=source,
-        )
-    ids = queries["query_id"].astype(str).tolist()
-    duplicated = pd.Series(ids).duplicated()
-    if duplicated.any():
-        at = int(np.argmax(duplicated.to_numpy()))
-        raise SchemaError("duplicate query id", field=f"query_id[{at}]", value=ids[at], file=source)
-    return dict(zip(ids, queries[text].fillna("").astype(str).tolist(), strict=True))
-
-
-_QUERIES_FORMAT = "give a TSV with a header line query_id<TAB>question and one line per query"
-
-
-def _queries_file(source: str) -> pd.DataFrame:
-    """A queries TSV as a frame of strings, through the one input-file rule."""
-    if not os.path.lexists(source):
-        raise SchemaError(f"no such queries file: {_QUERIES_FORMAT}", value=source, file=source)
-    data = read_input(source, what="queries")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SchemaError(
-            f"not UTF-8 (byte {data[exc.start]:#04x}); queries files are read as UTF-8: "
-            "convert the file first, e.g. iconv -f latin1 -t utf-8",
-            has_value=False,
-            file=source,
-            line=data.count(b"\n", 0, exc.start) + 1,
-        ) from None
-    if not text.strip():
-        raise SchemaError(
-            f"the queries file is empty (no queries): {_QUERIES_FORMAT}",
-            has_value=False,
-            file=source,
-        )
-    try:
-        frame = pd.read_csv(
-            io.StringIO(text), sep="\t", dtype=str, keep_default_na=False, quoting=csv.QUOTE_NONE
-        )
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise SchemaError(
-            f"not a queries TSV: {' '.join(str(exc).split())}; {_QUERIES_FORMAT}",
-            has_value=False,
-            file=source,
-        ) from None
-    if frame.empty:
-        raise SchemaError(
-            f"the queries file has a header line but no queries: {_QUERIES_FORMAT}",
-            value=[str(c) for c in frame.columns],
-            field="columns",
-            file=source,
-        )
-    return frame

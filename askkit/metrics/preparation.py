@@ -1,29 +1,25 @@
-"""Preparing a run and judgments for scoring: integer codes, ranking, grades.
+"""One preparation of a run and its judgments for scoring: where every measure starts.
 
-:func:`prepare` turns a run frame and a qrels frame into the arrays
-:mod:`askkit.metrics.measures` works on, in two steps:
+:func:`prepare` is the one entry. It codes the run and the qrels once
+(:func:`code`: query ids become integer codes in sorted order, factorized
+block-wise since a run arrives grouped by turn, so only the first id of each
+block is hashed; document ids stay Arrow strings), then ranks, de-duplicates
+and grades the run on one of two paths, chosen here and only here:
+:func:`askkit.metrics.fast.graded` when it takes the run, else
+:func:`askkit.metrics.exact.exact`, the specification. Both give the same
+:class:`Prepared` run.
 
-* :func:`code`, the shared set-up: query ids become integer codes in sorted
-  order (factorized block-wise: a run arrives grouped by turn, so only the
-  first id of each block is hashed); document ids stay Arrow strings.
-* :func:`exact`, the specification: document ids get one Arrow
-  ``dictionary_encode`` shared by run and qrels,
-  :func:`~askkit.metrics.measures.rank_run` ranks the run and drops repeated
-  documents (the document order for trec_eval's tie break is computed only
-  when tied scores need it), and each row's grade comes from a merge with the
-  qrels, one grade per (query, document), the highest.
-
-:func:`prepare` first asks :func:`askkit.metrics.fast.graded`, which gives the
-same result faster for the usual run and declines (None) whenever it is in
-doubt or switched off; the exact path then does the work.
+:func:`~askkit.metrics.evaluate`, :func:`~askkit.metrics.coverage` and
+:func:`~askkit.metrics.ranked_run` each take a prepared run in place of a
+run and its qrels, so a report prepares its run once for all of them.
 
 Examples
 --------
 >>> run = pd.DataFrame({"turn_id": ["q", "q", "q"], "path": ["a.md", "b.md", "a.md"],
 ...                     "score": [1.0, 1.0, 2.0]})
 >>> qrels = pd.DataFrame({"query_id": ["q"], "path": ["b.md"], "grade": [2]})
->>> g = exact(code(run, qrels, "note", "trec"))
->>> g.ranked.rows.tolist(), g.ranked.rank.tolist(), g.grade.tolist(), g.ranked.duplicates
+>>> p = prepare(run, qrels)
+>>> p.ranked.rows.tolist(), p.ranked.rank.tolist(), p.grade.tolist(), p.ranked.duplicates
 ([2, 1], [1, 2], [0, 2], 1)
 """
 
@@ -37,48 +33,56 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from askkit.errors import SchemaError
+from askkit.errors import SchemaError, UsageError
 from askkit.frame.schema import STRING
 from askkit.metrics import fast
 from askkit.metrics._trec import text_column
-from askkit.metrics.io import (
-    QRELS_COLUMNS,
-    Level,
-    PathOrFrame,
-    doc_ids,
-    qrels_doc_ids,
-    read_qrels,
-)
-from askkit.metrics.measures import (
+from askkit.metrics.exact import exact
+from askkit.metrics.ids import Level, check_level, doc_ids, qrels_doc_ids
+from askkit.metrics.qrels import QRELS_COLUMNS, PathOrFrame, read_qrels
+from askkit.metrics.ranked import (
     BoolArray,
+    Coded,
     FloatArray,
-    Graded,
     IntArray,
     Ranked,
     Ties,
-    argsort_keys,
+    dictionary_codes,
     fresh,
-    lookup_grades,
-    rank_run,
+    take,
 )
 
-__all__ = ["Coded", "Prepared", "Ties", "as_qrels", "check_options", "code", "exact", "prepare"]
+__all__ = ["Prepared", "Ties", "as_prepared", "as_qrels", "check_options", "code", "prepare"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Prepared:
-    """What :func:`prepare` returns: the queries, and the run ranked and graded.
+    """A run and its judgments, ranked, de-duplicated and graded: what :func:`prepare` returns.
 
     ``qids`` are the query ids (sorted) that the codes in ``ranked.query`` and
     ``qrels_query`` index; ``in_qrels`` and ``in_run`` say which were judged
     and which the run answered; ``run_only`` lists the run's queries that
-    were left out (no judgments). The other fields are :class:`Graded`'s.
+    have no judgments; ``row_query`` is the query code of each run row coded
+    (before de-duplication). ``ranked.rows`` are rows of ``run``; ``ranked.doc``
+    indexes ``docs``; ``score``, ``grade`` (0 when unjudged) and ``judged``
+    follow ``ranked``'s rows; ``qrels_query`` and ``qrels_grade`` hold one
+    judgment per (query, document), the highest grade. ``run`` and ``qrels``
+    are the frames it was prepared from (the qrels as
+    :func:`~askkit.metrics.read_qrels` reads them), ``level`` and ``ties``
+    how. ``run_queries``: every query of the run is coded, judged or not
+    (else only the judged ones, all :func:`~askkit.metrics.evaluate` needs).
     """
 
+    run: pd.DataFrame
+    qrels: pd.DataFrame
+    level: Level
+    ties: Ties
+    run_queries: bool
     qids: pd.Index
     in_qrels: BoolArray
     in_run: BoolArray
     run_only: tuple[str, ...]
+    row_query: IntArray
     ranked: Ranked
     score: FloatArray
     grade: IntArray
@@ -87,35 +91,22 @@ class Prepared:
     qrels_query: IntArray
     qrels_grade: IntArray
 
+    def chunks(self) -> IntArray:
+        """Each query's rows in the run, before de-duplication."""
+        return np.bincount(self.row_query, minlength=len(self.qids)).astype(np.int64)
 
-@dataclass(frozen=True, slots=True)
-class Coded:
-    """A run and its judgments with integer query codes: where both paths start.
+    def duplicates(self, queries: BoolArray) -> int:
+        """The rows de-duplication dropped in the ``queries`` selected (a mask over ``qids``)."""
+        if bool(queries.all()):
+            return self.ranked.duplicates
+        retrieved = np.bincount(self.ranked.query, minlength=len(self.qids))
+        return int((self.chunks() - retrieved)[queries].sum())
 
-    Query codes index ``qids`` (sorted). The run's kept rows (those of
-    ``qids``' queries) are ``query``, ``score`` and ``order``;
-    ``keep`` maps them to rows of the run (None: every row) and ``docs`` holds
-    the document id of every row of the run (Arrow ``large_string``, an array
-    or its chunks). ``grouped``: each query's kept rows are contiguous.
-    ``order`` is the input order (the ``rank``
-    column, else the row number). The qrels are ``qrels_query``,
-    ``qrels_docs`` and ``qrels_grade``, one row per judgment as read.
-    """
-
-    qids: pd.Index
-    in_qrels: BoolArray
-    in_run: BoolArray
-    run_only: tuple[str, ...]
-    ties: Ties
-    grouped: bool
-    query: IntArray
-    keep: IntArray | None
-    score: FloatArray
-    order: IntArray
-    docs: pa.Array | pa.ChunkedArray
-    qrels_query: IntArray
-    qrels_docs: pa.Array | pa.ChunkedArray
-    qrels_grade: IntArray
+    def __repr__(self) -> str:
+        return (
+            f"Prepared({len(self.qids)} queries, {len(self.ranked.rows)} documents, "
+            f"level={self.level}, ties={self.ties})"
+        )
 
 
 def _run_columns(run: pd.DataFrame) -> None:
@@ -134,8 +125,7 @@ def _run_columns(run: pd.DataFrame) -> None:
 
 
 def check_options(level: str, ties: str, missing: str | None = None) -> None:
-    if level not in ("note", "section"):
-        raise ValueError(f"level must be 'note' or 'section', got {level!r}")
+    check_level(level)
     if ties not in ("trec", "input"):
         raise ValueError(f"ties must be 'trec' or 'input', got {ties!r}")
     if missing is not None and missing not in ("drop", "zero"):
@@ -143,7 +133,7 @@ def check_options(level: str, ties: str, missing: str | None = None) -> None:
 
 
 def _as_read(frame: pd.DataFrame) -> bool:
-    """Whether the frame has exactly the columns and dtypes :func:`read_qrels` gives
+    """Whether the frame has exactly the columns and dtypes :func:`~askkit.metrics.read_qrels` gives
     (a TREC file's ``doc`` and ``iteration`` included), so it needs no second pass."""
     dtypes = dict(frame.dtypes)
     extra = {c: dtypes.pop(c) for c in ("doc", "iteration") if c in dtypes}
@@ -169,26 +159,6 @@ def _arrow_strings(values: pd.Series, what: str, *, contiguous: bool = True) -> 
     return arr.cast(pa.large_string()) if arr.type != pa.large_string() else arr
 
 
-def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
-    return list(values.chunks) if isinstance(values, pa.ChunkedArray) else [values]
-
-
-def _encode(values: pa.Array | pa.ChunkedArray) -> tuple[IntArray, pa.Array]:
-    """Dictionary codes (order of first appearance) and the dictionary.
-
-    A chunked input is encoded without concatenating it: Arrow shares one
-    hash table across chunks, and every chunk carries the final dictionary.
-    """
-    encoded = pc.dictionary_encode(values)
-    if isinstance(encoded, pa.ChunkedArray):
-        chunks = [c for c in encoded.chunks if len(c)]
-        if not chunks:
-            return np.empty(0, dtype=np.int64), pa.array([], pa.large_string())
-        codes = np.concatenate([np.asarray(c.indices, dtype=np.int64) for c in chunks])
-        return codes, chunks[-1].dictionary
-    return np.asarray(encoded.indices, dtype=np.int64), encoded.dictionary
-
-
 def _query_codes(turn: pa.Array | pa.ChunkedArray) -> tuple[IntArray, pa.Array, bool]:
     """Factorize the run's query ids, hashing only the first id of each block of equal ids.
 
@@ -202,9 +172,9 @@ def _query_codes(turn: pa.Array | pa.ChunkedArray) -> tuple[IntArray, pa.Array, 
     new[1:] = np.asarray(pc.not_equal(turn.slice(1), turn.slice(0, n - 1)))
     starts = np.flatnonzero(new)
     if 2 * len(starts) > n:  # hardly any blocks (a shuffled run): hash every id in place
-        codes, uniques = _encode(turn)
+        codes, uniques = dictionary_codes(turn)
         return codes, uniques, len(uniques) == len(starts)
-    block_codes, uniques = _encode(fast.take(turn, starts))
+    block_codes, uniques = dictionary_codes(take(turn, starts))
     codes = np.repeat(block_codes, np.diff(np.append(starts, n)))
     return codes, uniques, len(uniques) == len(starts)
 
@@ -239,7 +209,9 @@ def code(
     judgments = as_qrels(qrels)
     turn = _arrow_strings(run["turn_id"], "turn_id", contiguous=False)
     run_codes, run_ids, grouped = _query_codes(turn)
-    jq_codes, jq_ids = _encode(_arrow_strings(judgments["query_id"], "query_id", contiguous=False))
+    jq_codes, jq_ids = dictionary_codes(
+        _arrow_strings(judgments["query_id"], "query_id", contiguous=False)
+    )
     wanted = pc.unique(pa.concat_arrays([jq_ids, run_ids])) if run_queries else jq_ids
     sorted_ids = wanted.take(pc.sort_indices(wanted))  # UTF-8 byte order = code point order
     qids = pd.Index(pd.array(sorted_ids, dtype=STRING), name="query_id")
@@ -283,85 +255,57 @@ def code(
     )
 
 
-def exact(coded: Coded) -> Graded:
-    """Rank, de-duplicate and grade the run with one document dictionary: the specification.
-
-    Document ids are dictionary-encoded once for run and qrels together;
-    :func:`~askkit.metrics.measures.rank_run` ranks and de-duplicates (the
-    codes' order by id is computed only when tied scores need it); the qrels
-    keep one grade per (query, document), the highest, and
-    :func:`~askkit.metrics.measures.lookup_grades` grades each kept row.
-    ``ranked.rows`` are rows of the run; ``ranked.doc`` indexes ``docs``.
-    """
-    keep, rdoc = coded.keep, coded.docs
-    if keep is None:
-        keep = np.arange(len(coded.query), dtype=np.int64)
-    else:
-        rdoc = fast.take(rdoc, keep)
-    codes, dictionary = _encode(
-        pa.chunked_array([*_chunks(rdoc), *_chunks(coded.qrels_docs)], pa.large_string())
-    )
-    rdoc_codes, jdoc_codes = codes[: len(keep)], codes[len(keep) :]
-
-    def doc_rank() -> IntArray:
-        by_id = np.asarray(pc.sort_indices(dictionary), dtype=np.int64)
-        ranks = np.empty(len(by_id), dtype=np.int64)
-        ranks[by_id] = np.arange(len(by_id), dtype=np.int64)
-        return ranks
-
-    ranked = rank_run(
-        coded.query, rdoc_codes, coded.score, coded.order, ties=coded.ties, doc_rank=doc_rank
-    )
-    # qrels: one grade per (query, document), the highest
-    n, n_docs = len(coded.qids), len(dictionary)
-    jq, jgrade = coded.qrels_query, coded.qrels_grade
-    if len(jq):
-        low, high = int(jgrade.min()), int(jgrade.max())
-        by = argsort_keys([(jq, n), (jdoc_codes, max(n_docs, 1)), (high - jgrade, high - low + 1)])
-        jq, jd, jg = jq[by], jdoc_codes[by], jgrade[by]
-        first = np.ones(len(jq), dtype=bool)
-        first[1:] = (jq[1:] != jq[:-1]) | (jd[1:] != jd[:-1])
-        jq, jd, jg = jq[first], jd[first], jg[first]
-    else:
-        jd = jg = jq
-    grade, judged = lookup_grades(
-        n_docs, ranked.query, ranked.doc, qrels_query=jq, qrels_doc=jd, qrels_grade=jg
-    )
-    return Graded(
-        ranked=Ranked(keep[ranked.rows], ranked.query, ranked.doc, ranked.rank, ranked.duplicates),
-        docs=dictionary,
-        score=coded.score[ranked.rows],
-        grade=grade,
-        judged=judged,
-        qrels_query=jq,
-        qrels_grade=jg,
-    )
-
-
 def prepare(
     run: pd.DataFrame,
-    qrels: PathOrFrame | None,
-    level: Level,
-    ties: Ties,
+    qrels: PathOrFrame | None = None,
     *,
-    run_queries: bool = False,
+    level: Level = "note",
+    ties: Ties = "trec",
+    run_queries: bool = True,
 ) -> Prepared:
-    """Integer-code the run and the qrels, rank the run, attach grades.
+    """Prepare a run for scoring, once: code it and its judgments, rank it, attach grades.
 
-    Query codes cover the qrels' queries (plus the run's when ``run_queries``),
-    in sorted order; run rows of other queries are dropped. The one choice of
-    path is made here: :func:`askkit.metrics.fast.graded` when it takes the
-    run, else :func:`exact`; both give the same result.
+    Parameters
+    ----------
+    run:
+        A sources frame (:func:`askkit.frame.sources_frame`), or any frame with
+        ``turn_id``, ``score`` and ``path`` (or ``doc``); an optional ``rank``
+        column is the input order.
+    qrels:
+        Judgments, a frame or a file (:func:`~askkit.metrics.read_qrels`);
+        ``None``: none.
+    level, ties:
+        What a document is and how ties rank, as for
+        :func:`~askkit.metrics.evaluate`.
+    run_queries:
+        ``True`` (default): every query of the run, judged or not (what
+        :func:`~askkit.metrics.coverage` and :func:`~askkit.metrics.ranked_run`
+        need). ``False``: the judged queries only; the run's other rows are
+        left out (all :func:`~askkit.metrics.evaluate` needs).
+
+    The one choice of path is made here: :func:`askkit.metrics.fast.graded`
+    when it takes the run, else :func:`askkit.metrics.exact.exact`; both give
+    the same result.
     """
-    coded = code(run, qrels, level, ties, run_queries=run_queries)
+    check_options(level, ties)
+    _run_columns(run)
+    judgments = as_qrels(qrels)
+    coded = code(run, judgments, level, ties, run_queries=run_queries)
     graded = fast.graded(coded)
     if graded is None:
         graded = exact(coded)
     return Prepared(
+        run=run,
+        qrels=judgments,
+        level=level,
+        ties=ties,
+        run_queries=run_queries,
         qids=coded.qids,
         in_qrels=coded.in_qrels,
         in_run=coded.in_run,
-        run_only=coded.run_only,
+        # the run's unjudged queries: left out by code(), or kept (run_queries)
+        run_only=coded.run_only or tuple(coded.qids[coded.in_run & ~coded.in_qrels]),
+        row_query=coded.query,
         ranked=graded.ranked,
         score=graded.score,
         grade=graded.grade,
@@ -370,3 +314,38 @@ def prepare(
         qrels_query=graded.qrels_query,
         qrels_grade=graded.qrels_grade,
     )
+
+
+def as_prepared(
+    run: pd.DataFrame | Prepared,
+    qrels: PathOrFrame | None,
+    *,
+    level: Level | None,
+    ties: Ties | None,
+    run_queries: bool = True,
+) -> Prepared:
+    """``run`` itself when it is already prepared, else :func:`prepare` of it.
+
+    A prepared run carries its judgments, level and ties: ``qrels`` must then
+    be ``None``, and ``level`` and ``ties`` ``None`` or its own. ``level`` and
+    ``ties`` default to ``"note"`` and ``"trec"`` for a frame.
+    """
+    if not isinstance(run, Prepared):
+        return prepare(
+            run,
+            qrels,
+            level=level or "note",
+            ties=ties or "trec",
+            run_queries=run_queries,
+        )
+    if qrels is not None:
+        raise UsageError("a prepared run carries its judgments: give no qrels with it")
+    for name, given, own in (("level", level, run.level), ("ties", ties, run.ties)):
+        if given is not None and given != own:
+            raise UsageError(f"{name}={given!r}, but the run was prepared with {name}={own!r}")
+    if run_queries and not run.run_queries:
+        raise UsageError(
+            "the run was prepared with run_queries=False (judged queries only); "
+            "prepare it with run_queries=True"
+        )
+    return run

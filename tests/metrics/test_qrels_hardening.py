@@ -1,4 +1,4 @@
-"""askkit.metrics.io: whatever write_qrels writes, read_qrels reads back."""
+"""askkit.metrics.qrels: whatever write_qrels writes, read_qrels reads back."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from askkit.errors import SchemaError
-from askkit.metrics.io import decode_id, qrels_doc_ids, read_qrels, trec_id, write_qrels
+from askkit.metrics.ids import decode_id, qrels_doc_ids, trec_id
+from askkit.metrics.qrels import read_qrels, write_qrels
 
 #: What a TREC reader splits fields on, so what a TREC writer encodes.
 _SPLIT = "[ \t\n\r\x0b\x0c]"

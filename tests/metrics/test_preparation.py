@@ -1,5 +1,5 @@
-"""askkit.metrics.prepare: the shared set-up (code), the exact path (the specification),
-and prepare's one choice between the fast path and the exact one."""
+"""askkit.metrics.preparation: the shared set-up (code), and prepare's one choice
+between the fast path and the exact one."""
 
 from __future__ import annotations
 
@@ -10,17 +10,10 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from askkit.errors import SchemaError
-from askkit.metrics import fast, prepare
-from askkit.metrics.io import QRELS_COLUMNS
-from askkit.metrics.prepare import (
-    _encode,
-    _query_codes,
-    as_qrels,
-    check_options,
-    code,
-    exact,
-)
+from askkit.errors import SchemaError, UsageError
+from askkit.metrics import coverage, evaluate, fast, preparation, ranked_run
+from askkit.metrics.preparation import _query_codes, as_qrels, check_options, code
+from askkit.metrics.qrels import QRELS_COLUMNS
 
 QRELS = pd.DataFrame(
     {"query_id": ["q1", "q1", "q2"], "path": ["a.md", "b.md", "c.md"], "grade": [1, 3, 2]}
@@ -88,15 +81,6 @@ def test_query_codes_in_order_of_first_appearance(blocky: bool) -> None:
     assert (len(empty), len(none), grouped) == (0, 0, True)
 
 
-def test_encode_shares_one_dictionary_across_chunks() -> None:
-    chunks = pa.chunked_array([["x", "y"], [], ["y", "z"]], pa.large_string())
-    codes, dictionary = _encode(chunks)
-    assert codes.tolist() == [0, 1, 1, 2]
-    assert dictionary.to_pylist() == ["x", "y", "z"]
-    codes, dictionary = _encode(pa.chunked_array([], pa.large_string()))
-    assert (len(codes), len(dictionary)) == (0, 0)
-
-
 def test_code_keeps_the_judged_queries_rows() -> None:
     run = frame(
         [("q2", "c.md", 1.0), ("q9", "a.md", 5.0), ("q1", "b.md", 2.0), ("q2", "a.md", 0.5)],
@@ -151,56 +135,6 @@ def test_code_names_documents_at_either_level() -> None:
     assert pa.types.is_large_string(section.docs.type)
 
 
-# --------------------------------------------------------------------------- exact
-
-
-def test_exact_ranks_trec_ties_by_document_id_descending() -> None:
-    run = frame([("q1", "a.md", 1.0), ("q1", "c.md", 2.0), ("q1", "b.md", 1.0)])
-    g = exact(code(run, QRELS, "note", "trec"))
-    assert named(g.docs, g.ranked.doc) == ["c.md", "b.md", "a.md"]
-    assert g.ranked.rows.tolist() == [1, 2, 0]
-    assert g.ranked.rank.tolist() == [1, 2, 3]
-    assert g.score.tolist() == [2.0, 1.0, 1.0]
-
-
-def test_exact_keeps_the_input_order_for_input_ties() -> None:
-    run = frame([("q1", "a.md", 1.0), ("q1", "c.md", 2.0), ("q1", "b.md", 1.0)], rank=[2, 3, 1])
-    g = exact(code(run, QRELS, "note", "input"))
-    assert named(g.docs, g.ranked.doc) == ["b.md", "a.md", "c.md"]
-
-
-def test_exact_keeps_each_documents_best_chunk_and_grades_it() -> None:
-    run = frame(
-        [
-            ("q1", "b.md", 1.0),
-            ("q2", "z.md", float("nan")),
-            ("q1", "b.md", 3.0),
-            ("q2", "c.md", 0.5),
-            ("q9", "a.md", 1.0),
-        ]
-    )
-    qrels = pd.concat([QRELS, pd.DataFrame({"query_id": ["q2"], "path": ["c.md"], "grade": [0]})])
-    g = exact(code(run, qrels, "note", "trec"))
-    assert g.ranked.rows.tolist() == [2, 3, 1]  # rows of the run (q9's was left out)
-    assert g.ranked.query.tolist() == [0, 1, 1]
-    assert g.ranked.duplicates == 1
-    assert named(g.docs, g.ranked.doc) == ["b.md", "c.md", "z.md"]  # NaN ranks last
-    assert g.grade.tolist() == [3, 2, 0]  # c.md judged 2 and 0: the highest counts
-    assert g.judged.tolist() == [True, True, False]
-    pairs = sorted(zip(g.qrels_query.tolist(), g.qrels_grade.tolist(), strict=True))
-    assert pairs == [(0, 1), (0, 3), (1, 2)]  # one judgment per (query, document)
-
-
-def test_exact_on_an_empty_run_and_no_qrels() -> None:
-    empty = frame([])
-    g = exact(code(empty, QRELS, "note", "trec"))
-    assert len(g.ranked.rows) == len(g.grade) == 0
-    g = exact(code(frame([("q1", "a.md", 1.0)]), None, "note", "trec", run_queries=True))
-    assert g.grade.tolist() == [0]
-    assert g.judged.tolist() == [False]
-    assert len(g.qrels_query) == 0
-
-
 # --------------------------------------------------------------------------- prepare
 
 
@@ -224,8 +158,8 @@ def test_prepare_asks_the_fast_path_then_the_exact_one(
     qrels = QRELS.assign(path=["notes/a.md", "notes/b.md", "c.md"])
     monkeypatch.setattr(fast, "ENABLED", enabled)
     fast_calls = _calls(monkeypatch, "graded", fast)
-    exact_calls = _calls(monkeypatch, "exact", prepare)
-    p = prepare.prepare(run, qrels, "note", "trec")
+    exact_calls = _calls(monkeypatch, "exact", preparation)
+    p = preparation.prepare(run, qrels, level="note", ties="trec", run_queries=False)
     assert len(fast_calls) == 1
     assert (fast_calls[0] is not None) == enabled
     assert len(exact_calls) == (0 if enabled else 1)  # the exact path only when declined
@@ -234,3 +168,35 @@ def test_prepare_asks_the_fast_path_then_the_exact_one(
     assert named(p.docs, p.ranked.doc) == ["notes/b.md", "notes/a.md", "c.md"]
     assert p.grade.tolist() == [3, 1, 2]
     assert p.in_run.tolist() == [True, True]
+
+
+# --------------------------------------------------------------------------- one preparation
+
+
+def test_a_prepared_run_scores_as_the_run_and_its_qrels_do() -> None:
+    run = frame(
+        [("q1", "b.md", 2.0), ("q1", "a.md", 1.0), ("q1", "b.md", 0.5), ("q9", "c.md", 1.0)]
+    )
+    prepared = preparation.prepare(run, QRELS, level="note")
+    ev = evaluate(prepared, measures=["mrr", "ndcg@2"])
+    want = evaluate(run, QRELS, ["mrr", "ndcg@2"])
+    pd.testing.assert_frame_equal(ev.per_query, want.per_query)
+    assert (ev.run_only, ev.unanswered, ev.duplicates) == (want.run_only, want.unanswered, 1)
+    pd.testing.assert_frame_equal(coverage(prepared).per_query, coverage(run, QRELS).per_query)
+    pd.testing.assert_frame_equal(ranked_run(prepared), ranked_run(run, QRELS))
+    assert repr(prepared) == "Prepared(3 queries, 3 documents, level=note, ties=trec)"
+
+
+def test_a_prepared_run_keeps_its_own_judgments_level_and_ties() -> None:
+    run = frame([("q1", "a.md", 1.0)])
+    prepared = preparation.prepare(run, QRELS)
+    with pytest.raises(UsageError, match="carries its judgments"):
+        evaluate(prepared, QRELS)
+    with pytest.raises(UsageError, match="prepared with level='note'"):
+        ranked_run(prepared, level="section")
+    judged_only = preparation.prepare(run, QRELS, run_queries=False)
+    assert evaluate(judged_only, measures=["mrr"]).per_query["mrr"].tolist() == [1.0]
+    with pytest.raises(UsageError, match="run_queries=False"):
+        coverage(judged_only)
+    with pytest.raises(TypeError, match="needs judgments"):
+        evaluate(run)

@@ -1,0 +1,199 @@
+"""Runs on disk: TREC run files (``qid Q0 docid rank score tag``) read and written.
+
+:func:`read_trec_run` reads a TREC run as columns (pyarrow's CSV reader, or
+pyarrow.compute for a messy file) into a frame :func:`askkit.metrics.evaluate`
+takes; :func:`read_run` is the same with askkit's defaults; :func:`write_run`
+writes a sources frame as a TREC run, ranked and de-duplicated as
+:func:`askkit.metrics.evaluate` scores it. Ids are written and read as
+:mod:`askkit.metrics.qrels` says.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal, overload
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from askkit._atomic import atomic_write_text
+from askkit.errors import SchemaError
+from askkit.frame.load import Loaded
+from askkit.metrics._trec import (
+    INTEGER,
+    NUMBER,
+    bad_rows,
+    decode_id,
+    errors_frame,
+    numbers,
+    pd_strings,
+    read_table,
+    trec_columns,
+)
+from askkit.metrics.evaluate import ranked_run
+from askkit.metrics.ids import Ids, Level, check_ids, vault_ids
+from askkit.metrics.ranked import Ties
+
+__all__ = ["read_run", "read_trec_run", "write_run"]
+
+
+@overload
+def read_trec_run(
+    source: str | os.PathLike[str],
+    *,
+    ids: Ids = ...,
+    strict: Literal[True] = ...,
+    decode: bool = ...,
+) -> pd.DataFrame: ...
+@overload
+def read_trec_run(
+    source: str | os.PathLike[str], *, ids: Ids = ..., strict: Literal[False], decode: bool = ...
+) -> Loaded: ...
+def read_trec_run(
+    source: str | os.PathLike[str], *, ids: Ids = "exact", strict: bool = True, decode: bool = False
+) -> pd.DataFrame | Loaded:
+    """Read a TREC run (``qid Q0 docid rank score tag``) as a run frame for ``evaluate``.
+
+    Columns: ``turn_id``, ``doc`` (exact, or printed as a vault path with
+    ``ids="vault"``), ``rank`` (int64), ``score`` (float64), ``tag``.
+    :func:`askkit.metrics.evaluate` takes it as it takes a sources frame (the
+    ``doc`` column is the document id at any level). As trec_eval reads runs:
+    fields after the tag are ignored, a line whose first field starts with
+    ``#`` is a comment, blank lines are skipped. A line with fewer than six
+    fields, a score that is not a number or a rank that is not an integer
+    raises :class:`SchemaError` naming the file and line (``strict=False``:
+    the line is left out and reported, see :func:`~askkit.metrics.read_qrels`). Ids are kept
+    as written; ``decode=True`` decodes them (:func:`~askkit.metrics.ids.decode_id`), for a run
+    askkit wrote from ids holding whitespace (see :mod:`askkit.metrics.qrels`). A
+    folder, a FIFO or a device raises :class:`SchemaError` naming it.
+    """
+    check_ids(ids)
+    path = Path(source)
+    names = ("turn_id", "q0", "doc", "rank", "score", "tag")
+    table = read_table(
+        path,
+        names,
+        what="run",
+        extra=True,
+        comments=True,
+        strict=strict,
+        numbers={"rank": pa.int64(), "score": pa.float64()},
+    )
+    cols = table.columns
+    score, rank = numbers(cols["score"], pa.float64()), numbers(cols["rank"], pa.int64())
+    if score is None or rank is None:
+        score_text = pd.Series(pd_strings(cols["score"]))
+        rank_text = pd.Series(pd_strings(cols["rank"]))
+        bad_score = bad_rows(score_text, NUMBER)
+        bad_rank = bad_rows(rank_text, INTEGER)
+        errors: list[SchemaError] = []
+        for i in np.flatnonzero(bad_score | bad_rank).tolist():
+            name = "score" if bad_score[i] else "rank"
+            kind = "a number" if name == "score" else "an integer"
+            error = SchemaError(
+                f"{name} must be {kind}",
+                field=name,
+                value=(score_text if name == "score" else rank_text).iloc[i],
+                file=str(path),
+                line=int(table.line[i]),
+            )
+            if strict:
+                raise error
+            errors.append(error)
+        table = table.keep(~(bad_score | bad_rank), errors)
+        cols = table.columns
+        score = np.array([float(x) for x in cols["score"].to_pylist()], dtype=np.float64)
+        rank = np.array([int(x) for x in cols["rank"].to_pylist()], dtype=np.int64)
+    doc = pd.Series(pd_strings(cols["doc"]))
+    turn_id = pd.Series(pd_strings(cols["turn_id"]))
+    if decode:
+        doc, turn_id = decode_id(doc), decode_id(turn_id)
+    frame = pd.DataFrame(
+        {
+            "turn_id": turn_id.array,
+            "doc": vault_ids(doc).array if ids == "vault" and len(doc) else doc.array,
+            "rank": rank,
+            "score": score,
+            "tag": pd_strings(cols["tag"]),
+        },
+        copy=False,
+    )
+    if strict:
+        return frame
+    return Loaded(frame, errors_frame(table.errors), table.records)
+
+
+def write_run(
+    run: pd.DataFrame,
+    path: str | Any,
+    *,
+    level: Level = "note",
+    ties: Ties = "trec",
+    tag: str = "askkit",
+) -> None:
+    """Write a sources frame as a TREC run (``qid Q0 docid rank score tag``), atomically.
+
+    Documents are de-duplicated and ranked as :func:`~askkit.metrics.evaluate`
+    does (:func:`~askkit.metrics.ranked_run`): each line holds one (query, document) with its own
+    rank and score, queries in sorted order, best first. Scores are written
+    with every digit (``repr``), so they read back as the same floats. Ids are
+    written as :mod:`askkit.metrics.qrels` says: as they are, or percent-encoded
+    when they hold whitespace (:func:`askkit.metrics.ids.trec_id`), and
+    ``read_run(path, decode=True)`` reads those back exactly. A run that would
+    not read back as written (a query id starting with ``#``, an empty id, two
+    ids one written form would merge, a value that is not text) raises
+    :class:`SchemaError` and nothing is written. Other columns of ``run`` have
+    no place in a TREC run and are not written.
+
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "run.trec"
+    >>> write_run(pd.DataFrame({"turn_id": "q1", "path": ["a.md", "b.md"],
+    ...                         "score": [1.0, 4.0]}), target)
+    >>> print(target.read_text(), end="")
+    q1 Q0 b.md 1 4.0 askkit
+    q1 Q0 a.md 2 1.0 askkit
+    """
+    if not isinstance(tag, str) or not tag or any(c.isspace() for c in tag):
+        raise ValueError(f"a run tag must be one word, got {tag!r}")
+    ranked = ranked_run(run, level=level, ties=ties)
+    # positions, not labels: ranked_run's index holds the run's own row labels
+    written = trec_columns(
+        {"query_id": ranked["query_id"], "doc": ranked["doc"]}, what="run", rows=False
+    )
+    rank = ranked["rank"].to_numpy(dtype=np.int64).astype(str).astype(object)
+    score = ranked["score"].to_numpy(dtype=np.float64).astype(str).astype(object)  # repr
+    lines = (
+        written["query_id"].to_numpy(dtype=object)
+        + " Q0 "
+        + written["doc"].to_numpy(dtype=object)
+        + " "
+        + rank
+        + " "
+        + score
+        + f" {tag}"
+    )
+    atomic_write_text(path, "".join(f"{line}\n" for line in lines.tolist()))
+
+
+@overload
+def read_run(
+    path: str | Any, *, ids: Ids = ..., strict: Literal[True] = ..., decode: bool = ...
+) -> pd.DataFrame: ...
+@overload
+def read_run(
+    path: str | Any, *, ids: Ids = ..., strict: Literal[False], decode: bool = ...
+) -> Loaded: ...
+def read_run(
+    path: str | Any, *, ids: Ids = "exact", strict: bool = True, decode: bool = False
+) -> pd.DataFrame | Loaded:
+    """Read a TREC run file as a frame :func:`~askkit.metrics.evaluate` takes (see
+    :func:`read_trec_run`).
+
+    ``decode=True`` reads back exactly the ids of a run :func:`write_run` wrote
+    from ids holding whitespace (section ids); the default keeps ids as written.
+    """
+    if strict:
+        return read_trec_run(path, ids=ids, decode=decode)
+    return read_trec_run(path, ids=ids, strict=False, decode=decode)
