@@ -3,20 +3,24 @@ when ``None``), returns the Axes, and never calls ``show``.
 
 matplotlib is imported here, and only here: ``import askkit`` never loads it.
 The numbers come from :mod:`askkit.metrics` and :mod:`askkit.compare`; these
-functions only draw them.
+functions only draw them. A run may be given as a frame with its qrels, or
+as a run :func:`askkit.metrics.prepare` prepared once for several plots.
+:func:`figure_png` draws a figure off screen as PNG bytes, for the report and
+the widgets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import io
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from askkit.compare import Comparison
 from askkit.errors import MissingDependencyError
-from askkit.metrics import Level, PathOrFrame, evaluate, ranked_run
+from askkit.metrics import Level, PathOrFrame, Prepared, evaluate, ranked_run
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -26,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "cut_sweep",
     "delta_bars",
+    "figure_png",
     "histogram_edges",
     "metric_curve",
     "relevance_histogram",
@@ -47,6 +52,30 @@ def _axes(ax: Axes | None) -> Axes:
     return new
 
 
+def figure_png(
+    draw: Callable[[Axes], object],
+    *,
+    size: tuple[float, float],
+    dpi: int = 90,
+    layout: Literal["tight", "constrained"] | None = None,
+) -> bytes:
+    """``draw`` on the axes of a new figure, rendered as PNG bytes.
+
+    matplotlib's ``Figure`` and Agg, no pyplot: no global figure state,
+    nothing shown, nothing left open between calls.
+
+    >>> figure_png(lambda ax: ax.plot([1, 2]), size=(2, 1)).startswith(b"\\x89PNG")
+    True
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, dpi=dpi, layout=layout)
+    draw(fig.subplots())
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
 def _no_data(ax: Axes, why: str) -> None:
     """Say on ``ax`` why it has nothing to draw, instead of leaving empty axes."""
     import textwrap
@@ -64,10 +93,13 @@ def _no_data(ax: Axes, why: str) -> None:
     ax.set_yticks([])
 
 
-def _named(
-    runs: Mapping[str, pd.DataFrame] | Sequence[pd.DataFrame] | pd.DataFrame,
-) -> dict[str, pd.DataFrame]:
-    if isinstance(runs, pd.DataFrame):
+#: A run frame, or a run prepared once for several plots (:func:`askkit.metrics.prepare`).
+Run = pd.DataFrame | Prepared
+_R = TypeVar("_R", bound=pd.DataFrame | Prepared)
+
+
+def _named(runs: Mapping[str, _R] | Sequence[_R] | _R) -> dict[str, _R]:
+    if isinstance(runs, pd.DataFrame | Prepared):
         return {"run": runs}
     if isinstance(runs, Mapping):
         return dict(runs)
@@ -140,10 +172,10 @@ def score_distributions(
 
 
 def relevance_histogram(
-    run: pd.DataFrame,
-    qrels: PathOrFrame,
+    run: Run,
+    qrels: PathOrFrame | None = None,
     *,
-    level: Level = "note",
+    level: Level | None = None,
     bins: int = 30,
     relevance_level: int = 1,
     ax: Axes | None = None,
@@ -151,6 +183,7 @@ def relevance_histogram(
     """Scores of relevant, non-relevant (judged) and unjudged documents, overlaid.
 
     Documents are de-duplicated as :func:`askkit.metrics.evaluate` does.
+    ``run`` with ``qrels`` (``level`` default ``"note"``), or a prepared run.
     """
     ax = _axes(ax)
     ranked = ranked_run(run, qrels, level=level)
@@ -184,21 +217,22 @@ def relevance_histogram(
 
 
 def score_vs_rank(
-    run: pd.DataFrame,
+    run: Run,
     qrels: PathOrFrame | None = None,
     *,
-    level: Level = "note",
+    level: Level | None = None,
     relevance_level: int = 1,
     ax: Axes | None = None,
 ) -> Axes:
     """Each source's score against its rank, plus the median score per rank.
 
-    With ``qrels``, relevant documents are drawn in green, the rest in grey
-    (documents de-duplicated as :func:`askkit.metrics.evaluate` does);
-    without, the frame's own ``rank`` is used.
+    With ``qrels`` (or a prepared run), relevant documents are drawn in
+    green, the rest in grey (documents de-duplicated as
+    :func:`askkit.metrics.evaluate` does); without, the frame's own ``rank``
+    is used.
     """
     ax = _axes(ax)
-    if qrels is None:
+    if qrels is None and isinstance(run, pd.DataFrame):
         rank = run["rank"].to_numpy(dtype=np.int64)
         score = _plottable(run["score"].to_numpy(dtype=np.float64, na_value=np.nan))
         ax.scatter(rank, score, s=10, alpha=0.4, color="#4c78a8", label="source")
@@ -223,15 +257,18 @@ def score_vs_rank(
 
 
 def metric_curve(
-    runs: Mapping[str, pd.DataFrame] | Sequence[pd.DataFrame] | pd.DataFrame,
-    qrels: PathOrFrame,
+    runs: Mapping[str, Run] | Sequence[Run] | Run,
+    qrels: PathOrFrame | None = None,
     measure: str = "ndcg",
     ks: Sequence[int] = tuple(range(1, 11)),
     *,
-    level: Level = "note",
+    level: Level | None = None,
     ax: Axes | None = None,
 ) -> Axes:
-    """``measure@k`` (mean over queries) against k, one line per run."""
+    """``measure@k`` (mean over queries) against k, one line per run.
+
+    Runs with ``qrels`` (``level`` default ``"note"``), or prepared runs.
+    """
     ax = _axes(ax)
     ks = [int(k) for k in ks]
     names = [f"{measure}@{k}" for k in ks]

@@ -9,11 +9,13 @@ located in its note. The answers, sources tables and metrics tables are
 :mod:`askkit._html`'s, as in a notebook; every piece of user text is escaped;
 the page has no script and opens in any browser.
 
-With judgments the report also has a **Context cut** section
-(:func:`sweep_context_cut`): kimun's three context cuts replayed on each
-turn's sources as its ranked pool, recall against context size, the best
-setting per strategy and the recommended ``[reranker]`` block for kimun's
-``server.toml``. ``askkit cut`` prints the same summary in a terminal.
+The run is prepared for scoring once (:func:`askkit.metrics.prepare`) and
+every table and plot of it reads that preparation. With judgments the report
+also has a **Context cut** section (:func:`askkit.ranking.sweep_context_cut`):
+kimun's three context cuts replayed on each turn's sources as its ranked pool,
+recall against context size, the best setting per strategy and the
+recommended ``[reranker]`` block for kimun's ``server.toml``. ``askkit cut``
+prints the same summary in a terminal.
 
 A report starts with askkit's marker, ``<meta name="generator" content="askkit
 VERSION">``, at a fixed place in its first line. :meth:`Report.write` replaces
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import io
 import os
 import re
 import stat
@@ -44,36 +45,18 @@ from askkit.errors import AskkitError, SchemaError, UsageError, VaultError
 from askkit.sources import AskSource, Turn
 
 if TYPE_CHECKING:
-    from askkit.metrics.io import Level
-    from askkit.ranking.settings import CutSettings
+    from askkit.metrics import Level
 
 __all__ = [
     "DEFAULT_MEASURES",
-    "OBJECTIVES",
-    "CutSweep",
     "Report",
     "build_report",
     "foreign_file",
     "is_askkit_report",
-    "sweep_context_cut",
 ]
 
 #: The measures a report shows when none are named.
 DEFAULT_MEASURES = ("ndcg@10", "precision@10", "recall@10", "hit@10", "mrr", "map", "r-precision")
-
-#: What :func:`sweep_context_cut` can optimise (:func:`askkit.ranking.recommend`'s objectives).
-OBJECTIVES = ("smallest-context", "ndcg", "precision")
-#: The sweep columns the summaries show.
-_SWEEP_SHOWN = [
-    "setting",
-    "mean_chunks",
-    "mean_notes",
-    "mean_search_rows",
-    "recall",
-    "precision",
-    "ndcg",
-    "queries_without_relevant",
-]
 
 #: How every report starts: its first bytes, then askkit's generator marker.
 _PAGE_START = "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
@@ -174,197 +157,12 @@ class Report:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class CutSweep:
-    """A context-cut sweep and what it recommends: ``askkit cut`` and the report's section.
-
-    Attributes
-    ----------
-    sweep:
-        :func:`askkit.ranking.sweep_cuts`' table, one row per setting.
-    best:
-        Per strategy, the setting ``objective`` picks among those keeping
-        ``recall >= min_recall`` (else its best-recall setting);
-        ``meets_min_recall`` says which.
-    recommended:
-        The setting over all strategies, or ``None`` when none reaches
-        ``min_recall`` (``problem`` then says so).
-    pools, truncated:
-        The pools swept, and how many of them a server's cut had already
-        shortened (:func:`askkit.frame.pool_truncated`).
-    """
-
-    sweep: pd.DataFrame
-    best: pd.DataFrame
-    recommended: CutSettings | None
-    objective: str
-    min_recall: float
-    pools: int
-    truncated: int
-    problem: str = ""
-
-    @property
-    def truncation_note(self) -> str:
-        """What truncated pools mean for the sweep, or ``""`` when none was truncated."""
-        if not self.truncated:
-            return ""
-        return (
-            f"The server's cut already truncated {self.truncated} of {self.pools} pools "
-            "(fewer than 80 chunks): the sweep can only cut further."
-        )
-
-    @property
-    def summary(self) -> str:
-        """One line: pools, judged queries, objective and minimum recall."""
-        judged = int(self.sweep["judged_queries"].iloc[0]) if len(self.sweep) else 0
-        return (
-            f"{self.pools} pools, {judged} with a relevant note; objective {self.objective}, "
-            f"recall >= {self.min_recall:g} of the relevant notes each pool holds"
-        )
-
-    def html(self, figure: str = "") -> str:
-        """The report's section body (``figure``: a ready ``<img>``), every value escaped."""
-        parts = [f"<p>{_html.esc(self.summary)}.</p>"]
-        if self.truncation_note:
-            parts.append(_html.message(self.truncation_note, tone="warn"))
-        if figure:
-            parts.append(f'<div class="figs">{figure}</div>')
-        parts.append("<h3>Best setting per strategy</h3>")
-        parts.append(_html.data_table(self.best.set_index("strategy"), digits=3))
-        parts.append("<h3>Recommended</h3>")
-        if self.recommended is None:
-            parts.append(_html.message(self.problem, tone="warn"))
-        else:
-            parts.append(
-                f"<p>{_html.esc(self.recommended.label)}: merge into the [reranker] table of "
-                "kimun's server.toml</p><pre>" + _html.esc(self.recommended.to_toml()) + "</pre>"
-            )
-        parts.append(
-            f"<details><summary>Every setting ({len(self.sweep)})</summary>"
-            + _html.data_table(self.sweep[_SWEEP_SHOWN], digits=3, index=False)
-            + "</details>"
-        )
-        return "".join(parts)
-
-    def _repr_html_(self) -> str:
-        return _html.fragment(self.html())
-
-
-def _best_per_strategy(sweep: pd.DataFrame, objective: Any, min_recall: float) -> pd.DataFrame:
-    from askkit.ranking import recommend
-
-    rows = []
-    for strategy in sweep["strategy"].drop_duplicates():
-        part = sweep[sweep["strategy"] == strategy]
-        try:
-            label = recommend(part, objective, min_recall=min_recall).label
-            row = part[part["setting"] == label].head(1)
-        except SchemaError:  # no setting of this strategy keeps enough recall
-            row = part.sort_values(
-                ["recall", "mean_chunks"], ascending=[False, True], kind="stable"
-            ).head(1)
-        rows.append(row)
-    best: pd.DataFrame = pd.concat(rows, ignore_index=True)[["strategy", *_SWEEP_SHOWN]]
-    return best.assign(meets_min_recall=best["recall"].to_numpy(dtype=float) >= min_recall)
-
-
-def sweep_context_cut(
-    pools: pd.DataFrame,
-    qrels: Any,
-    *,
-    objective: str = "smallest-context",
-    min_recall: float = 0.9,
-    strategies: Sequence[str] | None = None,
-    grid: Any = None,
-) -> CutSweep:
-    """Sweep kimun's context cuts over many pools and pick a setting.
-
-    Parameters
-    ----------
-    pools:
-        A sources frame (``turn_id`` = the query id; each turn's sources read
-        as its ranked pool, :func:`askkit.frame.pool_frame`), or a pools
-        frame as :meth:`askkit.retrieve.LocalIndex.pools` returns it.
-    qrels:
-        Judgments (a file or a frame, :func:`askkit.metrics.read_qrels`).
-    objective, min_recall:
-        How to pick (:func:`askkit.ranking.recommend`): one of
-        :data:`OBJECTIVES`, among settings keeping at least ``min_recall``
-        (0..1) of the relevant notes each pool holds.
-    strategies, grid:
-        What to sweep (:func:`askkit.ranking.settings_grid`; default all three).
-
-    Raises
-    ------
-    SchemaError
-        ``min_recall`` is not a number in 0..1, an unknown objective or
-        strategy, a bad pool, or no pool holds a relevant note of the qrels
-        (the query ids or paths do not match).
-    """
-    from askkit.frame import pool_frame, pool_truncated
-    from askkit.ranking import STRATEGIES, recommend, sweep_cuts
-
-    if objective not in OBJECTIVES:
-        raise SchemaError(
-            "unknown objective; one of " + ", ".join(OBJECTIVES), field="objective", value=objective
-        )
-    if (
-        isinstance(min_recall, bool)
-        or not isinstance(min_recall, int | float)
-        or not 0.0 <= min_recall <= 1.0
-    ):
-        raise SchemaError("expected a number in 0..1", field="min_recall", value=min_recall)
-    chosen = list(STRATEGIES if strategies is None else strategies)
-    unknown = [s for s in chosen if s not in STRATEGIES]
-    if unknown or not chosen:
-        raise SchemaError(
-            "unknown strategy; kimun's are " + ", ".join(STRATEGIES),
-            field="strategies",
-            value=unknown or chosen,
-        )
-    truncated = 0
-    if "query_id" not in pools.columns and "turn_id" in pools.columns:
-        truncated = int(pool_truncated(pools).sum())
-        pools = pool_frame(pools)
-    sweep = sweep_cuts(pools, qrels, cast("Any", chosen), grid)
-    count = int(pools["query_id"].nunique()) if "query_id" in pools.columns else 0
-    if not len(sweep) or int(sweep["judged_queries"].iloc[0]) == 0:
-        ids = pools["query_id"].drop_duplicates().head(3).astype(str).tolist() if count else []
-        named = "the qrels" if isinstance(qrels, pd.DataFrame) else str(qrels)
-        raise SchemaError(
-            f"no pool holds a relevant note of {named} ({count} pools"
-            + (f", ids like {', '.join(ids)}" if ids else "")
-            + "): the pools' query ids (a log's turn ids) must be the qrels' ids",
-            field="qrels",
-            has_value=False,
-        )
-    best = _best_per_strategy(sweep, objective, min_recall)
-    recommended: CutSettings | None = None
-    problem = ""
-    try:
-        recommended = recommend(sweep, cast("Any", objective), min_recall=min_recall)
-    except SchemaError as exc:
-        problem = exc.message
-    return CutSweep(
-        sweep, best, recommended, objective, float(min_recall), count, truncated, problem
-    )
-
-
-def _png(draw: Callable[[Any], Any], *, size: tuple[float, float] = (5.2, 3.4)) -> str:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=size, dpi=110)
-    ax = fig.subplots()
-    draw(ax)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _img(draw: Callable[[Any], Any]) -> str:
+def _img(draw: Callable[[Any], Any], *, alt: str = "plot") -> str:
     """A plot as an embedded ``<img>``."""
-    return f'<img alt="plot" src="data:image/png;base64,{_png(draw)}">'
+    from askkit.plots import figure_png
+
+    png = figure_png(draw, size=(5.2, 3.4), dpi=110, layout="tight")
+    return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
 def _no_plot(title: str, why: str) -> str:
@@ -415,15 +213,15 @@ def _load(run: Any, strict: bool) -> tuple[pd.DataFrame, pd.DataFrame, str]:
 
 def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Level) -> _Judged:
     from askkit import plots
-    from askkit.metrics import coverage, evaluate, ranked_run, read_qrels
+    from askkit.metrics import coverage, evaluate, prepare, ranked_run
     from askkit.metrics.evaluate import NO_JUDGED
-    from askkit.metrics.io import doc_ids
+    from askkit.metrics.ids import doc_ids
 
-    judgments = read_qrels(qrels)
+    run = prepare(frame, qrels, level=level)  # once: every table and plot reads it
     with warnings.catch_warnings():  # the headline says it, first on the page
         warnings.simplefilter("ignore", UserWarning)
-        ev = evaluate(frame, judgments, measures, level=level)
-    cov = coverage(frame, judgments, level=level)
+        ev = evaluate(run, measures=measures)
+    cov = coverage(run)
     headline = ev.headline or cov.headline
     mean = ev.mean.to_frame("mean").T
     mean.index.name = "run"
@@ -433,7 +231,7 @@ def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Lev
         "trec_eval's conventions (see the README).</p>",
         "<h2>Coverage</h2><pre>" + _html.esc(cov.explain()) + "</pre>",
     ]
-    ranked = ranked_run(frame, judgments, level=level)
+    ranked = ranked_run(run)
     if headline:
         figures = [
             _no_plot("Scores by judgment", headline),
@@ -442,19 +240,13 @@ def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Lev
         ]
     else:
         figures = [
-            _img(lambda ax: plots.relevance_histogram(frame, judgments, level=level, ax=ax))
+            _img(lambda ax: plots.relevance_histogram(run, ax=ax))
             if bool(ranked["judged"].any())
             else _no_plot("Scores by judgment", "No retrieved document is judged."),
-            _img(lambda ax: plots.score_vs_rank(frame, judgments, level=level, ax=ax)),
+            _img(lambda ax: plots.score_vs_rank(run, ax=ax)),
         ]
         if len(ev.per_query):
-            figures.append(
-                _img(
-                    lambda ax: plots.metric_curve(
-                        {"run": frame}, judgments, "ndcg", level=level, ax=ax
-                    )
-                )
-            )
+            figures.append(_img(lambda ax: plots.metric_curve({"run": run}, None, "ndcg", ax=ax)))
         else:
             figures.append(_no_plot("ndcg@k", "No judged query is in the run."))
     keys = pd.DataFrame({"query_id": frame["turn_id"], "doc": doc_ids(frame, level)})
@@ -515,6 +307,7 @@ def _turn_html(
 def _cut_section(frame: pd.DataFrame, qrels: Any, objective: str, min_recall: float) -> str:
     """The Context cut section: the sweep on each turn's sources, or why there is none."""
     from askkit import plots
+    from askkit.ranking import sweep_context_cut
 
     head = (
         "<h2>Context cut</h2><p>kimun's three context cuts replayed on each turn's sources "
@@ -524,12 +317,13 @@ def _cut_section(frame: pd.DataFrame, qrels: Any, objective: str, min_recall: fl
         cut = sweep_context_cut(frame, qrels, objective=objective, min_recall=min_recall)
     except AskkitError as exc:
         return head + _html.message(str(exc), tone="warn", lead="no sweep")
-    image = _png(
+    image = _img(
         lambda ax: plots.cut_sweep(
             cut.sweep, recommended=cut.recommended, min_recall=cut.min_recall, ax=ax
-        )
+        ),
+        alt="context cut sweep",
     )
-    return head + cut.html(f'<img alt="context cut sweep" src="data:image/png;base64,{image}">')
+    return head + cut.html(image)
 
 
 def build_report(
@@ -565,7 +359,7 @@ def build_report(
         With ``False``, bad log records are skipped and listed in the report.
     objective, min_recall:
         How the Context cut section (with ``qrels``) picks its recommended
-        setting (:func:`sweep_context_cut`).
+        setting (:func:`askkit.ranking.sweep_context_cut`).
     """
     from askkit import plots
 

@@ -40,6 +40,7 @@ __all__ = [
     "Turn",
     "VaultPath",
     "heading_from_title",
+    "innermost_heading",
     "printed_paths",
     "sanitize_component",
 ]
@@ -250,6 +251,27 @@ def heading_from_title(title: str, date: str | None) -> str:
     return HEADING_JOINER.join(s for s in body.split(BREADCRUMB_SEP) if s)
 
 
+def innermost_heading(title: str) -> str:
+    """A section's innermost heading: the last non-empty segment of its wire title.
+
+    The one meaning askkit gives "innermost heading": the heading as the note
+    writes it, exact even when it contains :data:`HEADING_JOINER` (kimun's
+    :meth:`AskSource.match_heading` splits there). The title is trimmed as
+    Rust trims; no date is dropped, so a journal section whose only heading
+    is its date is named by that date, as a judgment names it and as the note
+    heads it (the UI's heading drops the date: :func:`heading_from_title`).
+
+    >>> innermost_heading("Guide\\x1fTools › Hammers")
+    'Tools › Hammers'
+    >>> innermost_heading("2026-04-21"), innermost_heading("2026-04-08\\x1fAfternoon\\x1f")
+    ('2026-04-21', 'Afternoon')
+    >>> innermost_heading("\\x1f\\x1f")
+    ''
+    """
+    segments = [s for s in rust_trim(title).split(BREADCRUMB_SEP) if s]
+    return segments[-1] if segments else ""
+
+
 _PRINTED = operator.attrgetter("_printed")
 _ABSOLUTE = operator.attrgetter("_absolute")
 
@@ -332,10 +354,15 @@ class AskSource:
 
     @property
     def innermost_heading(self) -> str:
-        """The last breadcrumb segment, exact even when it contains ``" › "``.
+        """The section's innermost heading (:func:`innermost_heading` of the wire title).
 
-        askkit's deliberate improvement over :meth:`match_heading`.
+        Exact even when it contains ``" › "``: askkit's deliberate improvement
+        over :meth:`match_heading`. A journal section whose only heading is
+        its date is named by that date. Without a wire title (a source built
+        by hand), the last segment of :attr:`heading`.
         """
+        if self.title is not None:
+            return innermost_heading(self.title)
         segs = self.segments
         return segs[-1] if segs else ""
 

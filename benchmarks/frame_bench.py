@@ -214,7 +214,7 @@ def phases(path: Path, repeat: int) -> None:
         "headings and match headings": lambda: fb.headings_and_matches(title, date),
         "paths, notes, folders": lambda: fb.map_paths(paths),
         "citations": lambda: fb.cited_ordinals(answer),
-        "per-turn statistics (numpy)": lambda: fb._score_stats(key, score),
+        "per-turn statistics (numpy)": lambda: fb.score_stats(key, score),
         "line count (no kernel)": lambda: io._count_lines(path),
         "lengths (no kernel)": lambda: fb.text_lengths(pc.struct_field(items, "content")),
         "turn ids (no kernel)": lambda: fb.take_rows(table.column("id"), pa.array(key)),

@@ -5,14 +5,12 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import askkit
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
+from tests.probe import loaded_after
 
 
 def test_all_names_exist() -> None:
@@ -59,15 +57,7 @@ def test_documented_public_names() -> None:
 
 
 def test_import_askkit_is_light() -> None:
-    code = (
-        "import sys, askkit\n"
-        "heavy = [m for m in ('ipywidgets', 'IPython', 'matplotlib') if m in sys.modules]\n"
-        "print(','.join(heavy))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
-    assert out.stdout.strip() == ""
+    assert loaded_after("import askkit") == set()
 
 
 def test_py_typed_marker_ships() -> None:
@@ -169,36 +159,152 @@ def test_no_import_cycle_at_runtime() -> None:
     assert _cycle(import_graph()) is None
 
 
-def test_private_modules_are_used_only_in_their_own_folder() -> None:
-    shared = {
-        "askkit._text",
-        "askkit._atomic",
-        "askkit._html",
-        "askkit._gc",
-        "askkit._redact",
-        "askkit._body",
-        "askkit._cachedir",
-        "askkit._files",
+#: The private units every folder may use: small shared rules and the HTTP core.
+SHARED_PRIVATE = {
+    "askkit._text",
+    "askkit._atomic",
+    "askkit._files",
+    "askkit._html",
+    "askkit._gc",
+    "askkit._warn",
+    "askkit._cachedir",
+    "askkit._http",
+}
+
+#: askkit's layers, lowest first: a unit (a folder, or a module at the top of the
+#: package) imports only from lower layers; top-level modules of one layer may import
+#: each other, folders of one layer never do. docs/development.md draws the same.
+LAYERS: tuple[frozenset[str], ...] = tuple(
+    frozenset(f"askkit.{name}" if name != "askkit" else name for name in layer.split())
+    for layer in (
+        "errors",
+        "_text _atomic _files _cachedir _warn _gc",
+        "askkit journal wire sources citations prompt payloads _html",
+        "vault frame _http",
+        "metrics",
+        "ranking",
+        "retrieve dense",
+        "compare plots",
+        "report widgets",
+        "cli testing",
+    )
+)
+
+
+def unit(module: str) -> str:
+    """The unit a module belongs to: its top folder (``askkit.vault``), else itself."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return module
+    top = ".".join(parts[:2])
+    return top if (ROOT / "askkit" / parts[1]).is_dir() else module
+
+
+def is_folder(name: str) -> bool:
+    return name != "askkit" and (ROOT / "askkit" / name.split(".")[1]).is_dir()
+
+
+def layer_of(name: str) -> int:
+    for number, members in enumerate(LAYERS):
+        if name in members:
+            return number
+    raise AssertionError(f"{name} has no layer: add it to LAYERS and docs/development.md")
+
+
+def layer_breaches(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from a unit to one in a higher layer, or between folders of one layer."""
+    breaches = []
+    for name, edges in sorted(graph.items()):
+        source = unit(name)
+        for target in sorted(edges):
+            dest = unit(target)
+            if dest == source:
+                continue
+            up, down = layer_of(source), layer_of(dest)
+            if down > up or (down == up and (is_folder(source) or is_folder(dest))):
+                breaches.append(f"{name} imports {target}")
+    return breaches
+
+
+def private_owner(module: str) -> tuple[str, str] | None:
+    """``(private unit, the folder it belongs to)`` for a private module, else None:
+    the first ``_name`` component makes the unit (``askkit._http.body`` ->
+    ``askkit._http``; ``askkit.cli._console`` -> itself, in ``askkit.cli``)."""
+    parts = module.split(".")
+    for i, part in enumerate(parts[1:], start=1):
+        if part.startswith("_") and part != "__init__":
+            return ".".join(parts[: i + 1]), ".".join(parts[:i])
+    return None
+
+
+def private_breaches(graph: dict[str, set[str]]) -> list[str]:
+    """Every use of a private unit outside its own folder (a private module at the top
+    of the package belongs to the top-level modules) that is not in the shared list."""
+    breaches = []
+    for name, edges in sorted(graph.items()):
+        for target in sorted(edges):
+            owned = private_owner(target)
+            if owned is None or owned[0] in SHARED_PRIVATE:
+                continue
+            private, folder = owned
+            inside = name.startswith(private + ".") or name == private
+            if folder == "askkit":
+                inside = inside or unit(name) == name  # a top-level module
+            else:
+                inside = inside or (name + ".").startswith(folder + ".")
+            if not inside:
+                breaches.append(f"{name} imports {target}")
+    return breaches
+
+
+def test_the_layer_rule_catches_an_upward_import_and_a_sideways_one() -> None:
+    graph = {
+        "askkit.frame.pools": {"askkit.ranking.cut", "askkit.sources"},
+        "askkit.dense.index": {"askkit.retrieve.local", "askkit.metrics.io"},
+        "askkit.sources": {"askkit.citations"},
     }
+    assert layer_breaches(graph) == [
+        "askkit.dense.index imports askkit.retrieve.local",
+        "askkit.frame.pools imports askkit.ranking.cut",
+    ]
+
+
+def test_imports_between_folders_follow_the_layers() -> None:
+    assert layer_breaches(import_graph()) == []
+
+
+def test_every_unit_has_a_layer() -> None:
+    for name in import_graph():
+        layer_of(unit(name))
+
+
+def test_the_private_rule_catches_a_private_module_used_outside_its_folder() -> None:
+    graph = {
+        "askkit.report": {"askkit.cli._console", "askkit._html"},
+        "askkit.cli.vault": {"askkit.cli._console", "askkit._http.body"},
+        "askkit.frame.load": {"askkit._secret"},
+        "askkit.payloads": {"askkit._secret"},
+    }
+    assert private_breaches(graph) == [
+        "askkit.frame.load imports askkit._secret",
+        "askkit.report imports askkit.cli._console",
+    ]
+
+
+def test_private_modules_are_used_only_in_their_own_folder() -> None:
+    assert private_breaches(import_graph()) == []
+
+
+def test_every_shared_private_unit_is_shared() -> None:
+    """A unit on the shared list is used by at least two other units; one used by a
+    single folder belongs inside it."""
+    users: dict[str, set[str]] = {name: set() for name in SHARED_PRIVATE}
     for name, edges in import_graph().items():
         for target in edges:
-            leaf_private = target.rpartition(".")[2].startswith("_")
-            if not leaf_private or target in shared or target.endswith("__init__"):
-                continue
-            folder = target.rpartition(".")[0]
-            assert (name + ".").startswith(folder + "."), f"{name} imports {target}"
-
-
-def test_layers_point_down() -> None:
-    """The value types never import the capabilities built on them."""
-    graph = import_graph()
-    core = {"askkit.errors", "askkit.wire", "askkit.journal", "askkit.citations", "askkit.sources"}
-    above = ("askkit.frame", "askkit.metrics", "askkit.vault", "askkit.retrieve", "askkit.widgets")
-    for name in core:
-        assert not [t for t in graph[name] if t.startswith(above)], name
-    for name, edges in graph.items():
-        if name.startswith(("askkit.frame", "askkit.metrics", "askkit.vault")):
-            assert not [t for t in edges if t.startswith(("askkit.widgets", "askkit.cli"))], name
+            owned = private_owner(target)
+            if owned and owned[0] in SHARED_PRIVATE and unit(name) != owned[0]:
+                users[owned[0]].add(unit(name))
+    assert {name for name, who in users.items() if len(who) < 2} == set(), users
 
 
 def test_version_comes_from_the_installed_metadata() -> None:

@@ -15,6 +15,7 @@ from matplotlib.collections import PathCollection
 
 from askkit import plots
 from askkit.compare import compare
+from askkit.metrics import prepare
 
 QRELS = pd.DataFrame(
     {"query_id": ["q1", "q1", "q2"], "path": ["a.md", "b.md", "c.md"], "grade": [1, 2, 0]}
@@ -168,3 +169,23 @@ def test_explorer_histogram_draws_extreme_scores() -> None:
         edges = plots.histogram_edges([scores], 4)
         assert len(edges) == 5
         assert (np.diff(edges) > 0).all(), scores
+
+
+def test_a_prepared_run_draws_as_the_run_and_its_qrels() -> None:
+    prepared = prepare(RUN_A, QRELS)
+    for draw in (plots.relevance_histogram, plots.score_vs_rank):
+        _, from_run = plt.subplots()
+        _, from_prepared = plt.subplots()
+        draw(RUN_A, QRELS, ax=from_run)
+        draw(prepared, ax=from_prepared)
+        assert texts(from_prepared) == texts(from_run)
+        assert len(from_prepared.get_children()) == len(from_run.get_children())
+    _, ax = plt.subplots()
+    plots.metric_curve({"a": prepared}, ax=ax)
+    assert [line.get_label() for line in ax.get_lines()] == ["a"]
+
+
+def test_figure_png_draws_off_screen() -> None:
+    png = plots.figure_png(lambda ax: ax.plot([1, 2, 3]), size=(3, 2), layout="tight")
+    assert png.startswith(b"\x89PNG")
+    assert plt.get_fignums() == []  # no pyplot figure made or left open

@@ -5,7 +5,7 @@ its ``id`` as the query id) or from a local vault (``--vault`` and
 ``--queries``: :meth:`askkit.retrieve.LocalIndex.pools`). The command prints
 the sweep table, the best setting per strategy and the recommended
 ``[reranker]`` block for kimun's ``server.toml``
-(:func:`askkit.report.sweep_context_cut`).
+(:func:`askkit.ranking.sweep_context_cut`).
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def _pools(args: argparse.Namespace) -> Any:
     if args.vault is None:
         from askkit.errors import SchemaError
         from askkit.frame import sources_frame
-        from askkit.frame.pools import check_turn_ids
+        from askkit.ranking.pools import check_turn_ids
 
         frame = sources_frame(args.log)
         try:
@@ -114,7 +114,8 @@ def _pools(args: argparse.Namespace) -> Any:
         except SchemaError as exc:  # the frame knows lines, not its file
             raise exc.located(file=args.log) from None
         return frame
-    from askkit.retrieve.local import LocalIndex, read_queries
+    from askkit.metrics.queries import read_queries
+    from askkit.retrieve.local import LocalIndex
 
     queries = read_queries(args.queries)  # a bad file fails before indexing
     return LocalIndex(args.vault).pools(queries, args.pool_size)
@@ -122,7 +123,7 @@ def _pools(args: argparse.Namespace) -> Any:
 
 def cut_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit cut``."""
-    from askkit.report import sweep_context_cut
+    from askkit.ranking.tune import sweep_context_cut
 
     strategies = _strategies(args.strategies)
     _check_inputs(args)

@@ -237,7 +237,7 @@ def _null_non_finite_scores(rows: list[dict[str, Any]]) -> None:
 
 def search_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit search QUERY --store DIR --vault-id ID --embedder SPEC [--reranker SPEC]``."""
-    from askkit.dense.index import StoreRetriever
+    from askkit.dense import StoreRetriever
     from askkit.dense.store import KimunStore
 
     with KimunStore(args.store) as store:  # a bad store fails before a model loads

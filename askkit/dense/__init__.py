@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         query_text,
         resolve_fastembed_model,
     )
-    from askkit.dense.index import DenseIndex, StoreRetriever
+    from askkit.dense.index import DenseIndex
     from askkit.dense.qdrant import QdrantStore
     from askkit.dense.rerankers import (
         FastEmbedReranker,
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         exact_top_k,
         normalise,
     )
+    from askkit.dense.store_retriever import StoreRetriever
 
 __all__ = [
     "BATCH_SIZE",
@@ -103,7 +104,8 @@ _LAZY = {
         ],
         "askkit.dense.embedders",
     ),
-    **dict.fromkeys(["DenseIndex", "StoreRetriever"], "askkit.dense.index"),
+    "DenseIndex": "askkit.dense.index",
+    "StoreRetriever": "askkit.dense.store_retriever",
     "QdrantStore": "askkit.dense.qdrant",
     **dict.fromkeys(
         [

@@ -29,6 +29,7 @@ import numpy as np
 
 from askkit.errors import DimensionError, ProtocolError, StoreError
 from askkit.ranking.pool import deduplicate_chunks
+from askkit.ranking.pools import query_pools
 from askkit.ranking.settings import CANDIDATE_POOL, CutSettings
 from askkit.ranking.surfaces import CutPreview, cut_preview, dedupe_by_note, search_rows
 from askkit.wire import ChunkResult
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
     from askkit.dense.embedders import Embedder
     from askkit.dense.rerankers import Reranker
-    from askkit.metrics.io import Queries
+    from askkit.metrics.queries import Queries
 
 __all__ = ["CANDIDATE_POOL", "DenseRetrieval", "Rows", "embed_query", "rows_of"]
 
@@ -292,18 +293,16 @@ class DenseRetrieval:
     def pools(
         self, queries: Queries, size: int | None = None, *, progress: bool | None = None
     ) -> pd.DataFrame:
-        """Many queries' pools as one long frame (:data:`askkit.retrieve.local.POOL_COLUMNS`).
+        """Many queries' pools as one long frame (:func:`askkit.ranking.query_pools`).
 
         What :func:`askkit.ranking.sweep_cuts` sweeps: ``queries`` is
         ``{query_id: text}``, a frame with ``query_id`` and ``text`` (or
-        ``question``) columns, or such a TSV file; one row per pool chunk,
-        queries in the given order, each pool best first.
+        ``question``) columns, or such a TSV file; one row per pool chunk
+        (:data:`~askkit.ranking.pools.POOL_COLUMNS`), queries in the given
+        order, each pool best first.
         """
-        from askkit.retrieve.local import LocalIndex
-
-        # One implementation of the pool frame: LocalIndex's, which reads only
-        # ``self.pool`` and ``self.progress``.
-        return LocalIndex.pools(self, queries, size, progress=progress)  # type: ignore[arg-type]
+        show = self.progress if progress is None else progress
+        return query_pools(self.pool, queries, size, progress=show)
 
     def __call__(self, query: str, k: int = 10) -> list[ChunkResult]:
         """The :class:`~askkit.retrieve.Retriever` protocol: :meth:`search`."""

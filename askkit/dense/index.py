@@ -1,16 +1,17 @@
-"""Dense retrieval as kimun's server does it: askkit's own index of a vault, or kimun's store.
+"""Dense retrieval of a vault askkit embeds itself, as kimun's server embeds one.
 
 :class:`DenseIndex` embeds a vault the way kimun's server indexes one
 (``KimunRag::index`` in ``server/src/lib.rs`` at
 :data:`~askkit.ranking.settings.KIMUN_COMMIT`): the sections kimun's core cuts,
-split to the embedding window (:func:`askkit.retrieve.local.note_chunks`, the
-same chunks :class:`~askkit.retrieve.LocalIndex` ranks with BM25), embedded
+split to the embedding window (:func:`askkit.vault.note_chunks`, the same
+chunks :class:`~askkit.retrieve.LocalIndex` ranks with BM25), embedded
 :data:`~askkit.dense.BATCH_SIZE` per call, kept L2-normalised in kimun's own
 store schema (:class:`~askkit.dense.StoreWriter`), so kimun's store and
 askkit's can be swapped: :class:`~askkit.dense.KimunStore` opens askkit's
-folder, and :class:`StoreRetriever` searches either.
+folder, and :class:`~askkit.dense.StoreRetriever` searches either.
 
-Re-indexing is incremental as kimun's is. A note whose size and modification
+Re-indexing is incremental as kimun's is (:func:`askkit.vault.scan_vault`
+finds what changed). A note whose size and modification
 time are unchanged is not read again; a changed one is re-hashed, and only a
 note whose content hash changed is re-chunked. Its stored rows are deleted, and
 every new chunk whose title and text equal one of its old chunks' reuses that
@@ -19,8 +20,8 @@ rest are embedded. Deleted notes leave the store. The store records the
 embedder's fingerprint; a store built by another embedder is wiped and the
 vault embedded again, with a warning, as kimun's server does at start.
 
-Both retrievers answer a query as kimun's server does
-(:class:`askkit.dense._retrieval.DenseRetrieval`): the exact best 80 chunks by
+It answers a query as kimun's server does (:class:`askkit.dense._retrieval.DenseRetrieval`,
+as :class:`~askkit.dense.StoreRetriever` does): the exact best 80 chunks by
 dot product, f32 scores widened to f64, de-duplicated, reranked when a
 reranker is given, then one row per note.
 """
@@ -42,22 +43,18 @@ from askkit._atomic import atomic_write_text
 from askkit._cachedir import DENSE_STORE, cache_root, claim
 from askkit._warn import warn_user
 from askkit.dense._retrieval import CANDIDATE_POOL, ROW_COLUMNS, DenseRetrieval, Rows, rows_of
-from askkit.errors import DimensionError, ProtocolError, StoreError, UsageError
-from askkit.retrieve.client import VAULT_ID
-from askkit.retrieve.local import IndexReport, scan_vault
-from askkit.vault import Vault, content_hash
-from askkit.wire import ChunkResult
+from askkit.errors import DimensionError, ProtocolError, StoreError
+from askkit.vault import IndexReport, Vault, content_hash, scan_vault
+from askkit.wire import check_vault_id
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from askkit.dense._writer import StoreWriter
     from askkit.dense.embedders import Embedder
-    from askkit.dense.qdrant import QdrantStore
     from askkit.dense.rerankers import Reranker
-    from askkit.dense.store import KimunStore
 
-__all__ = ["NOTES_FILE", "DenseIndex", "StoreRetriever", "default_store_folder"]
+__all__ = ["NOTES_FILE", "DenseIndex", "default_store_folder"]
 
 #: askkit's record, beside ``embeddings.db``, of each note's size and modification
 #: time, so an unchanged note is not read again (kimun's store keeps only hashes).
@@ -70,16 +67,6 @@ _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _STORE_BATCH = 4096
 
 _EMPTY = np.empty((0, 0), dtype=np.float32)
-
-
-def _check_vault_id(vault_id: str) -> str:
-    """kimun's ``CollectionKey::parse``: ``[A-Za-z0-9._-]+``, not starting with ``__``."""
-    if not isinstance(vault_id, str) or not VAULT_ID.fullmatch(vault_id):
-        raise UsageError(
-            f"invalid vault id {vault_id!r}: use letters, digits, '.', '_' or '-' "
-            "and do not start with '__' (kimun's rule for a collection name)"
-        )
-    return vault_id
 
 
 def _default_vault_id(root: Path) -> str:
@@ -165,7 +152,7 @@ class DenseIndex(DenseRetrieval):
     Attributes
     ----------
     last_report:
-        What the last :meth:`update` did (:class:`~askkit.retrieve.local.IndexReport`).
+        What the last :meth:`update` did (:class:`~askkit.vault.IndexReport`).
     last_embedded, last_reused:
         How many chunks the last :meth:`update` embedded, and how many reused
         a stored vector.
@@ -212,7 +199,7 @@ class DenseIndex(DenseRetrieval):
         self.reranker = reranker
         self.pool_size = pool
         self.progress = progress
-        self.vault_id = _check_vault_id(
+        self.vault_id = check_vault_id(
             _default_vault_id(self.vault.root) if vault_id is None else vault_id
         )
         if store is None or store is True:
@@ -512,17 +499,9 @@ class DenseIndex(DenseRetrieval):
 
     def _update(self, writer: StoreWriter | None, t0: float) -> IndexReport:
         scan = scan_vault(self.vault, self._notes, progress=self.progress, desc="reading notes")
-        notes, fresh, added, changed, unchanged, failed = (
-            scan.notes,
-            scan.fresh,
-            scan.added,
-            scan.changed,
-            scan.unchanged,
-            scan.failed,
-        )
-        deleted = sorted(set(self._notes) - set(notes))
-        reused, to_embed = self._reuse(fresh, changed)
-        stale = sorted(set(changed) | set(deleted))
+        fresh, deleted = scan.fresh, scan.deleted
+        reused, to_embed = self._reuse(fresh, scan.changed)
+        stale = sorted(set(scan.changed) | set(deleted))
         if writer is not None and stale:
             writer.delete(self.vault_id, stale)  # as kimun: the old rows go before the new land
         embedded = self._embed(fresh, to_embed)  # everything, before anything is stored
@@ -543,20 +522,12 @@ class DenseIndex(DenseRetrieval):
         self._store_notes(writer, batch)
         for key in deleted:
             self._by_note.pop(key, None)
-        self._notes = notes
+        self._notes = scan.notes
         if fresh or deleted:
             self._rebuild()
         self.last_embedded = len(to_embed)
         self.last_reused = sum(len(hits) for hits in reused.values())
-        self.last_report = IndexReport(
-            added=tuple(added),
-            changed=tuple(changed),
-            deleted=tuple(deleted),
-            unchanged=unchanged,
-            chunks=len(self),
-            seconds=time.perf_counter() - t0,
-            skipped={**{str(k): v for k, v in self.vault.skipped.items()}, **failed},
-        )
+        self.last_report = scan.report(chunks=len(self), seconds=time.perf_counter() - t0)
         self._write_notes_file()
         return self.last_report
 
@@ -609,155 +580,3 @@ class DenseIndex(DenseRetrieval):
     def note_of(self, chunk: Any) -> str:
         """The full text of the note a chunk (or a path) comes from."""
         return self.vault.read(chunk if isinstance(chunk, str) else chunk.path)
-
-
-class StoreRetriever(DenseRetrieval):
-    """A kimun server's stored vectors, searched as the server searches them.
-
-    askkit embeds the query (with the embedder the server uses), and ranks the
-    vault's stored chunks as kimun's server does.
-
-    Parameters
-    ----------
-    store:
-        A :class:`~askkit.dense.KimunStore` (or its folder: kimun's
-        ``[vector_db] path``, or a :class:`DenseIndex` folder) or a
-        :class:`~askkit.dense.QdrantStore`.
-    vault_id:
-        The vault's collection (kimun's vault id).
-    embedder:
-        The embedder the store was built with.
-    reranker:
-        An optional :class:`~askkit.dense.Reranker` applied to every pool.
-    pool:
-        The candidate pool (kimun: 80).
-    check_fingerprint:
-        Refuse (:class:`~askkit.errors.StoreError`) a store whose recorded
-        embedder fingerprint is not ``embedder``'s: its scores would mean
-        nothing. ``False`` skips the check (the dimension is checked anyway).
-    exact:
-        Rank by askkit's exact dot product over the vault's vectors, loaded
-        once, as kimun's SQLite store does. ``None`` (default): exact for a
-        :class:`~askkit.dense.KimunStore`, and the store's own search for a
-        :class:`~askkit.dense.QdrantStore` (Qdrant's cosine search, which
-        kimun's Qdrant backend uses; the vectors are then not loaded).
-
-    Raises
-    ------
-    StoreError
-        The store is missing, not kimun's, has no such vault, or was built by
-        another embedder.
-    DimensionError
-        The embedder's vectors do not have the stored vectors' width.
-    """
-
-    def __init__(
-        self,
-        store: KimunStore | QdrantStore | str | os.PathLike[str],
-        vault_id: str,
-        embedder: Embedder,
-        *,
-        reranker: Reranker | None = None,
-        pool: int = CANDIDATE_POOL,
-        check_fingerprint: bool = True,
-        exact: bool | None = None,
-        progress: bool = True,
-    ) -> None:
-        if pool < 1:
-            raise ValueError(f"pool must be >= 1, got {pool}")
-        if isinstance(store, str | os.PathLike):
-            from askkit.dense.store import KimunStore
-
-            store = KimunStore(store)
-        self.store = store
-        self.vault_id = vault_id
-        self.embedder = embedder
-        self.reranker = reranker
-        self.pool_size = pool
-        self.progress = progress
-        self.check_fingerprint = check_fingerprint
-        searches = callable(getattr(store, "query", None))
-        self.exact = not searches if exact is None else exact
-        if not self.exact and not searches:
-            raise UsageError(f"{type(store).__name__} has no search of its own: use exact=True")
-        self._table: Rows | None = None
-        self._dimension = 0
-        self.refresh()
-
-    def _where(self) -> str:
-        for name in ("path", "where", "url"):
-            where = getattr(self.store, name, None)
-            if where is not None:
-                return str(where)
-        return type(self.store).__name__
-
-    def refresh(self) -> None:
-        """Check the store again and re-read the vault's chunks (after the server re-indexed)."""
-        if self.check_fingerprint:
-            stored = self.store.fingerprint
-            mine = self.embedder.fingerprint
-            if stored is not None and stored != mine:
-                raise StoreError(
-                    f"the store {self._where()} holds vectors of the embedder {stored!r}, not "
-                    f"{mine!r} ({self.embedder.name}): search it with the embedder kimun's "
-                    "server uses (or pass check_fingerprint=False)",
-                    path=self._where(),
-                )
-        self._table = None
-        if self.exact:
-            self._dimension = self._rows().dimension
-        else:
-            collections = {c.name: c for c in self.store.collections()}
-            if self.vault_id not in collections:
-                names = ", ".join(sorted(collections)) or "none"
-                raise StoreError(
-                    f"the store {self._where()} has no vault {self.vault_id!r} (it has: {names})",
-                    path=self._where(),
-                )
-            self._dimension = collections[self.vault_id].dimension
-        known = self.embedder.dimension
-        if known is not None and self._dimension and known != self._dimension:
-            raise DimensionError(
-                f"the embedder {self.embedder.name} makes {known}-d vectors but the store "
-                f"{self._where()} holds {self._dimension}-d ones for {self.vault_id!r}",
-                expected=self._dimension,
-                actual=known,
-            )
-
-    def _rows(self) -> Rows:
-        if self._table is None:
-            vault = self.store.load(self.vault_id)
-            self._table = rows_of(
-                vault.chunks, vault.matrix, f"{self._where()} ({self.vault_id!r})"
-            )
-        return self._table
-
-    def _query_dimension(self) -> int | None:
-        return self._dimension or None
-
-    def _nearest(self, vector: np.ndarray[Any, Any], size: int) -> list[ChunkResult]:
-        if self.exact:
-            return super()._nearest(vector, size)
-        hits = self.store.query(self.vault_id, vector, size)  # type: ignore[union-attr]
-        return [
-            ChunkResult(
-                path=chunk["path"],
-                title=chunk["title"],
-                date=chunk["date"],
-                content=chunk["text"],
-                hash=chunk["hash"],
-                similarity_score=float(score),
-            )
-            for score, chunk in hits
-        ]
-
-    def __len__(self) -> int:
-        return len(self._rows())
-
-    def __repr__(self) -> str:
-        return f"StoreRetriever({self._where()!r}, {self.vault_id!r}, {self.embedder.name!r})"
-
-    @property
-    def chunks(self) -> pd.DataFrame:
-        """The vault's stored chunks: ``path, hash, title, date, text`` (read on first use)."""
-        return self._rows().frame()

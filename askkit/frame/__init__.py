@@ -7,10 +7,10 @@ objects without loss. Every value agrees with :meth:`AskSource.from_chunk`.
 JSONL logs are read columnar (``pyarrow.json``, then askkit's compiled kernels
 or, where they are not built, pyarrow.compute: :func:`compiled_kernels`);
 :func:`read_jsonl_dask` reads many files on a Dask cluster with the same
-per-file function. :func:`with_pool` reads each turn's sources as kimun's
-ranked pool and adds what each context cut keeps; :func:`pool_truncated`
-flags turns a server already cut. Importing this package registers the ``df.ask`` accessor
-(:mod:`askkit.frame.accessor`); it loads neither matplotlib, ipywidgets nor IPython.
+per-file function (:mod:`askkit.ranking.pools` reads a frame's turns as
+kimun's ranked pools). Importing this package registers the
+``df.ask`` accessor (:mod:`askkit.frame.accessor`); it loads neither
+matplotlib, ipywidgets nor IPython.
 
 Examples
 --------
@@ -26,7 +26,6 @@ from __future__ import annotations
 from askkit.frame import accessor as _accessor  # registers the df.ask accessor
 from askkit.frame.kernels import compiled_kernels
 from askkit.frame.load import Loaded, sources_frame, to_sources, to_turns
-from askkit.frame.pools import pool_frame, pool_truncated, with_pool
 from askkit.frame.scale import RECORD_COLUMNS, DaskLoaded, read_jsonl_dask
 from askkit.frame.schema import COLUMNS, DESCRIPTIONS, ERROR_COLUMNS, empty_frame
 
@@ -41,11 +40,8 @@ __all__ = [
     "Loaded",
     "compiled_kernels",
     "empty_frame",
-    "pool_frame",
-    "pool_truncated",
     "read_jsonl_dask",
     "sources_frame",
     "to_sources",
     "to_turns",
-    "with_pool",
 ]

@@ -6,8 +6,12 @@ best-first prefix (``fixed``, ``score-range`` or ``largest-drop``) and shows
 that prefix as search rows (one per note) or as an answer's numbered
 context. This package reproduces each step value for value (kimun's server
 code at :data:`~askkit.ranking.settings.KIMUN_COMMIT`), explains a cut
-(:func:`explain_cut`, :func:`why_not`), and sweeps the cut settings over
-many queries to recommend one (:func:`sweep_cuts`, :func:`recommend`).
+(:func:`explain_cut`, :func:`why_not`), reads ranked pools as columns
+(:mod:`~askkit.ranking.pools`: :func:`with_pool`, :func:`pool_frame`,
+:func:`query_pools`), and sweeps the cut settings over many queries to
+recommend one (:func:`sweep_cuts`, :func:`recommend`,
+:func:`sweep_context_cut`), scoring each with :mod:`askkit.metrics`'
+measures.
 
 Examples
 --------
@@ -32,9 +36,17 @@ from askkit.ranking.cut import (
 )
 from askkit.ranking.explain import explain_cut, why_not
 from askkit.ranking.pool import Scored, deduplicate_chunks, pool_of
+from askkit.ranking.pools import (
+    POOL_COLUMNS,
+    check_turn_ids,
+    pool_frame,
+    pool_truncated,
+    query_pools,
+    with_pool,
+)
 from askkit.ranking.query import build_retrieval_query, condense_head_tail
 from askkit.ranking.rerank import Reranked, rerank, sanitize_scores, sigmoid, validate_scored
-from askkit.ranking.settings import KIMUN_COMMIT, STRATEGIES, CutSettings, Strategy
+from askkit.ranking.settings import CANDIDATE_POOL, KIMUN_COMMIT, STRATEGIES, CutSettings, Strategy
 from askkit.ranking.surfaces import (
     CutPreview,
     answer_context,
@@ -42,13 +54,24 @@ from askkit.ranking.surfaces import (
     dedupe_by_note,
     search_rows,
 )
-from askkit.ranking.sweep import recommend, settings_grid, sweep_cuts, sweep_cuts_reference
+from askkit.ranking.sweep import (
+    SWEEP_COLUMNS,
+    recommend,
+    settings_grid,
+    sweep_cuts,
+    sweep_cuts_reference,
+)
+from askkit.ranking.tune import CutSweep, sweep_context_cut
 
 __all__ = [
+    "CANDIDATE_POOL",
     "KIMUN_COMMIT",
+    "POOL_COLUMNS",
     "STRATEGIES",
+    "SWEEP_COLUMNS",
     "CutPreview",
     "CutSettings",
+    "CutSweep",
     "LargestDrop",
     "Reranked",
     "ScoreRange",
@@ -56,6 +79,7 @@ __all__ = [
     "Strategy",
     "answer_context",
     "build_retrieval_query",
+    "check_turn_ids",
     "condense_head_tail",
     "cut_len",
     "cut_preview",
@@ -66,7 +90,10 @@ __all__ = [
     "largest_drop",
     "largest_drop_cut_len",
     "note_best_scores",
+    "pool_frame",
     "pool_of",
+    "pool_truncated",
+    "query_pools",
     "recommend",
     "rerank",
     "sanitize_scores",
@@ -75,8 +102,10 @@ __all__ = [
     "search_rows",
     "settings_grid",
     "sigmoid",
+    "sweep_context_cut",
     "sweep_cuts",
     "sweep_cuts_reference",
     "validate_scored",
     "why_not",
+    "with_pool",
 ]

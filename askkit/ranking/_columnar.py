@@ -15,7 +15,8 @@ per-query segment offsets (``starts``). No Python loop runs per query:
 The arithmetic is kimun's, in float64, operation for operation, overflow to
 inf and ``0 * inf`` = NaN included (without NumPy's warnings): the lengths
 equal :mod:`askkit.ranking.cut`'s exactly (tested in
-``tests/ranking/test_sweep.py``).
+``tests/ranking/test_sweep.py``). Relevance, gain, discount and the ideal DCG
+are :mod:`askkit.metrics.measures`'.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from askkit.errors import SchemaError
+from askkit.metrics.measures import discounted, gain, ideal_dcg, relevant
 from askkit.ranking.cut import HIGH_INDEX_FACTOR, LOW_INDEX_FACTOR
 
 __all__ = ["Kernels", "Pools", "order_rows", "prepare"]
@@ -73,8 +75,8 @@ class Pools:
     starts: IntArray  # (Q + 1,) row offsets
     score: FloatArray  # (N,)
     first: BoolArray  # (N,) the first (best) chunk of its note in its query
-    gain: FloatArray  # (N,) the note's grade, negatives as 0 (first rows only)
-    relevant: BoolArray  # (N,) first row of a note with grade >= 1
+    grade: IntArray  # (N,) the note's grade, 0 when unjudged (first rows only)
+    relevant: BoolArray  # (N,) first row of a relevant note
 
     @property
     def queries(self) -> int:
@@ -116,13 +118,13 @@ def prepare(pools: pd.DataFrame, qrels: pd.DataFrame) -> Pools:
     first = ~pd.Series(key).duplicated().to_numpy()
     firsts = np.flatnonzero(first)
     grades = pd.Series(qrels["grade"].to_numpy(dtype=np.int64)).groupby(qrels_q * width + qrels_p)
-    found = grades.max().reindex(key[firsts]).to_numpy(dtype=np.float64, na_value=0.0)
-    gain = np.zeros(len(score))
-    gain[firsts] = np.maximum(found, 0.0)
-    relevant = np.zeros(len(score), dtype=bool)
-    relevant[firsts] = found >= 1
+    grade = np.zeros(len(score), dtype=np.int64)
+    grade[firsts] = grades.max().reindex(key[firsts], fill_value=0).to_numpy(dtype=np.int64)
+    is_relevant = np.zeros(len(score), dtype=bool)
+    is_relevant[firsts] = relevant(grade[firsts])
     n_queries = len(starts) - 1
-    return Pools(np.asarray(qids[:n_queries], dtype=object), starts, score, first, gain, relevant)
+    qid_array = np.asarray(qids[:n_queries], dtype=object)
+    return Pools(qid_array, starts, score, first, grade, is_relevant)
 
 
 class Kernels:
@@ -169,18 +171,10 @@ class Kernels:
         self.rel_query = self.row_query[rel_rows]
         self.rel_pos = rel_rows - self.begin[self.rel_query]
         note_rank = notes_before[rel_rows + 1] - notes_before[self.begin[self.rel_query]]
-        self.rel_term = pools.gain[rel_rows] / np.log2(note_rank + 1.0)
+        rel_grade = pools.grade[rel_rows]
+        self.rel_term = discounted(gain(rel_grade), note_rank)
         self.rel_total = np.bincount(self.rel_query, minlength=n_queries).astype(np.int64)
-        self.ideal = self._ideal(pools.gain[rel_rows], n_queries)
-
-    def _ideal(self, gains: FloatArray, n_queries: int) -> FloatArray:
-        """Each query's ideal DCG: its relevant notes' gains, best first."""
-        order = np.lexsort((-gains, self.rel_query))
-        query, sorted_gains = self.rel_query[order], gains[order]
-        group_start = np.searchsorted(query, query, side="left")
-        position = np.arange(len(query)) - group_start
-        terms = sorted_gains / np.log2(position + 2.0)
-        return np.bincount(query, terms, minlength=n_queries).astype(np.float64)
+        self.ideal = ideal_dcg(self.rel_query, rel_grade, n_queries)
 
     def count_at_least(self, threshold: FloatArray) -> IntArray:
         """Per query, the rows scoring ``>= threshold[q]`` (a prefix: pools are best first)."""

@@ -9,15 +9,16 @@ pools of many queries and scores each kept context against judgments:
 * ``recall``: relevant notes kept / relevant notes in the pool (so the
   whole pool scores 1.0: a cut can only lose what retrieval found);
 * ``precision``: relevant notes kept / notes kept;
-* ``ndcg``: the kept notes in order (one per note, its first chunk), linear
-  gain (the grade, negatives as 0), ``log2(rank + 1)`` discount, the ideal
-  built from the relevant notes in the pool (trec_eval's definitions,
-  askkit.metrics' conventions);
+* ``ndcg``: the kept notes in order (one per note, its first chunk), the
+  ideal built from the relevant notes in the pool;
 * ``queries_without_relevant``: queries whose pool holds a relevant note but
   whose context keeps none.
 
-Relevant = grade >= 1 (a note's grade is its highest over the qrels rows of
-that query and path). Sizes average over every query with a pool; the
+Relevance, gain, discount and each ratio are :mod:`askkit.metrics.measures`'
+definitions, the ones :func:`askkit.metrics.evaluate` scores with (relevant =
+grade >= 1; linear gain, the grade with negatives as 0; ``log2(rank + 1)``
+discount). A note's grade is its highest over the qrels rows of that query
+and path. Sizes average over every query with a pool; the
 quality measures over the ``judged_queries``, those whose pool holds a
 relevant note (no cut can help the others). Note paths are matched exactly,
 as :mod:`askkit.metrics` matches them: give pools the paths your qrels use.
@@ -56,7 +57,8 @@ import numpy as np
 import pandas as pd
 
 from askkit.errors import SchemaError
-from askkit.metrics import PathOrFrame, read_qrels
+from askkit.metrics.measures import discounted, gain, ideal_dcg, ndcg, precision, recall, relevant
+from askkit.metrics.qrels import PathOrFrame, read_qrels
 from askkit.ranking._columnar import Kernels, prepare
 from askkit.ranking.cut import cut_len
 from askkit.ranking.pool import pool_of
@@ -66,6 +68,7 @@ from askkit.ranking.surfaces import dedupe_by_note, search_rows
 __all__ = [
     "DEFAULT_GRID",
     "SWEEP_COLUMNS",
+    "SWEEP_MEASURES",
     "Objective",
     "recommend",
     "settings_grid",
@@ -83,14 +86,8 @@ DEFAULT_GRID: dict[Strategy, tuple[Any, ...]] = {
         *((3, high) for high in (5, 10, 15, 20, 40, 80)),
     ),
 }
-#: The sweep table's columns, in order.
-SWEEP_COLUMNS = [
-    "strategy",
-    "setting",
-    "top_k",
-    "score_range_cutoff",
-    "drop_window_min",
-    "drop_window_max",
+#: What the sweep measures of each setting (see the module docstring), in order.
+SWEEP_MEASURES = [
     "mean_chunks",
     "mean_notes",
     "mean_search_rows",
@@ -98,6 +95,16 @@ SWEEP_COLUMNS = [
     "precision",
     "ndcg",
     "queries_without_relevant",
+]
+#: The sweep table's columns, in order: the setting, its measures, the query counts.
+SWEEP_COLUMNS = [
+    "strategy",
+    "setting",
+    "top_k",
+    "score_range_cutoff",
+    "drop_window_min",
+    "drop_window_max",
+    *SWEEP_MEASURES,
     "queries",
     "judged_queries",
 ]
@@ -185,10 +192,8 @@ def _aggregate(
             return np.full(len(settings), math.nan)
         return np.asarray(values.mean(axis=1), dtype=np.float64)
 
-    relevant = per_query["relevant"][:, judged]
+    found = per_query["relevant"][:, judged]
     notes = per_query["notes"][:, judged]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        precision = np.where(notes > 0, relevant / notes, 0.0)
     return pd.DataFrame(
         {
             "strategy": [s.strategy for s in settings],
@@ -200,10 +205,10 @@ def _aggregate(
             "mean_chunks": mean(per_query["chunks"]),
             "mean_notes": mean(per_query["notes"]),
             "mean_search_rows": mean(per_query["search"]),
-            "recall": mean(relevant / relevant_in_pool[judged]),
-            "precision": mean(precision),
-            "ndcg": mean(per_query["dcg"][:, judged] / ideal[judged]),
-            "queries_without_relevant": (relevant == 0).sum(axis=1).astype(np.int64),
+            "recall": mean(recall(found, relevant_in_pool[judged])),
+            "precision": mean(precision(found, notes)),
+            "ndcg": mean(ndcg(per_query["dcg"][:, judged], ideal[judged])),
+            "queries_without_relevant": (found == 0).sum(axis=1).astype(np.int64),
             "queries": np.full(len(settings), queries, dtype=np.int64),
             "judged_queries": np.full(len(settings), n_judged, dtype=np.int64),
         },
@@ -307,21 +312,24 @@ def sweep_cuts_reference(
             raise SchemaError(f"query {q!r}: the pool is not best first", has_value=False)
         pool = pool_of(scores, [row[2] for row in ordered])
         notes = [c.path for c in dedupe_by_note(pool)]
-        gains = sorted((g for p in notes if (g := grades.get((q, p), 0)) >= 1), reverse=True)
-        relevant_in_pool.append(len(gains))
-        ideal.append(sum(g / math.log2(i + 2) for i, g in enumerate(gains)))
+        note_grades = np.array([grades.get((q, p), 0) for p in notes], dtype=np.int64)
+        is_relevant = relevant(note_grades)
+        # the notes a cut keeps are the first of these: their sums are prefix sums
+        note_relevant = is_relevant.tolist()
+        terms = discounted(gain(note_grades), np.arange(1, len(notes) + 1)).tolist()
+        relevant_in_pool.append(int(is_relevant.sum()))
+        relevant_grades = note_grades[is_relevant]
+        at_zero = np.zeros(len(relevant_grades), dtype=np.int64)  # one query: code 0
+        ideal.append(float(ideal_dcg(at_zero, relevant_grades, 1)[0]))
         values: dict[str, list[float]] = {name: [] for name in _PER_QUERY}
         for setting in settings:
             kept = cut_len(pool, setting)
-            kept_notes = [c.path for c in dedupe_by_note(pool[:kept])]
-            note_grades = [grades.get((q, p), 0) for p in kept_notes]
+            kept_notes = len(dedupe_by_note(pool[:kept]))
             values["chunks"].append(kept)
-            values["notes"].append(len(kept_notes))
+            values["notes"].append(kept_notes)
             values["search"].append(len(search_rows(pool, setting)))
-            values["relevant"].append(sum(1 for g in note_grades if g >= 1))
-            values["dcg"].append(
-                sum(max(g, 0) / math.log2(i + 2) for i, g in enumerate(note_grades))
-            )
+            values["relevant"].append(sum(note_relevant[:kept_notes]))
+            values["dcg"].append(sum(terms[:kept_notes]))
         for name in _PER_QUERY:
             per_query[name].append(values[name])
     arrays = {

@@ -4,7 +4,7 @@ A cache folder holds::
 
     CACHEDIR.TAG     askkit's marker, written first (a standard cache directory tag)
     manifest.json    {"askkit_cache": FORMAT, "params", "vault", "notes", "chunks"}
-    chunks.parquet   one row per chunk, columns COLUMNS, sorted by note path
+    chunks.parquet   one row per chunk, columns CHUNK_COLUMNS, sorted by note path
     bm25/            bm25s's own save of the BM25 matrix (absent when there are no chunks)
 
 Ownership: askkit writes, replaces and deletes only folders that carry its
@@ -46,10 +46,10 @@ import pyarrow.parquet as pq
 
 from askkit._cachedir import LOCAL_INDEX, TAG_NAME, is_ours, tag_text
 from askkit._cachedir import claim as claim_folder
+from askkit.vault.split import CHUNK_COLUMNS
 
 __all__ = [
     "ARROW_TYPES",
-    "COLUMNS",
     "FORMAT",
     "TAG_NAME",
     "Cached",
@@ -64,8 +64,8 @@ __all__ = [
 #: The cache layout's version (``manifest.json``'s ``askkit_cache``); another one is stale.
 #: 3: ``params`` gained ``tokens`` (stop words and stemming), so a format-2 cache is rebuilt.
 FORMAT = 3
-#: The chunk columns, in the order ``chunks.parquet`` stores them.
-COLUMNS = ("path", "title", "date", "text", "hash", "section", "piece", "start", "end")
+#: Each chunk column's type in ``chunks.parquet`` (:data:`~askkit.vault.split.CHUNK_COLUMNS`,
+#: in that order).
 ARROW_TYPES = {
     "path": pa.string(),
     "title": pa.string(),
@@ -172,7 +172,7 @@ def save(
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
     try:
         (tmp / TAG_NAME).write_text(_TAG, encoding="utf-8")
-        table = pa.table({c: pa.array(cols[c], type=ARROW_TYPES[c]) for c in COLUMNS})
+        table = pa.table({c: pa.array(cols[c], type=ARROW_TYPES[c]) for c in CHUNK_COLUMNS})
         pq.write_table(table, tmp / "chunks.parquet")
         if bm25 is not None:
             bm25.save(str(tmp / "bm25"), show_progress=False)
@@ -266,9 +266,11 @@ def _read_chunks(path: Path, rows: int, notes: dict[str, dict[str, Any]]) -> dic
         table = pq.read_table(path)
     except Exception as exc:  # any failure of a reader on a damaged file means "rebuild"
         raise CorruptCache(f"chunks.parquet cannot be read ({type(exc).__name__}: {exc})") from None
-    if table.schema.names != list(COLUMNS):
-        raise CorruptCache(f"chunks.parquet has the columns {table.schema.names}, not {COLUMNS}")
-    for c in COLUMNS:
+    if table.schema.names != list(CHUNK_COLUMNS):
+        raise CorruptCache(
+            f"chunks.parquet has the columns {table.schema.names}, not {CHUNK_COLUMNS}"
+        )
+    for c in CHUNK_COLUMNS:
         got = table.schema.field(c).type
         if got != ARROW_TYPES[c]:
             raise CorruptCache(f"chunks.parquet's {c!r} column is {got}, not {ARROW_TYPES[c]}")
@@ -278,7 +280,7 @@ def _read_chunks(path: Path, rows: int, notes: dict[str, dict[str, Any]]) -> dic
         raise CorruptCache(
             f"chunks.parquet has {table.num_rows} rows but manifest.json counts {rows} chunks"
         )
-    cols = {c: table.column(c).to_pylist() for c in COLUMNS}
+    cols = {c: table.column(c).to_pylist() for c in CHUNK_COLUMNS}
     paths = cols["path"]
     if any(a > b for a, b in itertools.pairwise(paths)):
         raise CorruptCache("chunks.parquet's rows are not sorted by note path")

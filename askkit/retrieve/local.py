@@ -2,7 +2,7 @@
 
 :class:`LocalIndex` cuts every note into the sections kimun's core would
 index (:func:`askkit.vault.chunking.chunk_note`), splits long sections the way the
-server does (:func:`askkit.retrieve.split.split_for_rag`), and ranks the
+server does (:func:`askkit.vault.split.split_for_rag`), and ranks the
 pieces with BM25 (`bm25s`) over the terms an :class:`Analyzer` makes: kimun's
 accent folding, lower-casing, English stop words dropped and Snowball English
 stems by default (``stopwords=`` and ``stemmer=`` switch either off; measured
@@ -26,7 +26,9 @@ one is re-hashed and re-chunked only when its content hash changed; deleted
 notes leave the index. The BM25 statistics are then rebuilt over all chunks
 (they are global), which is fast. A note that cannot be read (not UTF-8, a
 dangling link, vanished, unreadable) is skipped with a warning and listed in
-:attr:`IndexReport.skipped`; the rest is indexed.
+:attr:`~askkit.vault.IndexReport.skipped`; the rest is indexed
+(:func:`askkit.vault.scan_vault` finds what changed, for this index and the
+dense one alike).
 
 askkit only ever writes a cache folder that is new, empty, or marked as its own
 (a ``CACHEDIR.TAG`` naming askkit); any other folder, the vault itself, a
@@ -39,26 +41,23 @@ a damaged one is rebuilt from the vault with a warning saying what was wrong
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import bm25s
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from askkit._cachedir import cache_root
 from askkit._warn import warn_user
-from askkit.errors import SchemaError, VaultError
-from askkit.frame.schema import STRING
-from askkit.metrics.io import Queries, read_queries
+from askkit.errors import VaultError
+from askkit.metrics.queries import Queries
 from askkit.ranking.pool import deduplicate_chunks
-from askkit.ranking.settings import CutSettings
+from askkit.ranking.pools import query_pools
+from askkit.ranking.settings import CANDIDATE_POOL, CutSettings
 from askkit.ranking.surfaces import CutPreview, cut_preview
 from askkit.retrieve._analyzer import (
     DEFAULT_STEMMER,
@@ -68,188 +67,28 @@ from askkit.retrieve._analyzer import (
     cached_analyzer,
     tokenize,
 )
-from askkit.retrieve._cache import COLUMNS as _COLUMNS
 from askkit.retrieve._cache import CorruptCache, claim, is_ours
 from askkit.retrieve._cache import load as load_cache
 from askkit.retrieve._cache import save as save_cache
-from askkit.retrieve.split import CHUNK_MAX, CHUNK_TARGET, split_for_rag
-from askkit.sources import BREADCRUMB_SEP, VaultPath
+from askkit.sources import BREADCRUMB_SEP
 from askkit.vault import Vault, content_hash
-from askkit.vault.chunking import chunk_note
+from askkit.vault.changes import IndexReport, scan_vault
+from askkit.vault.split import CHUNK_COLUMNS, CHUNK_MAX, CHUNK_TARGET
 from askkit.wire import ChunkResult
 
 __all__ = [
     "CANDIDATE_POOL",
     "DEFAULT_STEMMER",
     "DEFAULT_STOPWORDS",
-    "POOL_COLUMNS",
     "STOPWORDS",
     "Analyzer",
-    "IndexReport",
     "LocalIndex",
-    "NoteChanges",
-    "note_chunks",
-    "read_queries",
-    "scan_vault",
     "tokenize",
 ]
-
-#: How many chunks kimun's server ranks before keeping one per note.
-CANDIDATE_POOL = 80
-#: The long pool frame of :meth:`LocalIndex.pools` (what ``sweep_cuts`` reads): column -> dtype.
-POOL_COLUMNS: dict[str, Any] = {
-    "query_id": STRING,
-    "rank": np.dtype("int64"),
-    "path": STRING,
-    "score": np.dtype("float64"),
-    "title": STRING,
-    "text": STRING,
-}
-
-
-@dataclass(frozen=True, slots=True)
-class IndexReport:
-    """What an (incremental) indexing run did.
-
-    ``deleted`` lists the notes that left the index: gone from the vault, or
-    no longer readable. ``skipped`` maps each file that was not indexed to the
-    reason: links leaving the vault (:attr:`askkit.vault.Vault.skipped`) and
-    notes that could not be read or decoded.
-    """
-
-    added: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-    deleted: tuple[str, ...] = ()
-    unchanged: int = 0
-    chunks: int = 0
-    seconds: float = 0.0
-    skipped: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def touched(self) -> bool:
-        """Whether anything was added, changed or deleted."""
-        return bool(self.added or self.changed or self.deleted)
-
-    def __str__(self) -> str:
-        return (
-            f"{len(self.added)} added, {len(self.changed)} changed, {len(self.deleted)} deleted, "
-            f"{self.unchanged} unchanged; {self.chunks} chunks in {self.seconds:.2f}s"
-            + (f"; {len(self.skipped)} skipped" if self.skipped else "")
-        )
-
-
-def _reason(file: Path, exc: OSError) -> str:
-    """Why a note was not indexed: a VaultError's own message, or the system's."""
-    if isinstance(exc, VaultError):
-        return str(exc).removeprefix(f"{file}: ")
-    return f"cannot read it: {exc.strerror or exc}"
-
-
-@dataclass(frozen=True, slots=True)
-class NoteChanges:
-    """What :func:`scan_vault` found: the notes now, and which to re-index.
-
-    ``notes`` maps every readable note to its ``hash``, ``size`` and
-    ``mtime_ns``; ``fresh`` holds the chunk columns (:func:`note_chunks`) of
-    each note that is new or whose content hash changed; ``failed`` maps each
-    file that could not be read to the reason.
-    """
-
-    notes: dict[str, dict[str, Any]]
-    fresh: dict[str, dict[str, list[Any]]]
-    added: list[str]
-    changed: list[str]
-    unchanged: int
-    failed: dict[str, str]
-
-
-def scan_vault(
-    vault: Vault,
-    previous: Mapping[str, dict[str, Any]],
-    *,
-    progress: bool = True,
-    desc: str = "indexing notes",
-) -> NoteChanges:
-    """Compare a vault with what an index holds (``previous``); read and chunk what changed.
-
-    A note whose size and modification time are unchanged is not read again;
-    a changed one is re-hashed, and re-chunked only when its content hash
-    changed. A note that cannot be read now (a dangling link, vanished,
-    permission denied, not valid UTF-8 under the vault's ``errors="strict"``,
-    any :class:`~askkit.errors.VaultError`, not a regular file) is skipped with
-    a warning naming the file and listed in ``failed``. Both indexes (BM25 and
-    dense) take their changes from here.
-    """
-    vault.refresh()
-    failed: dict[str, str] = {}
-    notes: dict[str, dict[str, Any]] = {}
-    todo: list[tuple[str, VaultPath, Path, os.stat_result]] = []
-    for vp in vault.notes():
-        key = str(vp)
-        file = vault.root / key
-        try:
-            file = vault.resolve(vp)
-            st = vault.stat(vp)  # on the file opened inside the vault
-        except OSError as exc:  # VaultError is an OSError
-            failed[str(file)] = _reason(file, exc)
-            continue
-        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read
-            failed[str(file)] = "not a regular file"
-            continue
-        prev = previous.get(key)
-        if prev and prev["size"] == st.st_size and prev["mtime_ns"] == st.st_mtime_ns:
-            notes[key] = prev
-        else:
-            todo.append((key, vp, file, st))
-    unchanged = len(notes)
-    fresh: dict[str, dict[str, list[Any]]] = {}
-    added: list[str] = []
-    changed: list[str] = []
-    for key, vp, file, st in tqdm(
-        todo, desc=desc, unit="note", disable=not progress or not todo, leave=False
-    ):
-        prev = previous.get(key)
-        try:
-            data = vault.read_bytes(vp)
-            note_hash = content_hash(data)
-            if prev is None or prev["hash"] != note_hash:
-                text = vault.decode(data, file)
-                fresh[key] = note_chunks(vp, text, note_hash, Vault.journal_date(key))
-        except OSError as exc:
-            failed[str(file)] = _reason(file, exc)
-            continue
-        notes[key] = {"hash": note_hash, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-        if key not in fresh:
-            unchanged += 1
-        else:
-            (changed if prev is not None else added).append(key)
-    for file_name, reason in failed.items():
-        warn_user(f"not indexing {file_name}: {reason}")
-    return NoteChanges(notes, fresh, added, changed, unchanged, failed)
 
 
 def _default_cache(root: Path) -> Path:
     return cache_root() / f"index-{content_hash(str(root).encode())}"
-
-
-def note_chunks(
-    path: VaultPath, text: str, note_hash: str, date: str | None
-) -> dict[str, list[Any]]:
-    """The chunks kimun's server would store for one note, as columns."""
-    cols: dict[str, list[Any]] = {c: [] for c in _COLUMNS}
-    printed = str(path)
-    for i, section in enumerate(chunk_note(text)):
-        for j, piece in enumerate(split_for_rag(section.text, CHUNK_TARGET, CHUNK_MAX)):
-            cols["path"].append(printed)
-            cols["title"].append(section.title)
-            cols["date"].append(date)
-            cols["text"].append(piece)
-            cols["hash"].append(note_hash)
-            cols["section"].append(i)
-            cols["piece"].append(j)
-            cols["start"].append(section.start)
-            cols["end"].append(section.end)
-    return cols
 
 
 def _top(scores: np.ndarray[Any, Any], k: int) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
@@ -345,7 +184,7 @@ class LocalIndex:
         self.k1 = k1
         self.b = b
         self._notes: dict[str, dict[str, Any]] = {}
-        self._cols: dict[str, list[Any]] = {c: [] for c in _COLUMNS}
+        self._cols: dict[str, list[Any]] = {c: [] for c in CHUNK_COLUMNS}
         self._bm25: bm25s.BM25 | None = None
         self._path_arr: np.ndarray[Any, Any] = np.empty(0, dtype=object)
         self.last_report = IndexReport()
@@ -383,47 +222,31 @@ class LocalIndex:
         t0 = time.perf_counter()
         old = self._notes
         scan = scan_vault(self.vault, old, progress=self.progress)
-        notes, added, changed, unchanged, failed = (
-            scan.notes,
-            scan.added,
-            scan.changed,
-            scan.unchanged,
-            scan.failed,
-        )
         by_note = self._chunks_by_note()
         by_note.update(scan.fresh)
-        deleted = sorted(set(old) - set(notes))  # gone from the vault, or unreadable now
-        touched = bool(added or changed or deleted) or self._bm25 is None
+        touched = bool(scan.added or scan.changed or scan.deleted) or self._bm25 is None
         if touched:
-            cols: dict[str, list[Any]] = {c: [] for c in _COLUMNS}
-            for key in sorted(notes):
+            cols: dict[str, list[Any]] = {c: [] for c in CHUNK_COLUMNS}
+            for key in sorted(scan.notes):
                 part = by_note.get(key)
                 if part is None:
                     continue
-                for c in _COLUMNS:
+                for c in CHUNK_COLUMNS:
                     cols[c].extend(part[c])
             self._cols = cols
             self._build()
-        self._notes = notes
-        report = IndexReport(
-            added=tuple(added),
-            changed=tuple(changed),
-            deleted=tuple(deleted),
-            unchanged=unchanged,
-            chunks=len(self),
-            seconds=time.perf_counter() - t0,
-            skipped={**{str(k): v for k, v in self.vault.skipped.items()}, **failed},
-        )
+        self._notes = scan.notes
+        report = scan.report(chunks=len(self), seconds=time.perf_counter() - t0)
         self.last_report = report
-        if touched or notes != old:
+        if touched or scan.notes != old:
             self._save()
         return report
 
     def _chunks_by_note(self) -> dict[str, dict[str, list[Any]]]:
         by_note: dict[str, dict[str, list[Any]]] = {}
         for i, p in enumerate(self._cols["path"]):
-            by_note.setdefault(p, {c: [] for c in _COLUMNS})
-            for c in _COLUMNS:
+            by_note.setdefault(p, {c: [] for c in CHUNK_COLUMNS})
+            for c in CHUNK_COLUMNS:
                 by_note[p][c].append(self._cols[c][i])
         return by_note
 
@@ -565,24 +388,13 @@ class LocalIndex:
         -------
         pandas.DataFrame
             One row per pool chunk, queries in the given order, each pool best
-            first: :data:`POOL_COLUMNS` (``query_id``, ``rank`` 1..n, ``path``,
-            ``score``, ``title``, ``text``). A query matching nothing has no rows.
+            first: :data:`~askkit.ranking.pools.POOL_COLUMNS` (``query_id``,
+            ``rank`` 1..n, ``path``, ``score``, ``title``, ``text``), built by
+            :func:`askkit.ranking.query_pools`. A query matching nothing has no
+            rows.
         """
-        texts = read_queries(queries)
         show = self.progress if progress is None else progress
-        cols: dict[str, list[Any]] = {c: [] for c in POOL_COLUMNS}
-        bar = tqdm(texts.items(), desc="pools", unit="query", disable=not show or len(texts) < 2)
-        for query_id, text in bar:
-            if not text.strip():
-                raise SchemaError("the query text is empty", field=f"queries[{query_id!r}]")
-            pool = self.pool(text, size)
-            cols["query_id"].extend([query_id] * len(pool))
-            cols["rank"].extend(c.ordinal for c in pool)
-            cols["path"].extend(c.path for c in pool)
-            cols["score"].extend(c.similarity_score for c in pool)
-            cols["title"].extend(c.title for c in pool)
-            cols["text"].extend(c.content for c in pool)
-        return pd.DataFrame({c: pd.Series(v, dtype=POOL_COLUMNS[c]) for c, v in cols.items()})
+        return query_pools(self.pool, queries, size, progress=show)
 
     def search_cut(
         self, query: str, settings: CutSettings | None = None, *, size: int | None = None
@@ -604,7 +416,7 @@ class LocalIndex:
     @property
     def chunks(self) -> pd.DataFrame:
         """Every indexed chunk: path, title, date, text, hash, section, piece, start, end."""
-        return pd.DataFrame({c: self._cols[c] for c in _COLUMNS})
+        return pd.DataFrame({c: self._cols[c] for c in CHUNK_COLUMNS})
 
     def explain(self, query: str, chunk: ChunkResult | int) -> pd.DataFrame:
         """Why a chunk scored what it did: each query word's BM25 contribution.

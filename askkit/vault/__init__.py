@@ -1,13 +1,17 @@
-"""A kimun vault on disk: notes, kimun's sections, and where a source sits in its note.
+"""A kimun vault on disk: notes, kimun's sections and chunks, what changed, where a source sits.
 
 :mod:`~askkit.vault.notes` reads the vault (:class:`Vault`);
 :mod:`~askkit.vault.chunking` cuts a note into kimun's heading sections;
+:mod:`~askkit.vault.split` splits them into the chunks kimun's server stores
+(:func:`note_chunks`); :mod:`~askkit.vault.changes` tells an index which
+notes changed (:func:`scan_vault`, :class:`IndexReport`);
 :mod:`~askkit.vault.locate` finds a retrieved section in the current note;
 :mod:`~askkit.vault.diacritics` folds text as kimun's search does.
 """
 
 from __future__ import annotations
 
+from askkit.vault.changes import IndexReport, NoteChanges, scan_vault
 from askkit.vault.chunking import (
     Heading,
     Section,
@@ -32,10 +36,15 @@ from askkit.vault.notes import (
     Vault,
     content_hash,
 )
+from askkit.vault.split import CHUNK_MAX, CHUNK_TARGET, note_chunks, split_for_rag
 
 __all__ = [
+    "CHUNK_MAX",
+    "CHUNK_TARGET",
     "Heading",
+    "IndexReport",
     "Note",
+    "NoteChanges",
     "Section",
     "Vault",
     "atx_heading_text",
@@ -48,8 +57,11 @@ __all__ = [
     "kimun_heading_section_range",
     "kimun_section_range",
     "locate_source",
+    "note_chunks",
     "note_headings",
     "note_outline",
+    "scan_vault",
     "section_range",
+    "split_for_rag",
     "split_frontmatter",
 ]

@@ -45,7 +45,7 @@ Examples
 from __future__ import annotations
 
 from askkit._text import rust_trim, rust_trim_end, rust_trim_start
-from askkit.sources import BREADCRUMB_SEP, AskSource
+from askkit.sources import AskSource
 from askkit.vault._events import HEADER, text_lines
 from askkit.vault._note_text import cleanup_hashtags, process_wikilinks
 from askkit.vault.chunking import Heading, Section, chunk_note, note_outline
@@ -292,24 +292,15 @@ def _kimun_pick(sections: list[Section], heading: str) -> Section | None:
     )
 
 
-def _source_heading(source: AskSource) -> str:
-    """The innermost real breadcrumb segment of a source (a journal date included)."""
-    if source.title is not None:
-        segments = [s for s in rust_trim(source.title).split(BREADCRUMB_SEP) if s]
-        if segments:
-            return segments[-1]
-    return source.innermost_heading or source.match_heading()
-
-
 def locate_source(note_text: str, source: AskSource) -> Range | None:
-    """:func:`section_range` for a source, matching on its real innermost heading.
+    """:func:`section_range` for a source, matching on its innermost heading.
 
-    askkit keeps the breadcrumb's segments (:attr:`AskSource.innermost_heading`),
-    so a heading holding ``" › "`` is matched whole, and a journal section
-    titled by its date alone is found under the date heading; kimun's
+    :attr:`AskSource.innermost_heading` keeps the breadcrumb's segments, so a
+    heading holding ``" › "`` is matched whole, and a journal section titled
+    by its date alone is found under the date heading; kimun's
     :meth:`AskSource.match_heading` is the fallback.
     """
-    found = section_range(note_text, _source_heading(source), source.text)
+    found = section_range(note_text, source.innermost_heading, source.text)
     if found is None and source.title is not None:
         return section_range(note_text, source.match_heading(), source.text)
     return found

@@ -19,10 +19,10 @@ Examples
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -329,19 +329,25 @@ def cut_plot_png(model: CutModel, *, width: float = 7.0, height: float = 2.8) ->
     The selected strategy's kept chunks are filled, the rest grey; each
     strategy's boundary is a labelled vertical line (the selected one solid);
     the score-range threshold is a dotted line and the largest-drop cut's
-    gap-closing note a ringed point. matplotlib's ``Figure`` and Agg, no pyplot.
+    gap-closing note a ringed point (:func:`askkit.plots.figure_png`: no pyplot).
     """
-    from matplotlib.figure import Figure
+    from askkit.plots import figure_png
 
-    fig = Figure(figsize=(width, height), dpi=90)
-    fig.subplots_adjust(left=0.09, right=0.98, top=0.96, bottom=0.17)
-    ax = fig.subplots()
+    def draw(ax: Any) -> None:
+        ax.figure.subplots_adjust(left=0.09, right=0.98, top=0.96, bottom=0.17)
+        _draw_cut(ax, model)
+
+    return figure_png(draw, size=(width, height))
+
+
+def _draw_cut(ax: Any, model: CutModel) -> None:
+    """The cut plot on ``ax``: scores by rank, each strategy's boundary."""
     n = len(model.pool)
     ax.set_xlabel("rank in the pool (best first)")
     ax.set_ylabel("score")
     if not n:
         ax.text(0.5, 0.5, "empty pool", ha="center", va="center", transform=ax.transAxes)
-        return _png(fig)
+        return
     ranks = list(range(1, n + 1))
     scores = [c.similarity_score for c in model.pool]
     shown = [s if math.isfinite(s) else math.nan for s in scores]
@@ -381,10 +387,3 @@ def cut_plot_png(model: CutModel, *, width: float = 7.0, height: float = 2.8) ->
     ax.set_xlim(0, n + 1)
     if gap is not None:
         ax.legend(loc="lower left", fontsize=7, frameon=False)
-    return _png(fig)
-
-
-def _png(fig: object) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")  # type: ignore[attr-defined]
-    return buf.getvalue()

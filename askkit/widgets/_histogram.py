@@ -1,13 +1,13 @@
-"""A score histogram as PNG bytes (matplotlib's ``Figure`` and Agg, no pyplot).
+"""A score histogram as PNG bytes (:func:`askkit.plots.figure_png`: no pyplot).
 
 No global figure state: nothing is shown, nothing leaks between calls.
 """
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["score_histogram_png"]
 
@@ -25,23 +25,20 @@ def score_histogram_png(
     ``xlabel`` names the axis: scores of different retrievers live on different
     scales (BM25 against cosine similarity), so the Explorer names the retriever.
     """
-    from matplotlib.figure import Figure
-
-    from askkit.plots import histogram_edges
+    from askkit.plots import figure_png, histogram_edges
 
     finite = [float(s) for s in scores if math.isfinite(float(s))]
-    fig = Figure(figsize=(width, 2.2), dpi=90, layout="constrained")
-    ax = fig.subplots()
-    if finite:
-        edges = histogram_edges([finite], bins)
-        drawn = [min(max(s, edges[0]), edges[-1]) for s in finite]  # extremes at +-1e300
-        ax.hist(drawn, bins=edges.tolist(), color="#4c78a8", edgecolor="white")
-    else:
-        ax.text(0.5, 0.5, "no scores", ha="center", va="center", transform=ax.transAxes)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("sources")
-    if title:
-        ax.set_title(title, fontsize=9)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+
+    def draw(ax: Any) -> None:
+        if finite:
+            edges = histogram_edges([finite], bins)
+            drawn = [min(max(s, edges[0]), edges[-1]) for s in finite]  # extremes at +-1e300
+            ax.hist(drawn, bins=edges.tolist(), color="#4c78a8", edgecolor="white")
+        else:
+            ax.text(0.5, 0.5, "no scores", ha="center", va="center", transform=ax.transAxes)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("sources")
+        if title:
+            ax.set_title(title, fontsize=9)
+
+    return figure_png(draw, size=(width, 2.2), layout="constrained")

@@ -39,7 +39,7 @@ import pandas as pd
 from askkit._atomic import locked
 from askkit.frame.schema import STRING
 from askkit.metrics import read_qrels, write_qrels
-from askkit.metrics.io import qrels_doc_ids
+from askkit.metrics.ids import qrels_doc_ids
 from askkit.sources import AskSource, VaultPath
 
 __all__ = [

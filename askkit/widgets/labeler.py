@@ -25,7 +25,7 @@ import ipywidgets as w
 
 from askkit import _html
 from askkit.errors import SchemaError
-from askkit.metrics.io import read_queries
+from askkit.metrics.queries import read_queries
 from askkit.sources import AskSource
 from askkit.widgets._qrels import GRADES, Key, judgment_key, load_judgments, update_judgments
 from askkit.widgets.reader import SourceReader

@@ -60,7 +60,7 @@ def test_cli_missing_log_is_one_line(tmp_path: Path) -> None:
 def test_cli_passes_the_context_cut_options(run_log: Path, tmp_path: Path) -> None:
     from askkit.cli import main
     from askkit.frame import sources_frame
-    from askkit.report import sweep_context_cut
+    from askkit.ranking import sweep_context_cut
 
     out = tmp_path / "r.html"
     argv = ["report", str(run_log), "--qrels", str(DATA / "qrels.tsv"), "-o", str(out)]

@@ -24,12 +24,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from askkit.dense.index import NOTES_FILE, DenseIndex, StoreRetriever, default_store_folder
+from askkit.dense.index import NOTES_FILE, DenseIndex, default_store_folder
 from askkit.dense.store import DB_FILE, KimunStore, normalise
+from askkit.dense.store_retriever import StoreRetriever
 from askkit.errors import DimensionError, ProtocolError, StoreError, UsageError
 from askkit.ranking import CutSettings, search_rows
+from askkit.ranking.pools import POOL_COLUMNS
 from askkit.retrieve import Retriever, as_retriever
-from askkit.retrieve.local import POOL_COLUMNS, LocalIndex
+from askkit.retrieve.local import LocalIndex
 from askkit.wire import ChunkResult
 
 _WORD = re.compile(r"\w+")

@@ -16,12 +16,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from askkit.dense.index import DenseIndex, StoreRetriever
+from askkit.dense.index import DenseIndex
 from askkit.dense.qdrant import QdrantStore
 from askkit.dense.store import KimunStore
+from askkit.dense.store_retriever import StoreRetriever
 from askkit.errors import DimensionError, ProtocolError, StoreError
 from askkit.ranking import deduplicate_chunks
-from askkit.retrieve.local import POOL_COLUMNS
+from askkit.ranking.pools import POOL_COLUMNS
 from askkit.testing.stores import random_store_rows, write_kimun_qdrant, write_kimun_sqlite
 from tests.conftest import DATA
 

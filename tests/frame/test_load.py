@@ -6,8 +6,6 @@ The JSONL reader itself is tested in test_jsonl.py, the schema in test_schema.py
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +19,9 @@ from askkit import AskSource, ChunkResult, SchemaError, Turn, VaultPath
 from askkit.citations import scan
 from askkit.frame import sources_frame, to_sources, to_turns
 from askkit.payloads import read_turn
-from tests.conftest import ROOT, load
+from tests.conftest import load
 from tests.frame.conftest import assert_schema, chunk, jsonl
+from tests.probe import HEAVY, loaded_after
 
 # --------------------------------------------------------------------------- inputs
 
@@ -330,17 +329,8 @@ def test_caller_frame_is_not_mutated(data_dir: Path) -> None:
 
 
 def test_import_frame_is_light() -> None:
-    code = (
-        "import sys, askkit.frame\n"
-        "import pandas as pd\n"
-        "assert hasattr(pd.DataFrame, 'ask')\n"
-        "heavy = [m for m in ('ipywidgets', 'IPython', 'matplotlib', 'dask') if m in sys.modules]\n"
-        "print(','.join(heavy))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
-    assert out.stdout.strip() == ""
+    statement = "import askkit.frame, pandas\nassert hasattr(pandas.DataFrame, 'ask')"
+    assert loaded_after(statement, [*HEAVY, "dask"]) == set()
 
 
 @given(st.lists(st.text(alphabet="aB/ .:\\\x00-", max_size=10), min_size=1, max_size=12))

@@ -16,7 +16,7 @@ from askkit import AskSource, ChunkResult
 from askkit.errors import SchemaError
 from askkit.ranking import CutSettings, cut_len, recommend, sweep_cuts
 from askkit.retrieve import Retriever, as_retriever
-from askkit.retrieve.local import LocalIndex, _top, read_queries, tokenize
+from askkit.retrieve.local import LocalIndex, _top, tokenize
 from askkit.vault import Vault, content_hash
 
 LONG = " ".join(f"Sentence {i} about sourdough hydration and crumb." for i in range(80))
@@ -343,12 +343,6 @@ def test_pools_refuses_bad_queries(index: LocalIndex, queries: Any, message: str
 def test_pools_refuses_a_missing_queries_file(index: LocalIndex, tmp_path: Path) -> None:
     with pytest.raises(SchemaError, match="no such queries file"):
         index.pools(tmp_path / "nope.tsv")
-
-
-def test_read_queries_reads_the_bundled_file(data_dir: Path) -> None:
-    queries = read_queries(data_dir / "queries.tsv")
-    assert len(queries) == 37
-    assert queries["q01"].startswith("What ratio do I feed")
 
 
 def test_bundled_pools_feed_sweep_cuts(data_dir: Path) -> None:

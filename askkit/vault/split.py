@@ -1,4 +1,9 @@
-"""kimun's server-side split of long sections into several chunks.
+"""How a note becomes chunks: kimun's sections, split as kimun's server splits them.
+
+:func:`note_chunks` gives the chunks kimun's server stores for one note (the
+sections :func:`askkit.vault.chunking.chunk_note` cuts, each split by
+:func:`split_for_rag`), as columns; the local BM25 index and the dense index
+store exactly these.
 
 The server cuts each section's text into pieces of about ``target`` UTF-8
 bytes (800) and at most ``max_size`` (1536), with no overlap: from each start
@@ -20,13 +25,20 @@ All sizes are UTF-8 byte counts, as in kimun.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from askkit._text import rust_trim
+from askkit.sources import VaultPath
+from askkit.vault.chunking import chunk_note
 
-__all__ = ["CHUNK_MAX", "CHUNK_TARGET", "split_for_rag"]
+__all__ = ["CHUNK_COLUMNS", "CHUNK_MAX", "CHUNK_TARGET", "note_chunks", "split_for_rag"]
 
+#: The server's split: pieces of about this many UTF-8 bytes ...
 CHUNK_TARGET = 800
+#: ... and at most this many.
 CHUNK_MAX = 1536
+#: The columns of :func:`note_chunks`, in the order an index stores them.
+CHUNK_COLUMNS = ("path", "title", "date", "text", "hash", "section", "piece", "start", "end")
 
 _SENTENCE = re.compile(rb"[.!?\n]")
 
@@ -79,3 +91,32 @@ def split_for_rag(text: str, target: int = CHUNK_TARGET, max_size: int = CHUNK_M
             pieces.append(piece)
         start = end
     return pieces
+
+
+def note_chunks(
+    path: VaultPath, text: str, note_hash: str, date: str | None
+) -> dict[str, list[Any]]:
+    """The chunks kimun's server would store for one note, as columns (:data:`CHUNK_COLUMNS`).
+
+    ``title`` is the section's wire title, ``section`` its position in the
+    note and ``piece`` the piece's within the section; ``start`` and ``end``
+    delimit the section in ``text``.
+
+    >>> cols = note_chunks(VaultPath("bread.md"), "# Bread\\nFeed it.\\n", "h", None)
+    >>> cols["title"], cols["text"], cols["section"], cols["piece"]
+    (['Bread'], ['Feed it.'], [0], [0])
+    """
+    cols: dict[str, list[Any]] = {c: [] for c in CHUNK_COLUMNS}
+    printed = str(path)
+    for i, section in enumerate(chunk_note(text)):
+        for j, piece in enumerate(split_for_rag(section.text, CHUNK_TARGET, CHUNK_MAX)):
+            cols["path"].append(printed)
+            cols["title"].append(section.title)
+            cols["date"].append(date)
+            cols["text"].append(piece)
+            cols["hash"].append(note_hash)
+            cols["section"].append(i)
+            cols["piece"].append(j)
+            cols["start"].append(section.start)
+            cols["end"].append(section.end)
+    return cols

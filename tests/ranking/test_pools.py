@@ -1,4 +1,5 @@
-"""A sources frame's turns as kimun's ranked pools: pool order, the three cuts, truncation."""
+"""askkit.ranking.pools: a sources frame's turns as kimun's ranked pools (pool order, the
+three cuts, truncation), and many queries' pools as the long frame a sweep reads."""
 
 from __future__ import annotations
 
@@ -14,8 +15,16 @@ from hypothesis import strategies as st
 
 from askkit import AskSource, Turn
 from askkit.errors import SchemaError
-from askkit.frame import pool_frame, pool_truncated, sources_frame, with_pool
+from askkit.frame import sources_frame
 from askkit.ranking import STRATEGIES, CutSettings, answer_context, cut_len, pool_of, sweep_cuts
+from askkit.ranking.pools import (
+    POOL_COLUMNS,
+    pool_frame,
+    pool_truncated,
+    query_pools,
+    with_pool,
+)
+from askkit.wire import ChunkResult
 from tests.conftest import DATA
 
 DATA_RUN = DATA / "run.jsonl"
@@ -135,7 +144,8 @@ def test_kept_columns_equal_each_turns_cut_len(
 
 
 def test_kept_score_range_matches_the_answer_context_of_local_pools(data_dir: Path) -> None:
-    from askkit.retrieve.local import LocalIndex, read_queries
+    from askkit.metrics.queries import read_queries
+    from askkit.retrieve.local import LocalIndex
 
     index = LocalIndex(data_dir / "vault", cache_dir=False, progress=False)
     queries = dict(list(read_queries(data_dir / "queries.tsv").items())[:6])
@@ -251,3 +261,28 @@ def test_a_shared_id_lists_at_most_five_of_its_lines() -> None:
 def test_one_turn_on_one_line_is_one_pool() -> None:
     frame = sources_frame(DATA_RUN)
     assert pool_frame(frame)["query_id"].nunique() == frame["turn_id"].nunique()
+
+
+def test_query_pools_are_the_long_frame_a_sweep_reads() -> None:
+    def pool(text: str, size: int | None) -> list[ChunkResult]:
+        chunks = [
+            ChunkResult(
+                path=f"{text}/{i}.md",
+                title="T",
+                date=None,
+                content="x",
+                hash="h",
+                similarity_score=1.0 - i / 10,
+                ordinal=i + 1,
+            )
+            for i in range(size or 2)
+        ]
+        return chunks if text != "none" else []
+
+    out = query_pools(pool, {"q1": "a", "q2": "none", "q3": "b"}, 3)
+    assert list(out.columns) == list(POOL_COLUMNS)
+    assert dict(out.dtypes) == POOL_COLUMNS
+    assert out["query_id"].tolist() == ["q1"] * 3 + ["q3"] * 3  # a query matching nothing: no rows
+    assert out["rank"].tolist() == [1, 2, 3, 1, 2, 3]
+    with pytest.raises(SchemaError, match="the query text is empty"):
+        query_pools(pool, {"q1": " "})

@@ -1,4 +1,5 @@
-"""kimun's server-side split of long sections (byte sizes, break priorities)."""
+"""askkit.vault.split: kimun's server-side split of long sections (byte sizes, break
+priorities), and a note's chunks as the server stores them."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from askkit._text import rust_trim
-from askkit.retrieve.split import CHUNK_MAX, CHUNK_TARGET, split_for_rag
+from askkit.sources import VaultPath
+from askkit.vault.chunking import chunk_note
+from askkit.vault.split import CHUNK_COLUMNS, CHUNK_MAX, CHUNK_TARGET, note_chunks, split_for_rag
 
 
 def test_kimun_repo_example() -> None:
@@ -67,3 +70,22 @@ def test_pieces_cover_the_text_in_order(text: str) -> None:
     assert "".join(joined.split()) == squeezed
     if len(text.encode()) > CHUNK_TARGET:
         assert all(len(p.encode()) <= CHUNK_MAX for p in pieces)
+
+
+def test_note_chunks_are_the_sections_split_as_the_server_splits_them() -> None:
+    text = f"# Bread\nshort\n## Starter\n{'word ' * 400}\n"  # 2000 bytes under Starter
+    sections = chunk_note(text)
+    cols = note_chunks(VaultPath("Notes/Bread.md"), text, "hash", "2026-04-08")
+    assert tuple(cols) == CHUNK_COLUMNS
+    expected = [
+        (s.title, i, j, piece)
+        for i, s in enumerate(sections)
+        for j, piece in enumerate(split_for_rag(s.text, CHUNK_TARGET, CHUNK_MAX))
+    ]
+    got = zip(cols["title"], cols["section"], cols["piece"], cols["text"], strict=True)
+    assert list(got) == expected
+    assert len(cols["text"]) > len(sections)  # the long section is split
+    assert set(cols["path"]) == {"notes/bread.md"}
+    assert set(cols["date"]) == {"2026-04-08"}
+    assert set(cols["hash"]) == {"hash"}
+    assert all(text[s:e].startswith("#") for s, e in zip(cols["start"], cols["end"], strict=True))

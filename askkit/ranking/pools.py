@@ -1,22 +1,28 @@
-"""A sources frame's turns as kimun's ranked pools: pool order, the cuts, truncation.
+"""Ranked pools as columns: the long pool frame a sweep reads, and a sources frame's pools.
+
+The long pool frame (:data:`POOL_COLUMNS`: ``query_id``, ``rank``, ``path``,
+``score``, ``title``, ``text``, one row per pool chunk) is what
+:func:`askkit.ranking.sweep_cuts` sweeps. :func:`query_pools` builds it from
+any retriever's pools (:meth:`askkit.retrieve.LocalIndex.pools` and the dense
+retrievers' ``pools`` do).
 
 When a turn's sources are a whole candidate pool (chunk level, as
 :meth:`askkit.retrieve.LocalIndex.pool` returns it, or a server's
 ``/api/embeddings`` pool), :func:`with_pool` adds where each chunk stands in
 its pool and whether each of kimun's three context cuts keeps it;
-:func:`pool_frame` gives the turns as the long frame
-:func:`askkit.ranking.sweep_cuts` sweeps (``query_id`` = ``turn_id``).
+:func:`pool_frame` gives the turns as the long pool frame
+(``query_id`` = ``turn_id``).
 
 A saved answer holds only the chunks the server's cut kept: such a pool is
 already truncated and a sweep can only cut it further. :func:`pool_truncated`
-says which turns look so (fewer sources than kimun's 80-chunk pool).
+says which turns look so (fewer sources than kimun's
+:data:`~askkit.ranking.settings.CANDIDATE_POOL` chunks).
 
 Examples
 --------
 >>> frame = pd.DataFrame({"turn_id": ["t"] * 6,
 ...                       "path": ["a.md", "a.md", "b.md", "c.md", "d.md", "e.md"],
 ...                       "score": [0.99, 0.98, 0.95, 0.94, 0.50, 0.45]})
->>> from askkit.ranking import CutSettings
 >>> pooled = with_pool(frame, CutSettings(top_k=3))
 >>> pooled[["pool_rank", "kept_fixed", "kept_score_range", "kept_largest_drop"]]
    pool_rank  kept_fixed  kept_score_range  kept_largest_drop
@@ -32,27 +38,39 @@ Examples
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from askkit.errors import SchemaError
-
-if TYPE_CHECKING:
-    from askkit.ranking.settings import CutSettings
+from askkit.frame.schema import STRING
+from askkit.metrics.queries import Queries, read_queries
+from askkit.ranking.cut import cut_len
+from askkit.ranking.settings import CANDIDATE_POOL, STRATEGIES, CutSettings
+from askkit.wire import ChunkResult
 
 __all__ = [
-    "POOL_SIZE",
+    "POOL_COLUMNS",
     "POOL_STRATEGY_COLUMNS",
     "check_turn_ids",
     "pool_frame",
     "pool_truncated",
+    "query_pools",
     "with_pool",
 ]
 
-#: kimun's candidate pool (``CANDIDATE_POOL``): a turn with fewer sources was cut.
-POOL_SIZE = 80
+#: The long pool frame (what :func:`askkit.ranking.sweep_cuts` reads): column -> dtype.
+POOL_COLUMNS: dict[str, Any] = {
+    "query_id": STRING,
+    "rank": np.dtype("int64"),
+    "path": STRING,
+    "score": np.dtype("float64"),
+    "title": STRING,
+    "text": STRING,
+}
 #: The column :func:`with_pool` adds for each strategy (as ``explain_cut`` names them).
 POOL_STRATEGY_COLUMNS = {
     "fixed": "kept_fixed",
@@ -172,7 +190,7 @@ def with_pool(frame: pd.DataFrame, settings: CutSettings | None = None) -> pd.Da
       that context cut keeps the chunk, each with ``settings``' knob for it
       (``top_k``, ``score_range_cutoff``, the drop window; default kimun's).
 
-    The cut lengths are :func:`askkit.ranking.cut_len`'s, one call per turn
+    The cut lengths are :func:`~askkit.ranking.cut.cut_len`'s, one call per turn
     and strategy; the rest is columnar. Meaningful on whole pools: on a
     turn the server already cut (:func:`pool_truncated`) it says what a
     second cut would keep.
@@ -183,9 +201,6 @@ def with_pool(frame: pd.DataFrame, settings: CutSettings | None = None) -> pd.Da
         A missing column, a missing ``turn_id`` or ``path``, a non-finite score,
         turns of a log that share an id (:func:`check_turn_ids`).
     """
-    from askkit.ranking.cut import cut_len
-    from askkit.ranking.settings import STRATEGIES, CutSettings
-
     _check(frame)
     settings = CutSettings() if settings is None else settings
     out = frame.copy()
@@ -239,7 +254,7 @@ def pool_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def pool_truncated(
-    frame: pd.DataFrame, size: int = POOL_SIZE, *, vault_chunks: int | None = None
+    frame: pd.DataFrame, size: int = CANDIDATE_POOL, *, vault_chunks: int | None = None
 ) -> pd.Series:
     """Per turn, whether its sources look already cut by a server (fewer than ``size``).
 
@@ -261,3 +276,57 @@ def pool_truncated(
     limit = size if vault_chunks is None else min(size, vault_chunks)
     counts = frame.groupby("turn_id", sort=False, observed=True).size()
     return (counts < limit).rename("pool_truncated")
+
+
+def query_pools(
+    pool: Callable[[str, int | None], list[ChunkResult]],
+    queries: Queries,
+    size: int | None = None,
+    *,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Many queries' pools as one long frame: what :func:`askkit.ranking.sweep_cuts` sweeps.
+
+    Parameters
+    ----------
+    pool:
+        A retriever's pool: ``pool(text, size)`` gives one query's candidate
+        pool, best first (:meth:`askkit.retrieve.LocalIndex.pool`).
+    queries:
+        ``{query_id: text}``, a frame with ``query_id`` and ``text`` (or
+        ``question``) columns, or such a TSV file (``data/queries.tsv``):
+        :func:`askkit.metrics.read_queries`.
+    size:
+        Chunks per pool (``None``: the retriever's own).
+    progress:
+        Show a tqdm bar over the queries.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pool chunk, queries in the given order, each pool best
+        first: :data:`POOL_COLUMNS` (``query_id``, ``rank`` = the chunk's
+        ordinal, ``path``, ``score``, ``title``, ``text``). A query matching
+        nothing has no rows.
+
+    >>> def pool(text, size):
+    ...     return [ChunkResult(path=f"{text}.md", title="T", date=None, content="x", hash="h",
+    ...                         similarity_score=0.5, ordinal=1)]
+    >>> query_pools(pool, {"q1": "bread"})[["query_id", "rank", "path", "score"]]
+      query_id  rank      path  score
+    0       q1     1  bread.md    0.5
+    """
+    texts = read_queries(queries)
+    cols: dict[str, list[Any]] = {c: [] for c in POOL_COLUMNS}
+    bar = tqdm(texts.items(), desc="pools", unit="query", disable=not progress or len(texts) < 2)
+    for query_id, text in bar:
+        if not text.strip():
+            raise SchemaError("the query text is empty", field=f"queries[{query_id!r}]")
+        chunks = pool(text, size)
+        cols["query_id"].extend([query_id] * len(chunks))
+        cols["rank"].extend(c.ordinal for c in chunks)
+        cols["path"].extend(c.path for c in chunks)
+        cols["score"].extend(c.similarity_score for c in chunks)
+        cols["title"].extend(c.title for c in chunks)
+        cols["text"].extend(c.content for c in chunks)
+    return pd.DataFrame({c: pd.Series(v, dtype=POOL_COLUMNS[c]) for c, v in cols.items()})
