@@ -42,7 +42,7 @@ import os
 import stat
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -88,7 +88,9 @@ __all__ = [
     "IndexReport",
     "LocalIndex",
     "NoteChanges",
+    "checked_queries",
     "note_chunks",
+    "pools_frame",
     "read_queries",
     "scan_vault",
     "tokenize",
@@ -566,21 +568,10 @@ class LocalIndex:
             first: :data:`POOL_COLUMNS` (``query_id``, ``rank`` 1..n, ``path``,
             ``score``, ``title``, ``text``). A query matching nothing has no rows.
         """
-        texts = read_queries(queries)
+        texts = checked_queries(queries)
         show = self.progress if progress is None else progress
-        cols: dict[str, list[Any]] = {c: [] for c in POOL_COLUMNS}
         bar = tqdm(texts.items(), desc="pools", unit="query", disable=not show or len(texts) < 2)
-        for query_id, text in bar:
-            if not text.strip():
-                raise SchemaError("the query text is empty", field=f"queries[{query_id!r}]")
-            pool = self.pool(text, size)
-            cols["query_id"].extend([query_id] * len(pool))
-            cols["rank"].extend(c.ordinal for c in pool)
-            cols["path"].extend(c.path for c in pool)
-            cols["score"].extend(c.similarity_score for c in pool)
-            cols["title"].extend(c.title for c in pool)
-            cols["text"].extend(c.content for c in pool)
-        return pd.DataFrame({c: pd.Series(v, dtype=POOL_COLUMNS[c]) for c, v in cols.items()})
+        return pools_frame((query_id, self.pool(text, size)) for query_id, text in bar)
 
     def search_cut(
         self, query: str, settings: CutSettings | None = None, *, size: int | None = None
@@ -658,3 +649,34 @@ class LocalIndex:
     def note_of(self, chunk: ChunkResult | str) -> str:
         """The full text of the note a chunk (or a path) comes from."""
         return self.vault.read(chunk.path if isinstance(chunk, ChunkResult) else chunk)
+
+
+def checked_queries(queries: Queries) -> dict[str, str]:
+    """:func:`read_queries`, refusing an empty query text with a :class:`SchemaError`."""
+    texts = read_queries(queries)
+    for query_id, text in texts.items():
+        if not text.strip():
+            raise SchemaError("the query text is empty", field=f"queries[{query_id!r}]")
+    return texts
+
+
+def pools_frame(pools: Iterable[tuple[str, Sequence[ChunkResult]]]) -> pd.DataFrame:
+    """``(query_id, pool)`` pairs as one long frame of :data:`POOL_COLUMNS`, in their order.
+
+    >>> from askkit.ranking.pool import pool_of
+    >>> pools_frame([("q1", pool_of([0.9, 0.5]))])[["query_id", "rank", "path", "score"]]
+      query_id  rank    path  score
+    0       q1     0  /n0.md    0.9
+    1       q1     0  /n1.md    0.5
+
+    ``rank`` is each chunk's ordinal (``pool_of`` leaves it 0, a pool numbers it 1..n).
+    """
+    cols: dict[str, list[Any]] = {c: [] for c in POOL_COLUMNS}
+    for query_id, pool in pools:
+        cols["query_id"].extend([query_id] * len(pool))
+        cols["rank"].extend(c.ordinal for c in pool)
+        cols["path"].extend(c.path for c in pool)
+        cols["score"].extend(c.similarity_score for c in pool)
+        cols["title"].extend(c.title for c in pool)
+        cols["text"].extend(c.content for c in pool)
+    return pd.DataFrame({c: pd.Series(v, dtype=POOL_COLUMNS[c]) for c, v in cols.items()})
