@@ -301,6 +301,14 @@ class RawOnnx:
         return np.concatenate([self.run(texts[i : i + size]) for i in range(0, len(texts), size)])
 
 
+def _shown(folder: Path) -> str:
+    """A vault's folder as the tables name it: relative to the repository when inside it."""
+    try:
+        return folder.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return folder.name
+
+
 def vault_chunks(folder: Path) -> list[tuple[str, str]]:
     from askkit.retrieve import LocalIndex
 
@@ -339,7 +347,7 @@ def bench_real_model(repeat: int, vault: Path, obsidian: Path | None) -> None:
             times[label].append(time.perf_counter() - t0)
     baseline = next(iter(times))
     table(
-        f"(d) embedding the {len(chunks)} chunks of {vault.name} ({tokens:,} tokens) with "
+        f"(d) embedding the {len(chunks)} chunks of {_shown(vault)} ({tokens:,} tokens) with "
         f"all-MiniLM-L6-v2, {repeat} runs",
         list(times.items()),
         baseline,
@@ -356,7 +364,7 @@ def bench_real_model(repeat: int, vault: Path, obsidian: Path | None) -> None:
     if obsidian is None:
         return  # --skip-index
     rows: list[tuple[str, int, int, list[float], list[float]]] = []
-    for name, folder in ((vault.name, vault), ("Obsidian help", obsidian)):
+    for name, folder in ((_shown(vault), vault), ("Obsidian help", obsidian)):
         if not folder.is_dir():
             print(f"\n(e) {name}: {folder} not found, skipped (--obsidian)")
             continue

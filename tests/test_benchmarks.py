@@ -145,7 +145,7 @@ def test_dense_bench_times_the_real_model_and_many_pools(minilm_env: Path, tmp_p
         "--pool-queries", "20", "--vault", str(vault), "--obsidian", str(tmp_path / "none"),
         script="dense_bench.py",
     )  # fmt: skip
-    assert "(d) embedding the 2 chunks of vault" in out
+    assert "(d) embedding the 2 chunks of vault (" in out
     assert "throughput, askkit / raw onnxruntime (askkit's batches)" in out
     assert "(e) indexing with all-MiniLM-L6-v2" in out
     assert "Obsidian help: " in out  # skipped: no such folder
