@@ -132,7 +132,7 @@ def test_lab_starts_and_serves_the_notebooks(tmp_path: Path, command: list[str])
     try:
         assert proc.stdout is not None
         url = None
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + 600  # main.sh embeds the vault with the real model first
         lines: list[str] = []
         while url is None and time.monotonic() < deadline:
             line = proc.stdout.readline()
