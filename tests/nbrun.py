@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -10,6 +11,8 @@ from nbclient import NotebookClient
 from tests.conftest import ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
+#: How a tqdm bar shows as text: ``embedding (...):  40%|####      | 200/480 [...]``.
+PROGRESS = re.compile(r"\d+%\|")
 
 
 def run_notebook(name: str, *, timeout: int = 600) -> nbformat.NotebookNode:
@@ -55,3 +58,14 @@ def assert_stored_without_outputs(path: Path) -> None:
         if cell.cell_type == "code":
             assert cell.outputs == [], f"{path.name}: a cell has stored outputs"
             assert cell.execution_count is None, f"{path.name}: a cell has an execution count"
+
+
+def askkit_widgets(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """The widgets the notebook displayed, less tqdm's progress bars (``label:  0%|``)."""
+    return [
+        out
+        for cell in nb.cells
+        for out in cell.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in out.get("data", {})
+        and not PROGRESS.search(str(out["data"].get("text/plain", "")))
+    ]

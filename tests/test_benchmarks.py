@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -119,7 +120,7 @@ def test_dense_bench_times_every_method_and_they_agree() -> None:
         '`KimunStore(folder).load("notes")`',
         "(c) embedding 300 chunk texts",
         "askkit `FastEmbedEmbedder.embed_documents`",
-        "(d) indexing 300 tiny notes",
+        "(g) indexing 300 tiny notes",
         "of which writing the store",
     ):
         assert label in out
@@ -135,3 +136,40 @@ def test_bm25_variants_prints_each_variant_against_none() -> None:
         assert variant in out
     assert "`both` against `stopwords`" in out
     assert "p (randomization, Holm)" in out
+
+
+def test_dense_bench_times_the_real_model_and_many_pools(minilm_env: Path, tmp_path: Path) -> None:
+    """(d), (e) on a two-note vault with the offline model, (f) on a small store."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# Starter\n\nFeed it every 12 hours.\n", encoding="utf-8")
+    (vault / "b.md").write_text("# Seeds\n\nSow tomatoes in March.\n", encoding="utf-8")
+    out = _run(
+        "--only-new", "--pools", "--real-model", "--repeat", "1", "--chunks", "2000",
+        "--pool-queries", "20", "--vault", str(vault), "--obsidian", str(tmp_path / "none"),
+        script="dense_bench.py",
+    )  # fmt: skip
+    assert "(d) embedding the 2 chunks of vault (" in out
+    assert "throughput, askkit / raw onnxruntime (askkit's batches)" in out
+    assert "(e) indexing with all-MiniLM-L6-v2" in out
+    assert "Obsidian help: " in out  # skipped: no such folder
+    assert "(f) the pools of 20 queries over 2,000 stored 384-d chunks" in out
+    assert "the same pools, bit for bit (paths and scores): True" in out
+
+
+def test_cranfield_compares_bm25_dense_and_hybrid_with_significance(minilm_env: Path) -> None:
+    corpus = ROOT.parent / "shared" / "corpora" / "cranfield"
+    if not corpus.is_dir():  # the real corpus stands beside the clone; CI always has it
+        message = f"the corpus {corpus} is missing (it stands beside the clone)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    out = _run(
+        "--corpus", str(corpus), "--queries", "8", "--docs", "60", "--resamples", "200",
+        script="cranfield.py",
+    )  # fmt: skip
+    assert "60 documents, 8 queries" in out
+    for run in ("| bm25 |", "| dense |", "| dense, unframed |", "| hybrid (rrf) |"):
+        assert run in out
+    assert "| hybrid (rrf) | ndcg@10 |" in out
+    assert "p (randomization)" in out

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -42,18 +44,20 @@ def test_every_sample_source_is_found_in_its_note(vault: Vault, name: str) -> No
         assert found is not None, f"{name}: {src.display_heading()} not found in {src.path}"
 
 
-# The bundled run: the bundled questions through the local index, judged by the bundled qrels.
+# The bundled runs: the bundled questions through the local index (BM25) and through kimun's
+# dense retrieval with all-MiniLM-L6-v2, judged by the bundled qrels.
 
 RUN = DATA / "run.jsonl"
+RUNS = [RUN, DATA / "run-dense.jsonl"]
 
 
 def _ids(name: str) -> set[str]:
     return set(pd.read_csv(DATA / name, sep="\t", dtype=str)["query_id"])
 
 
-@pytest.fixture(scope="module")
-def run_records() -> list[dict[str, Any]]:
-    lines = RUN.read_text(encoding="utf-8").splitlines()
+@pytest.fixture(scope="module", params=RUNS, ids=lambda p: p.name)
+def run_records(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
+    lines = request.param.read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines]
 
 
@@ -84,23 +88,49 @@ def test_every_judged_path_is_a_vault_note(vault: Vault) -> None:
         vault.note(path)
 
 
-def test_the_bundled_run_is_up_to_date() -> None:
+def test_the_bundled_runs_are_up_to_date(minilm_env: Path) -> None:
+    """Both runs as ``scripts/make_sample_run.py`` makes them (the dense one offline, with the
+    session's build of the model)."""
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "make_sample_run.py"), "--check"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     assert done.returncode == 0, done.stderr
 
 
+def test_the_dense_check_tolerates_the_last_digits_and_nothing_else() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "make_sample_run", ROOT / "scripts" / "make_sample_run.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = (DATA / "run-dense.jsonl").read_text(encoding="utf-8")
+    records = [json.loads(line) for line in text.splitlines()]
+    records[0]["chunks"][0]["similarity_score"] += 4e-6
+    nudged = "\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n"
+    assert module.same_run(text, nudged, module.TOLERANCE)
+    records[0]["chunks"][0]["similarity_score"] += 1e-4
+    moved = "\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n"
+    assert not module.same_run(text, moved, module.TOLERANCE)
+    records[0]["chunks"][0]["path"] = "elsewhere.md"
+    assert not module.same_run(text, "\n".join(json.dumps(r) for r in records) + "\n", 1.0)
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
 @pytest.mark.parametrize("level", ["note", "section"])
 def test_the_bundled_run_scores_against_the_bundled_judgments(
-    level: Literal["note", "section"],
+    level: Literal["note", "section"], run: Path
 ) -> None:
     ev = evaluate(
-        sources_frame(RUN),
+        sources_frame(run),
         read_qrels(DATA / "qrels.tsv"),
         ["ndcg@10", "mrr", "recall@10"],
         level=level,

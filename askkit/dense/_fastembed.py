@@ -50,9 +50,17 @@ fastembed 0.9.1):
   uses for a variant (``FastEmbedEmbedder(model, source="kimun")``), so
   askkit runs the file kimun runs; a model only Rust has is loaded this way.
 - **Truncation.** Rust cuts every text at ``min(512, model_max_length)``
-  tokens; Python at ``model_max_length`` alone. They differ only for texts
-  longer than 512 tokens on a model that reads more (nomic, jina, gte):
-  kimun's chunks (at most 1,536 characters) rarely are.
+  tokens (``tokenizer_config.json``) and ignores a ``max_length`` key there;
+  Python fastembed 0.9 cuts at the smaller of ``model_max_length`` and
+  ``max_length``, with no cap of 512. They differ for texts longer than 512
+  tokens on a model that reads more (nomic, jina, gte), which kimun's chunks
+  (at most 1,536 characters) rarely are, and wherever a repository's config
+  carries a smaller ``max_length``: by qdrant/fastembed issue 689, several
+  Qdrant repositories carry ``"max_length": 128``, among them
+  ``Qdrant/all-MiniLM-L6-v2-onnx`` (``AllMiniLML6V2``), which Python
+  fastembed then cuts at 128 tokens where Rust cuts at 512, a length many of
+  kimun's chunks exceed. askkit's offline build of that model
+  (:mod:`askkit.dense._minilm`) cuts where Rust does.
 - **A model code shared by several variants** (``Xenova/all-MiniLM-L12-v2``
   names ``AllMiniLML12V2`` and its quantised twin): kimun picks whichever its
   hash map yields first, so which file it loads may change from run to run;

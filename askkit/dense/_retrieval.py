@@ -26,10 +26,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from askkit.errors import DimensionError, ProtocolError, StoreError
 from askkit.ranking.pool import deduplicate_chunks
-from askkit.ranking.pools import query_pools
+from askkit.ranking.pools import checked_queries, pools_frame
 from askkit.ranking.settings import CANDIDATE_POOL, CutSettings
 from askkit.ranking.surfaces import CutPreview, cut_preview, dedupe_by_note, search_rows
 from askkit.wire import ChunkResult
@@ -153,6 +154,28 @@ def embed_query(embedder: Embedder, query: str, dimension: int | None) -> np.nda
     return vector
 
 
+def _chunks(
+    rows: Rows, indices: np.ndarray[Any, Any], scores: np.ndarray[Any, Any]
+) -> list[ChunkResult]:
+    """Stored rows as kimun's wire chunks, with their scores (f32 widened to f64)."""
+    return [
+        ChunkResult(
+            path=rows.path[i],
+            title=rows.title[i],
+            date=rows.date[i],
+            content=rows.text[i],
+            hash=rows.hash[i],
+            similarity_score=float(score),
+        )
+        for i, score in zip(indices.tolist(), scores.tolist(), strict=True)
+    ]
+
+
+def _numbered(chunks: Sequence[ChunkResult]) -> list[ChunkResult]:
+    """``chunks`` with ordinals ``1..n`` in their order."""
+    return [replace(chunk, ordinal=i) for i, chunk in enumerate(chunks, start=1)]
+
+
 def _check_query(query: object) -> str:
     if not isinstance(query, str) or not query.strip():
         raise ValueError("the query is empty: give the text to search for")
@@ -189,18 +212,17 @@ class DenseRetrieval:
         rows = self._rows()
         if not len(rows):
             return []
-        indices, scores = exact_top_k(rows.matrix, vector, min(size, len(rows)))
-        return [
-            ChunkResult(
-                path=rows.path[i],
-                title=rows.title[i],
-                date=rows.date[i],
-                content=rows.text[i],
-                hash=rows.hash[i],
-                similarity_score=float(score),
-            )
-            for i, score in zip(indices.tolist(), scores.tolist(), strict=True)
-        ]
+        return _chunks(rows, *exact_top_k(rows.matrix, vector, min(size, len(rows))))
+
+    def _nearest_many(self, vectors: np.ndarray[Any, Any], size: int) -> list[list[ChunkResult]]:
+        """:meth:`_nearest` for each row of ``vectors``: one matrix product per block of them."""
+        from askkit.dense.store import exact_top_k_many
+
+        rows = self._rows()
+        if not len(rows):
+            return [[] for _ in vectors]
+        found = exact_top_k_many(rows.matrix, vectors, min(size, len(rows)))
+        return [_chunks(rows, indices, scores) for indices, scores in found]
 
     def vector_pool(self, query: str, size: int | None = None) -> list[ChunkResult]:
         """The store's answer for ``query``: the best ``size`` chunks, before de-duplication.
@@ -210,12 +232,15 @@ class DenseRetrieval:
         lower row first. ``size`` defaults to the pool size (kimun: 80).
         """
         _check_query(query)
+        size = self._pool_size(size)
+        vector = embed_query(self.embedder, query, self._query_dimension())
+        return _numbered(self._nearest(vector, size))
+
+    def _pool_size(self, size: int | None) -> int:
         size = self.pool_size if size is None else size
         if size < 1:
             raise ValueError(f"size must be >= 1, got {size}")
-        vector = embed_query(self.embedder, query, self._query_dimension())
-        hits = self._nearest(vector, size)
-        return [replace(chunk, ordinal=i) for i, chunk in enumerate(hits, start=1)]
+        return size
 
     def pool(self, query: str, size: int | None = None) -> list[ChunkResult]:
         """The ranked candidate pool kimun's server holds for ``query``, before its context cut.
@@ -227,12 +252,16 @@ class DenseRetrieval:
         reranker keeps the vector order, with a warning). Best first, ordinals
         ``1..n``. Feed it to :mod:`askkit.ranking`.
         """
-        ranked: Sequence[ChunkResult] = deduplicate_chunks(self.vector_pool(query, size))
+        return self._ranked(query, self.vector_pool(query, size))
+
+    def _ranked(self, query: str, hits: Sequence[ChunkResult]) -> list[ChunkResult]:
+        """The store's answer made kimun's pool: de-duplicated, reranked, numbered."""
+        ranked: Sequence[ChunkResult] = deduplicate_chunks(hits)
         if self.reranker is not None and ranked:
             from askkit.dense.rerankers import apply_reranker
 
             ranked = apply_reranker(self.reranker, query, ranked).pool
-        return [replace(chunk, ordinal=i) for i, chunk in enumerate(ranked, start=1)]
+        return _numbered(ranked)
 
     # -- the surfaces ----------------------------------------------------------------------
 
@@ -300,9 +329,28 @@ class DenseRetrieval:
         ``question``) columns, or such a TSV file; one row per pool chunk
         (:data:`~askkit.ranking.pools.POOL_COLUMNS`), queries in the given
         order, each pool best first.
+
+        Each pool is :meth:`pool`'s for its query, bit for bit, but the stored
+        vectors are searched with one matrix product per block of queries
+        (:func:`~askkit.dense.store.exact_top_k_many`) rather than one per query.
         """
+        texts = checked_queries(queries)
+        size = self._pool_size(size)
         show = self.progress if progress is None else progress
-        return query_pools(self.pool, queries, size, progress=show)
+        dimension = self._query_dimension()
+        vectors = [
+            embed_query(self.embedder, text, dimension)
+            for text in tqdm(
+                texts.values(), desc="pools", unit="query", disable=not show or len(texts) < 2
+            )
+        ]
+        if not vectors:
+            return pools_frame([])
+        found = self._nearest_many(np.stack(vectors), size)
+        return pools_frame(
+            (query_id, self._ranked(text, _numbered(hits)))
+            for (query_id, text), hits in zip(texts.items(), found, strict=True)
+        )
 
     def __call__(self, query: str, k: int = 10) -> list[ChunkResult]:
         """The :class:`~askkit.retrieve.Retriever` protocol: :meth:`search`."""

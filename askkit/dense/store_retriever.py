@@ -171,6 +171,11 @@ class StoreRetriever(DenseRetrieval):
             for score, chunk in hits
         ]
 
+    def _nearest_many(self, vectors: np.ndarray[Any, Any], size: int) -> list[list[ChunkResult]]:
+        if self.exact:
+            return super()._nearest_many(vectors, size)
+        return [self._nearest(vector, size) for vector in vectors]  # the store's own search
+
     def __len__(self) -> int:
         return len(self._rows())
 

@@ -38,7 +38,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -56,8 +56,10 @@ __all__ = [
     "POOL_COLUMNS",
     "POOL_STRATEGY_COLUMNS",
     "check_turn_ids",
+    "checked_queries",
     "pool_frame",
     "pool_truncated",
+    "pools_frame",
     "query_pools",
     "with_pool",
 ]
@@ -316,13 +318,39 @@ def query_pools(
       query_id  rank      path  score
     0       q1     1  bread.md    0.5
     """
-    texts = read_queries(queries)
-    cols: dict[str, list[Any]] = {c: [] for c in POOL_COLUMNS}
+    texts = checked_queries(queries)
     bar = tqdm(texts.items(), desc="pools", unit="query", disable=not progress or len(texts) < 2)
-    for query_id, text in bar:
+    return pools_frame((query_id, pool(text, size)) for query_id, text in bar)
+
+
+def checked_queries(queries: Queries) -> dict[str, str]:
+    """:func:`askkit.metrics.read_queries`, refusing an empty query text with a
+    :class:`SchemaError` (kimun refuses an empty question).
+
+    >>> checked_queries({"q1": " "})
+    Traceback (most recent call last):
+    ...
+    askkit.errors.SchemaError: queries['q1']: the query text is empty, got ' '
+    """
+    texts = read_queries(queries)
+    for query_id, text in texts.items():
         if not text.strip():
-            raise SchemaError("the query text is empty", field=f"queries[{query_id!r}]")
-        chunks = pool(text, size)
+            raise SchemaError("the query text is empty", field=f"queries[{query_id!r}]", value=text)
+    return texts
+
+
+def pools_frame(pools: Iterable[tuple[str, Sequence[ChunkResult]]]) -> pd.DataFrame:
+    """``(query_id, pool)`` pairs as one long frame of :data:`POOL_COLUMNS`, in their
+    order; ``rank`` is each chunk's ordinal (a pool numbers its chunks 1..n).
+
+    >>> chunk = ChunkResult(path="a.md", title="T", date=None, content="x", hash="h",
+    ...                     similarity_score=0.9, ordinal=1)
+    >>> pools_frame([("q1", [chunk])])[["query_id", "rank", "path", "score"]]
+      query_id  rank  path  score
+    0       q1     1  a.md    0.9
+    """
+    cols: dict[str, list[Any]] = {c: [] for c in POOL_COLUMNS}
+    for query_id, chunks in pools:
         cols["query_id"].extend([query_id] * len(chunks))
         cols["rank"].extend(c.ordinal for c in chunks)
         cols["path"].extend(c.path for c in chunks)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import secrets
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from askkit._cachedir import LOCAL_INDEX, TAG_NAME, is_ours, tag_text
+from askkit._cachedir import LOCAL_INDEX, TAG_NAME, is_ours, swap_in, tag_text
 from askkit._cachedir import claim as claim_folder
 from askkit.vault.split import CHUNK_COLUMNS
 
@@ -148,16 +147,6 @@ def claim(folder: Path, vault: Path) -> Literal["missing", "empty", "ours"]:
     return claim_folder(folder, vault, earlier=_earlier_cache, purpose=LOCAL_INDEX)
 
 
-def _old_name(folder: Path) -> Path:
-    """A free sibling to move the previous cache to: ``<name>.old`` unless that is not askkit's."""
-    old = folder.with_name(folder.name + ".old")
-    if os.path.lexists(old) and is_ours(old):  # left by an interrupted save
-        shutil.rmtree(old, ignore_errors=True)
-    while os.path.lexists(old):  # someone else's: never touched
-        old = folder.with_name(f"{folder.name}.old-{secrets.token_hex(4)}")
-    return old
-
-
 def save(
     folder: Path,
     vault: Path,
@@ -179,20 +168,7 @@ def save(
         (tmp / "manifest.json").write_text(
             json.dumps({"askkit_cache": FORMAT, **manifest}), encoding="utf-8"
         )
-        if state == "empty":
-            folder.rmdir()  # fails, harmlessly, if something appeared in it meanwhile
-        if state != "ours":
-            tmp.rename(folder)
-            return
-        old = _old_name(folder)
-        folder.rename(old)
-        try:
-            tmp.rename(folder)
-        except OSError:
-            old.rename(folder)
-            raise
-        if is_ours(old):
-            shutil.rmtree(old, ignore_errors=True)
+        swap_in(tmp, folder, state)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -1,5 +1,13 @@
 """Tiny fastembed models built on the spot: an embedder and a cross-encoder, no download.
 
+They are stand-ins, for tests and for where no real model can be had offline
+(a cross-encoder: no PyPI package ships one), never shown as the real thing:
+:func:`tiny_embedder` and :func:`tiny_reranker` return a
+:class:`StandInEmbedder` and a :class:`StandInReranker`, whose names, reprs
+and descriptions say so. kimun's real models run from
+:class:`~askkit.dense.FastEmbedEmbedder` (``AllMiniLML6V2`` even offline) and
+:class:`~askkit.dense.FastEmbedReranker`.
+
 The models are BERT-shaped ONNX graphs of a few kilobytes, built with
 ``onnx.helper`` (opset 17, IR version 8), with a WordPiece tokenizer built by
 the ``tokenizers`` package. Written to a folder with the files fastembed
@@ -50,21 +58,22 @@ import os
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
+from askkit.dense.embedders import FastEmbedEmbedder
+from askkit.dense.rerankers import FastEmbedReranker
 from askkit.errors import MissingDependencyError
-
-if TYPE_CHECKING:
-    from askkit.dense.embedders import FastEmbedEmbedder
-    from askkit.dense.rerankers import FastEmbedReranker
 
 __all__ = [
     "DEFAULT_VOCABULARY",
     "FRAMING_WORDS",
     "MODEL_FILE",
     "SPECIAL_TOKENS",
+    "STAND_IN",
+    "StandInEmbedder",
+    "StandInReranker",
     "build_cross_encoder",
     "build_embedding_model",
     "install_in_hub_cache",
@@ -81,6 +90,8 @@ __all__ = [
 
 #: The ONNX file's name in a model folder.
 MODEL_FILE = "model.onnx"
+#: How a tiny model is labelled wherever it is shown: it is not a trained model.
+STAND_IN = "stand-in"
 #: BERT's special tokens, ids 0 to 4.
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 #: Words of kimun's fastembed framing (``passage: ``, ``query: ``), kept out of the vocabulary.
@@ -491,6 +502,36 @@ def _built(
     return folder
 
 
+class StandInEmbedder(FastEmbedEmbedder):
+    """A :class:`~askkit.dense.FastEmbedEmbedder` on a tiny model: a stand-in, labelled so.
+
+    Its repr and :attr:`model_file` say it is askkit's tiny stand-in, not a
+    trained model; its name and fingerprint are the tiny model's.
+    """
+
+    def __repr__(self) -> str:
+        return f"StandInEmbedder({self.name!r}: {self.model_file})"
+
+
+class StandInReranker(FastEmbedReranker):
+    """A :class:`~askkit.dense.FastEmbedReranker` on a tiny cross-encoder: a stand-in.
+
+    Its :attr:`name` (which kimun's fallback warnings quote) and repr say so:
+    its scores grow with the words a query and a document share; it is no
+    trained cross-encoder such as kimun's ``BGERerankerBase``.
+    """
+
+    def __init__(self, model: str, **options: Any) -> None:
+        super().__init__(model, **options)
+        self.name = f"{STAND_IN}:{self.python_model}"
+
+    def __repr__(self) -> str:
+        return (
+            f"StandInReranker({self.python_model!r}: askkit's tiny {STAND_IN} cross-encoder, "
+            "not a trained model)"
+        )
+
+
 def tiny_embedder(
     folder: str | os.PathLike[str],
     vocabulary_texts: Iterable[str] = (DEFAULT_VOCABULARY,),
@@ -501,8 +542,9 @@ def tiny_embedder(
     cache_dir: str | os.PathLike[str] | None = None,
     via: Literal["folder", "hub-cache"] = "folder",
     progress: bool = False,
-) -> FastEmbedEmbedder:
-    """A :class:`~askkit.dense.FastEmbedEmbedder` on a tiny model built in ``folder``.
+) -> StandInEmbedder:
+    """A :class:`StandInEmbedder` (a :class:`~askkit.dense.FastEmbedEmbedder`) on a tiny model
+    built in ``folder``.
 
     The model is built (unless ``folder`` already holds it for the same
     arguments), registered with fastembed, and loaded by fastembed itself:
@@ -513,19 +555,24 @@ def tiny_embedder(
     ``exclude`` are words left out of the vocabulary (:func:`vocabulary`);
     pass ``()`` to give kimun's framing words vectors too.
     """
-    from askkit.dense.embedders import FastEmbedEmbedder
-
     path = _built(Path(folder), vocabulary_texts, exclude, dim=dim, seed=seed, kind="embedding")
     name = register_embedding_model(dim)
     cache = _cache_dir(path, cache_dir)
+    embedder: StandInEmbedder
     if via == "hub-cache":
         install_in_hub_cache(path, cache, name)
-        return FastEmbedEmbedder(
+        embedder = StandInEmbedder(
             python_model=name, cache_dir=cache, local_files_only=True, progress=progress
         )
-    return FastEmbedEmbedder(
-        python_model=name, cache_dir=cache, specific_model_path=path, progress=progress
+    else:
+        embedder = StandInEmbedder(
+            python_model=name, cache_dir=cache, specific_model_path=path, progress=progress
+        )
+    embedder.model_file = (
+        f"askkit's tiny {STAND_IN} embedding model in {path} (a random projection of its "
+        "vocabulary's words, not a trained model)"
     )
+    return embedder
 
 
 def tiny_reranker(
@@ -537,17 +584,18 @@ def tiny_reranker(
     exclude: Iterable[str] = FRAMING_WORDS,
     cache_dir: str | os.PathLike[str] | None = None,
     via: Literal["folder", "hub-cache"] = "folder",
-) -> FastEmbedReranker:
-    """A :class:`~askkit.dense.FastEmbedReranker` on a tiny cross-encoder built in ``folder``."""
-    from askkit.dense.rerankers import FastEmbedReranker
-
+) -> StandInReranker:
+    """A :class:`StandInReranker` (a :class:`~askkit.dense.FastEmbedReranker`) on a tiny
+    cross-encoder built in ``folder``: it scores the words a query and a document share."""
     path = _built(Path(folder), vocabulary_texts, exclude, dim=dim, seed=seed, kind="cross-encoder")
     name = register_cross_encoder(dim)
     cache = _cache_dir(path, cache_dir)
     if via == "hub-cache":
         install_in_hub_cache(path, cache, name)
-        return FastEmbedReranker(name, cache_dir=cache, local_files_only=True)
-    return FastEmbedReranker(name, cache_dir=cache, specific_model_path=path)
+        reranker = StandInReranker(name, cache_dir=cache, local_files_only=True)
+    else:
+        reranker = StandInReranker(name, cache_dir=cache, specific_model_path=path)
+    return reranker
 
 
 # -- references: the same files, without fastembed

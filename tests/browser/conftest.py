@@ -117,7 +117,7 @@ def _wait_ready(url: str, token: str, proc: subprocess.Popen[bytes], log: Path) 
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+def lab(tmp_path_factory: pytest.TempPathFactory, minilm_cache: Path) -> Iterator[Lab]:
     if not JUPYTER.exists() or shutil.which(str(JUPYTER)) is None:
         _missing(f"jupyter not found at {JUPYTER} (install the 'lab' extra)")
     try:
@@ -137,7 +137,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         "JUPYTERLAB_SETTINGS_DIR": str(settings),
         "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        "ASKKIT_CACHE_DIR": str(base / "cache"),
+        "ASKKIT_CACHE_DIR": str(minilm_cache),  # the offline model, built once a session
     }
     token = secrets.token_hex(16)
     port = _free_port()

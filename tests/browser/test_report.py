@@ -10,7 +10,6 @@ import pytest
 from askkit.frame import sources_frame
 from askkit.metrics import read_qrels
 from askkit.report import build_report
-from askkit.retrieve import LocalIndex
 from tests.browser.conftest import SCREENSHOTS
 from tests.conftest import DATA
 
@@ -18,15 +17,9 @@ pytestmark = pytest.mark.browser
 
 
 def _bundled_run() -> Any:
-    """The bundled questions through the local index: turn ids are the qrels' query ids."""
-    index = LocalIndex(DATA / "vault", cache_dir=False)
-    queries = [line.split("\t") for line in (DATA / "queries.tsv").read_text().splitlines()[1:]]
-    return sources_frame(
-        [
-            {"id": q, "question": text, "chunks": [c.to_dict() for c in index.search(text)]}
-            for q, text in queries
-        ]
-    )
+    """The bundled questions through kimun's dense retrieval with all-MiniLM-L6-v2
+    (``data/run-dense.jsonl``): turn ids are the qrels' query ids."""
+    return sources_frame(DATA / "run-dense.jsonl")
 
 
 def test_the_report_shows_real_metrics_and_its_picture_is_taken(page: Any, tmp_path: Path) -> None:

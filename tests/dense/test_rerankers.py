@@ -431,7 +431,8 @@ def test_parse_reranker_reads_fastembed_specs(
     install_in_hub_cache(tiny_cross_encoder_dir, tmp_path, name)
     reranker = parse_reranker(f"fastembed:{name}", cache_dir=tmp_path, local_files_only=True)
     assert isinstance(reranker, FastEmbedReranker)
-    assert reranker.name == fastembed_tiny_reranker.name
+    assert reranker.name == f"fastembed:{name}"
+    assert fastembed_tiny_reranker.name == f"stand-in:{name}"  # labelled wherever it is shown
     assert reranker.score("feed the starter", ["the starter"]) == fastembed_tiny_reranker.score(
         "feed the starter", ["the starter"]
     )

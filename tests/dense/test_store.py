@@ -47,6 +47,7 @@ from askkit.dense.store import (
     KimunStore,
     StoredVault,
     exact_top_k,
+    exact_top_k_many,
     normalise,
 )
 from askkit.errors import DimensionError, SchemaError, StoreError, UsageError
@@ -224,6 +225,49 @@ def test_exact_top_k_equals_the_brute_force_on_rows_full_of_ties(
     ref_rows, ref_scores = brute_force(matrix, query, k)
     assert rows.tolist() == ref_rows
     np.testing.assert_allclose(scores, ref_scores, rtol=0, atol=1e-6)
+
+
+@given(
+    pool=st.lists(
+        st.lists(st.integers(-3, 3).map(float), min_size=4, max_size=4), min_size=1, max_size=5
+    ),
+    picks=st.lists(st.integers(0, 4), min_size=1, max_size=60),
+    queries=st.lists(
+        st.lists(st.integers(-3, 3).map(float), min_size=4, max_size=4), min_size=0, max_size=6
+    ),
+    k=st.integers(0, 70),
+)
+def test_many_queries_at_once_equal_one_at_a_time_bit_for_bit(
+    pool: list[list[float]], picks: list[int], queries: list[list[float]], k: int
+) -> None:
+    matrix = normalise(np.asarray([pool[p % len(pool)] for p in picks], dtype=np.float32))
+    many = exact_top_k_many(matrix, np.asarray(queries, dtype=np.float32).reshape(-1, 4), k)
+    assert len(many) == len(queries)
+    for (rows, scores), query in zip(many, queries, strict=True):
+        one_rows, one_scores = exact_top_k(matrix, query, k)
+        assert rows.tolist() == one_rows.tolist()
+        assert scores.tobytes() == one_scores.tobytes()
+
+
+def test_many_queries_over_many_rows_equal_one_at_a_time_bit_for_bit() -> None:
+    """Real widths and blocks: 3,000 x 384 rows, 300 queries (two blocks of the product)."""
+    rng = np.random.default_rng(7)
+    matrix = normalise(rng.standard_normal((3_000, 384)).astype(np.float32))
+    queries = rng.standard_normal((300, 384)).astype(np.float32)
+    queries[5] = matrix[17] * 3  # a query equal to a row, scaled
+    queries[6] = 0.0  # a zero query: every score 0, rows in order
+    for (rows, scores), query in zip(exact_top_k_many(matrix, queries, 80), queries, strict=True):
+        one_rows, one_scores = exact_top_k(matrix, query, 80)
+        assert rows.tolist() == one_rows.tolist()
+        assert scores.tobytes() == one_scores.tobytes()
+
+
+def test_many_queries_refuse_another_dimension_or_shape() -> None:
+    with pytest.raises(DimensionError) as err:
+        exact_top_k_many(np.zeros((3, 4), np.float32), np.ones((2, 5)))
+    assert (err.value.expected, err.value.actual) == (4, 5)
+    with pytest.raises(UsageError, match="one query per row"):
+        exact_top_k_many(np.zeros((3, 4), np.float32), np.ones(4))
 
 
 def test_exact_top_k_puts_nan_rows_last_and_returns_at_most_n() -> None:

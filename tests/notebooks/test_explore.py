@@ -1,16 +1,42 @@
-"""notebooks/explore.ipynb runs top to bottom: an Explorer on data/vault and a TurnView."""
+"""notebooks/explore.ipynb runs top to bottom: an Explorer switching between kimun's dense
+retrieval with a real model (run offline), BM25 and the stand-in reranker, and a TurnView."""
 
 from __future__ import annotations
 
-from tests.nbrun import NOTEBOOKS, assert_stored_without_outputs, outputs_text, run_notebook
+from pathlib import Path
+
+import pytest
+
+from tests.nbrun import (
+    NOTEBOOKS,
+    PROGRESS,
+    askkit_widgets,
+    assert_stored_without_outputs,
+    outputs_text,
+    run_notebook,
+)
 
 
-def test_explore_notebook_runs() -> None:
+def test_explore_notebook_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """On a fresh askkit cache: the model is built and the vault embedded, with progress bars."""
     assert_stored_without_outputs(NOTEBOOKS / "explore.ipynb")
+    monkeypatch.setenv("ASKKIT_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ("ASKKIT_EMBEDDER", "ASKKIT_RERANKER", "ASKKIT_SERVER", "ASKKIT_VAULT"):
+        monkeypatch.delenv(name, raising=False)
     nb = run_notebook("explore.ipynb")
     text = outputs_text(nb)
+    assert "DenseIndex(" in text
     assert "LocalIndex(" in text
-    assert "<Explorer: 'how often should I feed the sourdough starter' -> 10 sources" in text
+    assert "model: sentence-transformers/all-MiniLM-L6-v2 built by askkit from" in text
+    assert "dense + reranker (stand-in): StandInReranker(" in text
+    bars = [line for line in text.splitlines() if PROGRESS.search(line)]
+    assert any("building sentence-transformers/all-MiniLM-L6-v2 for fastembed" in b for b in bars)
+    assert any("embedding (fastembed:sentence-transformers/all-MiniLM-L6-v2" in b for b in bars)
+    # the first query goes to kimun's dense retrieval, the first of the switch
+    assert (
+        "<Explorer: 'how often should I feed the sourdough starter' -> 10 sources from 'dense'"
+        in text
+    )
     assert "<SourceReader: [1] " in text
     assert "located: " in text
     assert "<SourcesView: " in text
@@ -21,10 +47,4 @@ def test_explore_notebook_runs() -> None:
     )
     assert "dangling: [7]" in text
     assert "q01\tprojects/sourdough.md\tFeeding schedule\t3" in text
-    widgets = [
-        out
-        for cell in nb.cells
-        for out in cell.get("outputs", [])
-        if "application/vnd.jupyter.widget-view+json" in out.get("data", {})
-    ]
-    assert len(widgets) == 3  # the Explorer, the TurnView and the Labeler
+    assert len(askkit_widgets(nb)) == 3  # the Explorer, the TurnView and the Labeler

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from tests.nbrun import NOTEBOOKS, assert_stored_without_outputs, outputs_text, run_notebook
+from tests.nbrun import (
+    NOTEBOOKS,
+    askkit_widgets,
+    assert_stored_without_outputs,
+    outputs_text,
+    run_notebook,
+)
 
 NAME = "tune-context-cut.ipynb"
 
@@ -16,29 +23,28 @@ def test_stored_without_outputs() -> None:
 
 
 @pytest.mark.slow
-def test_notebook_runs_and_recommends_a_cut() -> None:
-    nb = run_notebook(NAME)
+def test_notebook_runs_and_recommends_a_cut(minilm_env: Path) -> None:
+    nb = run_notebook(NAME)  # kimun's AllMiniLML6V2 from the session's model cache
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert errors == []
     text = outputs_text(nb)
     assert "Traceback" not in text
-    assert "LocalIndex(" in text
+    assert "DenseIndex(" in text
+    assert "all-MiniLM-L6-v2 (offline" in text
     assert "37 queries, 119 judgments" in text
     # every question's pool in one long frame
-    assert re.search(r"\d+ pool chunks for 37 queries: \d+ to 80 chunks each", text)
+    assert "2960 pool chunks for 37 queries: 80 to 80 chunks each" in text
     # one question laid out, and why its judged note is cut under kimun's defaults
     assert "How did the knee problem change my training in March?" in text
     assert "chunks kept per strategy (defaults): {'fixed': 20, 'score-range': " in text
-    assert "journal/2026-03-15.md is in the pool: best chunk at rank" in text
+    # where the text says the journal entry sits
+    assert "journal/2026-03-15.md is in the pool: best chunk at rank 39 of 80" in text
+    assert "note 19 of" in text
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "is only 39th in its dense pool (the 19th note)" in markdown
     assert "Answer (score-range): cut: normalised" in text
     # the widget, displayed once, and its state printed
-    widgets = [
-        out
-        for cell in nb.cells
-        for out in cell.get("outputs", [])
-        if "application/vnd.jupyter.widget-view+json" in out.get("data", {})
-    ]
-    assert len(widgets) == 1
+    assert len(askkit_widgets(nb)) == 1
     assert "<CutView: score-range keeps " in text
     # the sweep over every question
     assert "37 queries, 34 with a relevant note in their pool; 49 settings" in text
@@ -59,4 +65,10 @@ def test_notebook_runs_and_recommends_a_cut() -> None:
     # the other choices, and the judged note kept under the recommendation
     assert "smallest largest-drop, recall >= 0.85" in text
     assert "kimun default" in text
-    assert re.search(r"Answer \([a-z-]+\): kept as \[\d+\]", text)
+    for goal in ("kimun default", "recommended", "smallest context, recall >= 0.95"):
+        assert re.search(rf"{re.escape(goal)}: Answer \([a-z-]+\): cut: ", text), goal
+    assert re.search(r"score-range, cutoff 0.2: Answer \(score-range\): kept as \[\d+\]", text)
+    generous = re.search(r"score-range cutoff=0.2: mean ([\d.]+) chunks", text)
+    assert generous is not None
+    assert round(float(generous.group(1))) == 38  # "which keeps 38 chunks on average"
+    assert "which keeps 38 chunks on average" in markdown

@@ -205,3 +205,19 @@ def test_a_missing_onnx_names_the_package() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert "pip install onnx" in out.stdout
+
+
+def test_the_tiny_models_are_labelled_stand_ins_wherever_they_are_shown(tmp_path: Path) -> None:
+    from askkit.dense import FastEmbedEmbedder, FastEmbedReranker
+    from askkit.testing.models import StandInEmbedder, StandInReranker
+
+    embedder = tiny_embedder(tmp_path / "e", TEXTS, dim=16)
+    reranker = tiny_reranker(tmp_path / "r", TEXTS, dim=8)
+    assert isinstance(embedder, StandInEmbedder)
+    assert isinstance(embedder, FastEmbedEmbedder)
+    assert isinstance(reranker, StandInReranker)
+    assert isinstance(reranker, FastEmbedReranker)
+    assert "stand-in" in repr(embedder)
+    assert "not a trained model" in embedder.model_file
+    assert reranker.name.startswith("stand-in:")
+    assert "stand-in cross-encoder, not a trained model" in repr(reranker)
