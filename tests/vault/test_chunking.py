@@ -246,15 +246,22 @@ def test_offsets_with_crlf_frontmatter_and_bom() -> None:
     assert note[body.start : body.end] == "# Café\r\nbody é\r\n"
 
 
-def test_bom_without_frontmatter_is_text_as_in_kimun() -> None:
-    """kimun hands a note without frontmatter to pulldown-cmark as it is, BOM included.
+def test_bom_without_frontmatter_is_text_as_in_kimun_017() -> None:
+    """kimun 0.17 hands a note without frontmatter to pulldown-cmark as it is, BOM included.
 
     pulldown-cmark does not skip a BOM, so ``\\ufeff# T`` is a paragraph, not a
     heading (``Vault.read`` drops the BOM, so notes read from a vault are
     chunked without it).
     """
-    (section,) = chunk_note("\ufeff# Title\nbody\n")
+    (section,) = chunk_note("\ufeff# Title\nbody\n", kimun="0.17")
     assert (section.title, section.text, section.start) == ("", "\ufeff# Title\nbody", 0)
+
+
+def test_bom_is_not_body_in_kimun_018() -> None:
+    """kimun 0.18's walk starts the body past a BOM (``a_byte_order_mark_is_not_body``);
+    the heading's section still starts at the note's first line."""
+    (section,) = chunk_note("\ufeff# Title\nbody\n")
+    assert (section.title, section.text, section.start) == ("Title", "body", 0)
 
 
 def test_offsets_survive_wikilinks_spanning_lines() -> None:
@@ -288,9 +295,15 @@ def test_hashtag_in_entity_decoded_text_keeps_its_hash() -> None:
     assert chunk_note("&amp;#tag x\n")[0].text == "&tag x"
 
 
-def test_hashtag_that_ends_a_wikilink_display_is_stripped() -> None:
-    """kimun drops only hashtags wholly inside a display text: ``[[x|#a]]b`` reads ``#ab``."""
-    assert chunk_note("[[x|#a]]b\n")[0].text == "ab"
+def test_hashtag_that_ends_a_wikilink_display_is_stripped_in_kimun_017() -> None:
+    """kimun 0.17 keeps only hashtags wholly inside a display text: ``[[x|#a]]b`` reads ``ab``."""
+    assert chunk_note("[[x|#a]]b\n", kimun="0.17")[0].text == "ab"
+    assert chunk_note("[[x|#a]] b\n", kimun="0.17")[0].text == "#a b"
+
+
+def test_a_display_text_is_shown_as_written_in_kimun_018() -> None:
+    """kimun 0.18 shows a display text as written, its hashtag included."""
+    assert chunk_note("[[x|#a]]b\n")[0].text == "#ab"
     assert chunk_note("[[x|#a]] b\n")[0].text == "#a b"
 
 
