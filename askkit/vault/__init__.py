@@ -1,20 +1,26 @@
 """A kimun vault on disk: notes, kimun's sections, and where a source sits in its note.
 
 :mod:`~askkit.vault.notes` reads the vault (:class:`Vault`);
-:mod:`~askkit.vault.chunking` cuts a note into kimun's heading sections;
-:mod:`~askkit.vault.locate` finds a retrieved section in the current note;
+:mod:`~askkit.vault.chunking` cuts a note into kimun's heading sections (as kimun
+0.18's single note walk, or kimun 0.17's content extractor);
+:mod:`~askkit.vault.locate` finds a retrieved section in the current note, and says
+whether a stored chunk was cut before the note changed or by an older kimun;
 :mod:`~askkit.vault.diacritics` folds text as kimun's search does.
 """
 
 from __future__ import annotations
 
 from askkit.vault.chunking import (
+    DEFAULT_KIMUN,
+    KIMUN_VERSIONS,
     Heading,
+    KimunVersion,
     Section,
     check_vault_sections,
     chunk_note,
     extract_headings,
     extract_title,
+    note_hashtags,
     note_headings,
     note_outline,
     split_frontmatter,
@@ -26,6 +32,8 @@ from askkit.vault.locate import (
     kimun_section_range,
     locate_source,
     section_range,
+    stored_status,
+    stored_statuses,
 )
 from askkit.vault.notes import (
     Note,
@@ -34,7 +42,10 @@ from askkit.vault.notes import (
 )
 
 __all__ = [
+    "DEFAULT_KIMUN",
+    "KIMUN_VERSIONS",
     "Heading",
+    "KimunVersion",
     "Note",
     "Section",
     "Vault",
@@ -48,8 +59,11 @@ __all__ = [
     "kimun_heading_section_range",
     "kimun_section_range",
     "locate_source",
+    "note_hashtags",
     "note_headings",
     "note_outline",
     "section_range",
     "split_frontmatter",
+    "stored_status",
+    "stored_statuses",
 ]

@@ -47,6 +47,7 @@ __all__ = [
     "body_start",
     "events",
     "walk_lines",
+    "walk_tags",
     "walk_title",
     "wikilinks",
 ]
@@ -55,6 +56,10 @@ __all__ = [
 _ASCII_WS = " \t\n\x0c\r"
 #: The editor's wikilink pattern (kimun's ``WIKILINK_RX``), over bytes.
 _WIKILINK = re.compile(rb"\[\[([^\]]+)\]\]")
+#: The editor's link pattern (kimun's ``MD_LINK_RX``), over bytes: bang, text, link.
+_MD_LINK = re.compile(rb"(!?)\[([^\]]*)\]\(([^)]+?)\)")
+#: Rust's ``str::trim`` set, as UTF-8 (what it strips from a link's destination).
+_RUST_WS_BYTES = b"\t\n\x0b\x0c\r "
 _LEVELS = {"H1": 1, "H2": 2, "H3": 3, "H4": 4, "H5": 5, "H6": 6}
 _BREAK_TAGS = frozenset({"<br", "<bR", "<Br", "<BR"})
 _INLINE_STARTS = frozenset({"Emphasis", "Strong", "Strikethrough"})
@@ -272,10 +277,69 @@ def _escaped(data: bytes, end: int, begin: int) -> bool:
     return run % 2 == 1
 
 
-def _scan(data: bytes, own_start: int, own_end: int, block: _Block, found: list[Wiki]) -> None:
-    """kimun's ``TextBlocks::scan``, wikilinks only: one stretch of a block's own text."""
-    if data.find(b"[[", own_start, own_end) < 0:
-        return
+def _scan(
+    data: bytes,
+    own: tuple[int, int],
+    block: _Block,
+    found: list[Wiki],
+    spaced: list[tuple[int, int]] | None,
+) -> None:
+    """kimun's ``TextBlocks::scan``: one stretch of a block's own text.
+
+    Its wikilinks go to ``found``; with ``spaced``, the markdown links pulldown
+    did not read there (a destination with spaces) go to ``spaced``.
+    """
+    own_start, own_end = own
+    wikis_from = len(found)
+    if data.find(b"[[", own_start, own_end) >= 0:
+        _scan_wikilinks(data, own_start, own_end, block, found)
+    if spaced is not None and not block.code and data.find(b"](", own_start, own_end) >= 0:
+        wikis = [(w.start, w.end) for w in found[wikis_from:]]
+        _scan_spaced(data, own, block, wikis, spaced)
+
+
+def _scan_spaced(
+    data: bytes,
+    own: tuple[int, int],
+    block: _Block,
+    wikis: list[tuple[int, int]],
+    spaced: list[tuple[int, int]],
+) -> None:
+    """The markdown links the editor's pattern finds where pulldown read none."""
+    own_start, own_end = own
+    links, opaque = block.links, block.opaque
+    link_ends = [e for _, e in links]
+    wiki_ends = [e for _, e in wikis]
+    source = data[own_start:own_end]
+    closers = [own_start + m.start() for m in re.finditer(rb"\]\(", source)]
+    if all(_overlaps(links, link_ends, at, at + 1) for at in closers):
+        return  # only parsed links' own ``](``
+    for m in _MD_LINK.finditer(source):
+        start, end = own_start + m.start(), own_start + m.end()
+        label_start, label_end = own_start + m.start(2), own_start + m.end(2)
+        target = m.group(3).strip(_RUST_WS_BYTES)
+        first = bisect_right([e for _, e in opaque], start)
+        code_outside_label = any(
+            not (label_start <= o_start and o_end <= label_end)
+            for o_start, o_end in opaque[first:]
+            if o_start < end
+        )
+        if (
+            _escaped(data, start, own_start)
+            or b"\n" in target
+            or b"(" in target
+            or _overlaps(links, link_ends, start, end)
+            or _overlaps(wikis, wiki_ends, start, end)
+            or code_outside_label
+        ):
+            continue
+        spaced.append((start, end))
+
+
+def _scan_wikilinks(
+    data: bytes, own_start: int, own_end: int, block: _Block, found: list[Wiki]
+) -> None:
+    """The wikilinks of one stretch of a block's own text."""
     links, opaque = block.links, block.opaque
     link_ends = [e for _, e in links]
     opaque_ends = [e for _, e in opaque]
@@ -331,20 +395,26 @@ def _scan(data: bytes, own_start: int, own_end: int, block: _Block, found: list[
         found.append(Wiki(start - 1 if embed else start, end, display, block.code))
 
 
-def _end_block(data: bytes, block: _Block, found: list[Wiki]) -> None:
+def _end_block(
+    data: bytes, block: _Block, found: list[Wiki], spaced: list[tuple[int, int]] | None
+) -> None:
     """kimun's ``TextBlocks::end``: the block's own text, the stretches between its children."""
     at = block.start
     for child_start, child_end in [*block.children, (block.end, block.end)]:
         if at < child_start:
-            _scan(data, at, child_start, block, found)
+            _scan(data, (at, child_start), block, found, spaced)
         at = max(at, child_end)
 
 
-def wikilinks(evs: Sequence[Event], data: bytes) -> list[Wiki]:
+def wikilinks(
+    evs: Sequence[Event], data: bytes, spaced: list[tuple[int, int]] | None = None
+) -> list[Wiki]:
     """The wikilinks of the body ``data`` (its events ``evs``), in document order, each once.
 
     Wikilinks in an indented code block are links but stay code: they are left
-    out here (their text stays as written).
+    out here (their text stays as written). With ``spaced``, the markdown links
+    pulldown did not read (a destination with spaces) are added to it, in
+    document order, each once.
     """
     open_blocks: list[_Block] = []
     link_depth = 0
@@ -373,11 +443,18 @@ def wikilinks(evs: Sequence[Event], data: bytes) -> list[Wiki]:
                 link_depth = max(link_depth - 1, 0)
             elif value in _TEXT_BLOCKS if named else "Heading" in value:
                 if open_blocks:
-                    _end_block(data, open_blocks.pop(), found)
+                    _end_block(data, open_blocks.pop(), found, spaced)
             elif value == "CodeBlock" and open_blocks and open_blocks[-1].code:
-                _end_block(data, open_blocks.pop(), found)
+                _end_block(data, open_blocks.pop(), found, spaced)
         elif kind in {"Code", "InlineHtml"} and open_blocks:
             open_blocks[-1].opaque.append((span["start"], span["end"]))
+    if spaced:
+        spaced.sort()
+        unique = [spaced[0]]
+        for link in spaced[1:]:
+            if link[0] >= unique[-1][1]:
+                unique.append(link)
+        spaced[:] = unique
     found.sort(key=lambda w: w.start)
     kept: list[Wiki] = []
     for wiki in found:
@@ -558,14 +635,17 @@ def _source_text(body: bytes, start: int, end: int) -> list[str | None]:
 class _Hashtags:
     """The hashtag candidates of the body (kimun's ``label_matches_inner``), in bytes."""
 
-    __slots__ = ("data", "ends", "starts")
+    __slots__ = ("data", "ends", "names", "record", "starts")
 
-    def __init__(self, body: str, data: bytes | None) -> None:
-        spans = [(a, b) for a, b, _ in label_matches(body, ampersand=True)]
-        flat = str_to_bytes(body, [x for span in spans for x in span]) if spans else []
+    def __init__(self, body: str, data: bytes | None, *, record: bool = False) -> None:
+        matches = label_matches(body, ampersand=True)
+        flat = str_to_bytes(body, [x for a, b, _ in matches for x in (a, b)]) if matches else []
         self.starts = flat[0::2]
         self.ends = flat[1::2]
+        self.names = [name for _, _, name in matches]
         self.data = data
+        #: With ``record``: ``(start, end, name)`` of each tag the walk finds.
+        self.record: list[tuple[int, int, str]] | None = [] if record else None
 
     def strip(self, decoded: str, lo: int, hi: int, in_link: bool) -> str:
         """kimun's ``prose_text``: drop the ``#`` of the candidates wholly in ``[lo, hi)``."""
@@ -577,6 +657,8 @@ class _Hashtags:
             j += 1
         if j == i or in_link:
             return decoded
+        if self.record is not None:
+            self.record.extend((starts[k], ends[k], self.names[k]) for k in range(i, j))
         data = self.data
         assert data is not None  # candidates exist only with the body's bytes
         source = data[lo:hi]
@@ -716,6 +798,39 @@ def walk_lines(body: str) -> tuple[list[list[Any]], bytes | None]:
     wikis = wikilinks(evs, data) if data is not None and b"[[" in data else []
     tags = _Hashtags(body, data) if "#" in body else None
     return _Walk(data, wikis, tags).run(evs), data
+
+
+def walk_tags(body: str) -> list[tuple[int, int, str]]:
+    """The hashtags kimun's walk records in ``body``: ``(start, end, name)``, UTF-8 bytes.
+
+    A hashtag in prose text: not in code, a link's or an image's text, a
+    wikilink's display text, or the text of a markdown link pulldown did not
+    read (a destination with spaces).
+
+    >>> [name for _, _, name in walk_tags("#a [[x|#b]] `#c` [d #e](f g.md) &#39; #h")]
+    ['a', 'h']
+    """
+    if "#" not in body:
+        return []
+    data = body.encode()
+    evs = events(body, data)
+    spaced: list[tuple[int, int]] = []
+    wikis = wikilinks(evs, data, spaced) if b"[[" in data or b"](" in data else []
+    tags = _Hashtags(body, data, record=True)
+    _Walk(data, wikis, tags).run(evs)
+    found = tags.record or []
+    if spaced:
+        ends = [e for _, e in spaced]
+        found = [
+            t
+            for t in found
+            if not (
+                (i := bisect_right(ends, t[0])) < len(spaced)
+                and spaced[i][0] <= t[0]
+                and t[1] <= spaced[i][1]
+            )
+        ]
+    return found
 
 
 def walk_title(lines: Sequence[Sequence[Any]]) -> str:

@@ -106,7 +106,7 @@ from askkit.vault._note_text import (
     newline_starts,
     split_note,
 )
-from askkit.vault._walk import body_start, walk_lines, walk_title
+from askkit.vault._walk import body_start, walk_lines, walk_tags, walk_title
 from askkit.vault.diacritics import fold
 
 __all__ = [
@@ -123,6 +123,7 @@ __all__ = [
     "chunk_note",
     "extract_headings",
     "extract_title",
+    "note_hashtags",
     "note_headings",
     "note_outline",
     "split_frontmatter",
@@ -459,6 +460,21 @@ def extract_title(text: str, *, kimun: KimunVersion = DEFAULT_KIMUN) -> str:
             if first:
                 return first[0]
     return ""
+
+
+def note_hashtags(text: str) -> list[str]:
+    """The hashtags kimun's index records for ``text``, in note order, as written.
+
+    kimun 0.18's walk: a ``#name`` in prose (kimun's word-boundary rule, and not
+    right after ``&``), not in code, a link's or an image's text, a wikilink's
+    display text or the frontmatter; the same hashtags whose ``#`` the chunks
+    drop.
+
+    >>> note_hashtags("---\\ntags: [x]\\n---\\n#one [[a|#two]] `#three` and #Four\\n")
+    ['one', 'Four']
+    """
+    start = body_start(text)[0]
+    return [name for _, _, name in walk_tags(text[start:])]
 
 
 def _rust_lines(text: str) -> list[str]:
