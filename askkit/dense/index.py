@@ -45,6 +45,7 @@ from askkit.errors import DimensionError, ProtocolError, StoreError, UsageError
 from askkit.retrieve.client import VAULT_ID
 from askkit.retrieve.local import IndexReport, scan_vault
 from askkit.vault import Vault, content_hash
+from askkit.vault.chunking import DEFAULT_KIMUN, KimunVersion, check_kimun
 from askkit.wire import ChunkResult
 
 if TYPE_CHECKING:
@@ -164,6 +165,10 @@ class DenseIndex(DenseRetrieval):
         The candidate pool (kimun: 80), kept as :attr:`pool_size`.
     progress:
         Show progress bars while reading notes and embedding chunks.
+    kimun:
+        The kimun version whose chunker cuts the notes (``"0.18"``, default, or
+        ``"0.17"``), kept as :attr:`kimun`. As on kimun's server, a stored note
+        keeps the chunks it was stored with until its content changes.
 
     Attributes
     ----------
@@ -201,6 +206,7 @@ class DenseIndex(DenseRetrieval):
         reranker: Reranker | None = None,
         pool: int = CANDIDATE_POOL,
         progress: bool = True,
+        kimun: KimunVersion = DEFAULT_KIMUN,
     ) -> None:
         for method in ("embed_documents", "embed_query"):
             if not callable(getattr(embedder, method, None)):
@@ -210,6 +216,7 @@ class DenseIndex(DenseRetrieval):
                 )
         if pool < 1:
             raise ValueError(f"pool must be >= 1, got {pool}")
+        self.kimun: KimunVersion = check_kimun(kimun)
         self.vault = vault if isinstance(vault, Vault) else Vault(vault)
         self.embedder = embedder
         self.reranker = reranker
@@ -482,7 +489,9 @@ class DenseIndex(DenseRetrieval):
     def _update(self, writer: StoreWriter | None, t0: float) -> IndexReport:
         from askkit.dense.store import normalise
 
-        scan = scan_vault(self.vault, self._notes, progress=self.progress, desc="reading notes")
+        scan = scan_vault(
+            self.vault, self._notes, progress=self.progress, desc="reading notes", kimun=self.kimun
+        )
         notes, fresh, added, changed, unchanged, failed = (
             scan.notes,
             scan.fresh,

@@ -75,7 +75,7 @@ from askkit.retrieve._cache import save as save_cache
 from askkit.retrieve.split import CHUNK_MAX, CHUNK_TARGET, split_for_rag
 from askkit.sources import BREADCRUMB_SEP, VaultPath
 from askkit.vault import Vault, content_hash
-from askkit.vault.chunking import chunk_note
+from askkit.vault.chunking import DEFAULT_KIMUN, KimunVersion, check_kimun, chunk_note
 from askkit.wire import ChunkResult
 
 __all__ = [
@@ -169,12 +169,13 @@ def scan_vault(
     *,
     progress: bool = True,
     desc: str = "indexing notes",
+    kimun: KimunVersion = DEFAULT_KIMUN,
 ) -> NoteChanges:
     """Compare a vault with what an index holds (``previous``); read and chunk what changed.
 
     A note whose size and modification time are unchanged is not read again;
-    a changed one is re-hashed, and re-chunked only when its content hash
-    changed. A note that cannot be read now (a dangling link, vanished,
+    a changed one is re-hashed, and re-chunked (with ``kimun``'s chunker) only
+    when its content hash changed. A note that cannot be read now (a dangling link, vanished,
     permission denied, not valid UTF-8 under the vault's ``errors="strict"``,
     any :class:`~askkit.errors.VaultError`, not a regular file) is skipped with
     a warning naming the file and listed in ``failed``. Both indexes (BM25 and
@@ -212,7 +213,7 @@ def scan_vault(
             note_hash = content_hash(data)
             if prev is None or prev["hash"] != note_hash:
                 text = vault.decode(data, file)
-                fresh[key] = note_chunks(vp, text, note_hash, Vault.journal_date(key))
+                fresh[key] = note_chunks(vp, text, note_hash, Vault.journal_date(key), kimun=kimun)
         except OSError as exc:
             failed[str(file)] = _reason(file, exc)
             continue
@@ -231,12 +232,17 @@ def _default_cache(root: Path) -> Path:
 
 
 def note_chunks(
-    path: VaultPath, text: str, note_hash: str, date: str | None
+    path: VaultPath,
+    text: str,
+    note_hash: str,
+    date: str | None,
+    *,
+    kimun: KimunVersion = DEFAULT_KIMUN,
 ) -> dict[str, list[Any]]:
-    """The chunks kimun's server would store for one note, as columns."""
+    """The chunks kimun's server would store for one note, as columns (``kimun``'s chunker)."""
     cols: dict[str, list[Any]] = {c: [] for c in _COLUMNS}
     printed = str(path)
-    for i, section in enumerate(chunk_note(text)):
+    for i, section in enumerate(chunk_note(text, kimun=kimun)):
         for j, piece in enumerate(split_for_rag(section.text, CHUNK_TARGET, CHUNK_MAX)):
             cols["path"].append(printed)
             cols["title"].append(section.title)
@@ -302,6 +308,12 @@ class LocalIndex:
         Cranfield collection, stop words and stemming together rank best
         (see :class:`Analyzer`); kept as :attr:`analyzer`. They are part of
         the cache's key: a cache built with other terms is rebuilt, never read.
+    kimun:
+        The kimun version whose chunker cuts the notes
+        (:data:`askkit.vault.chunking.KIMUN_VERSIONS`): ``"0.18"`` (default,
+        kimun's single note walk) or ``"0.17"`` (the content extractor before
+        it, as a server that indexed the vault before the walk still holds it);
+        kept as :attr:`kimun`. Part of the cache's key, as the terms are.
 
     Examples
     --------
@@ -326,7 +338,9 @@ class LocalIndex:
         b: float = 0.75,
         stopwords: str | None = DEFAULT_STOPWORDS,
         stemmer: str | None = DEFAULT_STEMMER,
+        kimun: KimunVersion = DEFAULT_KIMUN,
     ) -> None:
+        self.kimun: KimunVersion = check_kimun(kimun)
         self.analyzer = cached_analyzer(stopwords, stemmer)
         self.vault = vault if isinstance(vault, Vault) else Vault(vault)
         if cache_dir is None or cache_dir is True:
@@ -367,6 +381,7 @@ class LocalIndex:
             "index_headings": self.index_headings,
             "target": CHUNK_TARGET,
             "max": CHUNK_MAX,
+            "kimun": self.kimun,
             "tokens": self.analyzer.params(),
         }
 
@@ -380,7 +395,7 @@ class LocalIndex:
         """
         t0 = time.perf_counter()
         old = self._notes
-        scan = scan_vault(self.vault, old, progress=self.progress)
+        scan = scan_vault(self.vault, old, progress=self.progress, kimun=self.kimun)
         notes, added, changed, unchanged, failed = (
             scan.notes,
             scan.added,
