@@ -446,11 +446,11 @@ def stored_status(
 
     ``stored_hash`` is the note hash the chunk carries (``AskSource.hash``),
     ``note_hash`` the note's hash now (:meth:`askkit.vault.Vault.hash`). In order:
-    :data:`NOTE_CHANGED` when both are known and differ; :data:`CURRENT` when
-    the chunk text is a piece of a section ``kimun`` cuts from the note now;
-    :data:`OLDER_KIMUN` when it is a piece of a section another kimun version
-    cuts, or the note is unchanged (equal hashes) yet no section holds it;
-    :data:`NOTE_CHANGED` otherwise.
+    :data:`CURRENT` when the chunk text is a piece of a section ``kimun`` cuts
+    from the note now; :data:`NOTE_CHANGED` when both hashes are known and
+    differ; :data:`OLDER_KIMUN` when the text is a piece of a section another
+    kimun version cuts, or the note is unchanged (equal hashes) yet no section
+    holds it; :data:`NOTE_CHANGED` otherwise.
 
     >>> note = "# Links\\nSee `[[x]]` and [[y|Y]].\\n"
     >>> stored_status(note, "See `[[x]]` and Y."), stored_status(note, "See `x` and Y.")
@@ -459,11 +459,11 @@ def stored_status(
     'note changed'
     """
     kimun = check_kimun(kimun)
-    if stored_hash and note_hash and stored_hash != note_hash:
-        return NOTE_CHANGED
     wanted = _wanted(chunk_text)
     if any(wanted in s.text for s in chunk_note(note_text, kimun=kimun)):
         return CURRENT
+    if stored_hash and note_hash and stored_hash != note_hash:
+        return NOTE_CHANGED
     for other in KIMUN_VERSIONS:
         if other != kimun and any(wanted in s.text for s in chunk_note(note_text, kimun=other)):
             return OLDER_KIMUN

@@ -291,8 +291,9 @@ def test_stored_status_of_each_case() -> None:
     assert stored_status(note, "See `x` and Y.", kimun="0.17") == CURRENT
     assert stored_status(note, "See `[[x]]` and Y.", kimun="0.17") == OLDER_KIMUN
     assert stored_status(note, "Text the note no longer has.") == NOTE_CHANGED
-    # the hashes decide first: an edited note's chunks were stored before the change
-    assert stored_status(note, "See `[[x]]` and Y.", stored_hash="1", note_hash="2") == NOTE_CHANGED
+    # an edited note: a chunk still cut so is current, one in no section now is from before
+    assert stored_status(note, "See `[[x]]` and Y.", stored_hash="1", note_hash="2") == CURRENT
+    assert stored_status(note, "See `x` and Y.", stored_hash="1", note_hash="2") == NOTE_CHANGED
     # an unchanged note whose chunk no reproduced version cuts: an older kimun still
     assert stored_status(note, "Cut another way.", stored_hash="7", note_hash="7") == OLDER_KIMUN
 
