@@ -68,6 +68,9 @@ _LINKS = frozenset({"Link", "Image"})
 _BREAKS = frozenset({"SoftBreak", "HardBreak"})
 #: The events a wikilink's source may cover: its text, and code, HTML or line breaks in it.
 _LEAVES = frozenset({"Text", "Code", "InlineHtml"})
+_OPAQUE = frozenset({"Code", "InlineHtml"})
+#: Beyond any byte of a body.
+_NOWHERE = 1 << 62
 
 Event = tuple[Any, dict[str, int]]
 
@@ -406,6 +409,64 @@ def _end_block(
         at = max(at, child_end)
 
 
+class _Blocks:
+    """kimun's ``TextBlocks::step``: the text blocks the walk is inside, innermost last.
+
+    A block whose bytes hold no ``[[`` (nor, with ``spaced``, ``](``) has nothing to
+    find: it stands in the stack as a marker (whether it is code), nothing recorded.
+    """
+
+    __slots__ = ("data", "found", "link_depth", "open", "spaced")
+
+    def __init__(self, data: bytes, spaced: list[tuple[int, int]] | None) -> None:
+        self.data = data
+        self.spaced = spaced
+        self.open: list[_Block | bool] = []
+        self.link_depth = 0
+        self.found: list[Wiki] = []
+
+    def top(self) -> _Block | None:
+        top = self.open[-1] if self.open else None
+        return top if isinstance(top, _Block) else None
+
+    def start(self, value: Any, span: dict[str, int]) -> None:
+        named = value.__class__ is str
+        if named and value in _INLINE_STARTS:
+            return
+        top = self.top()
+        if not named and ("Link" in value or "Image" in value):
+            if self.link_depth == 0 and top is not None:
+                top.links.append((span["start"], span["end"]))
+            self.link_depth += 1
+            return
+        if top is not None:
+            top.children.append((span["start"], span["end"]))
+        code = not named and value.get("CodeBlock") == "Indented"
+        if code or (value in _TEXT_BLOCKS if named else "Heading" in value):
+            start, end = span["start"], span["end"]
+            data = self.data
+            worth = data.find(b"[[", start, end) >= 0 or (
+                self.spaced is not None and data.find(b"](", start, end) >= 0
+            )
+            self.open.append(_Block(start, end, code) if worth else code)
+
+    def end(self, value: Any) -> None:
+        named = value.__class__ is str
+        if named and value in _LINKS:
+            self.link_depth = max(self.link_depth - 1, 0)
+        elif value in _TEXT_BLOCKS if named else "Heading" in value:
+            if self.open:
+                self._close(self.open.pop())
+        elif value == "CodeBlock" and self.open:
+            top = self.open[-1]
+            if top is True or (isinstance(top, _Block) and top.code):
+                self._close(self.open.pop())
+
+    def _close(self, block: _Block | bool) -> None:
+        if isinstance(block, _Block):
+            _end_block(self.data, block, self.found, self.spaced)
+
+
 def wikilinks(
     evs: Sequence[Event], data: bytes, spaced: list[tuple[int, int]] | None = None
 ) -> list[Wiki]:
@@ -416,38 +477,20 @@ def wikilinks(
     pulldown did not read (a destination with spaces) are added to it, in
     document order, each once.
     """
-    open_blocks: list[_Block] = []
-    link_depth = 0
-    found: list[Wiki] = []
+    blocks = _Blocks(data, spaced)
     for event, span in evs:
-        if event.__class__ is str:
+        if event.__class__ is str or "Text" in event:
             continue
         ((kind, value),) = event.items()
         if kind == "Start":
-            named = value.__class__ is str
-            if named and value in _INLINE_STARTS:
-                continue
-            if not named and ("Link" in value or "Image" in value):
-                if link_depth == 0 and open_blocks:
-                    open_blocks[-1].links.append((span["start"], span["end"]))
-                link_depth += 1
-                continue
-            if open_blocks:
-                open_blocks[-1].children.append((span["start"], span["end"]))
-            code = not named and value.get("CodeBlock") == "Indented"
-            if code or (value in _TEXT_BLOCKS if named else "Heading" in value):
-                open_blocks.append(_Block(span["start"], span["end"], code))
+            blocks.start(value, span)
         elif kind == "End":
-            named = value.__class__ is str
-            if named and value in _LINKS:
-                link_depth = max(link_depth - 1, 0)
-            elif value in _TEXT_BLOCKS if named else "Heading" in value:
-                if open_blocks:
-                    _end_block(data, open_blocks.pop(), found, spaced)
-            elif value == "CodeBlock" and open_blocks and open_blocks[-1].code:
-                _end_block(data, open_blocks.pop(), found, spaced)
-        elif kind in {"Code", "InlineHtml"} and open_blocks:
-            open_blocks[-1].opaque.append((span["start"], span["end"]))
+            blocks.end(value)
+        elif kind in _OPAQUE:
+            top = blocks.top()
+            if top is not None:
+                top.opaque.append((span["start"], span["end"]))
+    found = blocks.found
     if spaced:
         spaced.sort()
         unique = [spaced[0]]
@@ -676,7 +719,17 @@ class _Hashtags:
 class _Walk:
     """The walk's second read of the events: into the lines, wikilinks replaced."""
 
-    __slots__ = ("code_depth", "data", "link_depth", "machine", "nxt", "shown", "tags", "wikis")
+    __slots__ = (
+        "code_depth",
+        "data",
+        "link_depth",
+        "machine",
+        "next_start",
+        "nxt",
+        "shown",
+        "tags",
+        "wikis",
+    )
 
     def __init__(self, data: bytes | None, wikis: list[Wiki], tags: _Hashtags | None) -> None:
         self.machine = _Lines()
@@ -687,14 +740,22 @@ class _Walk:
         self.code_depth = 0
         self.nxt = 0  # the first wikilink not passed yet
         self.shown = 0  # how many wikilinks have been shown
+        # where that wikilink starts: an event ending before it overlaps none
+        self.next_start = wikis[0].start if wikis else _NOWHERE
 
     def covers(self, span: dict[str, int]) -> bool:
         """Whether a wikilink overlaps the event at ``span`` (passing those before it)."""
+        if span["end"] <= self.next_start:
+            return False
         wikis, count = self.wikis, len(self.wikis)
         lo = span["start"]
         while self.nxt < count and wikis[self.nxt].end <= lo:
             self.nxt += 1
+        self._moved()
         return self.nxt < count and wikis[self.nxt].start < span["end"]
+
+    def _moved(self) -> None:
+        self.next_start = self.wikis[self.nxt].start if self.nxt < len(self.wikis) else _NOWHERE
 
     def run(self, evs: Sequence[Event]) -> list[list[Any]]:
         machine = self.machine
@@ -707,6 +768,17 @@ class _Walk:
                     self.replace(span, text=False)
                     continue
                 machine.brk(event)
+            elif (value := event.get("Text")) is not None:
+                if wikis and span["end"] > self.next_start and self.covers(span):
+                    self.replace(span, text=True)
+                    continue
+                if tags is not None and not self.code_depth:
+                    value = tags.strip(value, span["start"], span["end"], self.link_depth > 0)
+                cur = lines[-1]
+                if cur[0] == EMPTY:
+                    lines[-1] = [TEXT, 0, value, -1]
+                else:
+                    cur[2] += value
             else:
                 ((kind, value),) = event.items()
                 if kind == "Start":
@@ -714,16 +786,8 @@ class _Walk:
                 elif kind == "End":
                     self.end(value)
                 elif wikis and kind in _LEAVES and self.covers(span):
-                    self.replace(span, text=kind == "Text")
+                    self.replace(span, text=False)
                     continue
-                elif kind == "Text":
-                    if tags is not None and not self.code_depth:
-                        value = tags.strip(value, span["start"], span["end"], self.link_depth > 0)
-                    cur = lines[-1]
-                    if cur[0] == EMPTY:
-                        lines[-1] = [TEXT, 0, value, -1]
-                    else:
-                        cur[2] += value
                 else:
                     machine.leaf(kind, value)
             if machine.display is not None:
@@ -781,6 +845,7 @@ class _Walk:
             if wiki.end > hi:
                 break
             self.nxt += 1
+        self._moved()
         if text and at < hi:
             self.prose(at, hi)
 
