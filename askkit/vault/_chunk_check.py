@@ -143,7 +143,8 @@ def _plain_headings(parsed: str) -> list[tuple[int, int, str]]:
 
 
 def _line_start(text: str, at: int) -> int:
-    return max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
+    start = text.rfind("\n", 0, at) + 1
+    return text.rfind("\r", start, at) + 1 or start
 
 
 def _headings_018(text: str) -> list[tuple[int, int, str]]:

@@ -203,17 +203,20 @@ def _crlf_code_span(code: str, src: str) -> str | None:
     return _rebuild_code_span(code, inner, not cut and not all_spaces)
 
 
-def events(body: str, data: bytes | None = None) -> list[Event]:
+def events(body: str, data: bytes | None = None, *, keep: bool = True) -> Sequence[Event]:
     """pulldown-cmark's events for ``body`` (no extensions), read as the same note in LF.
 
     In a CRLF body an HTML line split from its line ending (``Html("<div>")``,
     ``Html("\\n")``) is joined back, inline HTML and text lose their ``\\r``, and
     a code span over a CRLF reads as over an LF. (In an LF body pulldown never
     splits an HTML line from its line ending, so there is nothing to join.)
+    Without ``keep``, an LF body's events are streamed, read once, not kept
+    (keeping every event alive costs more than the parse).
     """
-    raw: list[Event] = list(cast("Iterable[Event]", pyromark.events_with_range(body)))
+    stream = cast("Iterable[Event]", pyromark.events_with_range(body))
     if "\r" not in body:
-        return raw
+        return stream if not keep else list(stream)  # type: ignore[return-value]
+    raw: list[Event] = list(stream)
     out: list[Event] = []
     n = len(raw)
     i = 0
@@ -757,7 +760,7 @@ class _Walk:
     def _moved(self) -> None:
         self.next_start = self.wikis[self.nxt].start if self.nxt < len(self.wikis) else _NOWHERE
 
-    def run(self, evs: Sequence[Event]) -> list[list[Any]]:
+    def run(self, evs: Iterable[Event]) -> list[list[Any]]:
         machine = self.machine
         lines = machine.lines
         tags = self.tags
@@ -859,9 +862,13 @@ def walk_lines(body: str) -> tuple[list[list[Any]], bytes | None]:
     data: bytes | None = None
     if "#" in body or "[[" in body or not body.isascii():
         data = body.encode()
-    evs = events(body, data)
-    wikis = wikilinks(evs, data) if data is not None and b"[[" in data else []
+    # Read twice only when there are wikilinks to find: first for them, then the lines.
+    find = data is not None and b"[[" in data
+    evs = events(body, data, keep=find)
+    wikis = wikilinks(evs, data) if find and data is not None else []
     tags = _Hashtags(body, data) if "#" in body else None
+    if tags is not None and not tags.starts:
+        tags = None  # no hashtag candidate: no text to strip
     return _Walk(data, wikis, tags).run(evs), data
 
 

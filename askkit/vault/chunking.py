@@ -278,7 +278,8 @@ class _Walked:
 
 def _line_start(text: str, at: int) -> int:
     """The start of the line holding offset ``at`` (lines end at LF, CR or CRLF)."""
-    return max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
+    start = text.rfind("\n", 0, at) + 1
+    return text.rfind("\r", start, at) + 1 or start
 
 
 def _walked(text: str, kimun: KimunVersion) -> _Walked:
