@@ -8,7 +8,10 @@ Usage::
 For each vault (the one given, ``data/vault`` copied ``--copies`` times, and a
 generated one of ``--generated`` notes) it prints: chunking MB/s
 (``chunk_note`` over every note, text already in memory, best and median of 5
-passes) beside two named baselines on the same texts in the same process --
+passes; kimun 0.18's single note walk, the default) beside three named
+baselines on the same texts in the same process -- askkit's kimun 0.17
+chunker (``chunk_note(text, kimun="0.17")``, the content extractor the walk
+replaced: one event pass, wikilinks collapsed by a pattern before parsing),
 markdown-it-py's plain CommonMark parse (the parser the chunker was built on
 before it walked pulldown-cmark's events) and pyromark's bare event stream
 (the parse alone, the ceiling) --, the time to build a ``LocalIndex`` from
@@ -163,6 +166,7 @@ def bench(label: str, root: Path, queries: int, seed: int = 11) -> None:
     size_mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     sections = sum(len(chunk_note(text)) for text in texts)
     chunk_s, chunk_median = passes(chunk_note, texts)
+    older_s, older_median = passes(lambda t: chunk_note(t, kimun="0.17"), texts)
     commonmark = MarkdownIt("commonmark")
     mdit_s, mdit_median = passes(commonmark.parse, texts)
     events_s, events_median = passes(lambda t: list(pyromark.events_with_range(t)), texts)
@@ -217,6 +221,11 @@ def bench(label: str, root: Path, queries: int, seed: int = 11) -> None:
         f"| chunking, best / median of 5 | {size_mb / chunk_s:.1f} / "
         f"{size_mb / chunk_median:.1f} MB/s (target >= 5) |"
     )
+    print(
+        f"| kimun 0.17 chunker (baseline), best / median | {size_mb / older_s:.1f} / "
+        f"{size_mb / older_median:.1f} MB/s |"
+    )
+    print(f"| chunking / kimun 0.17 chunker (best) | {older_s / chunk_s:.2f}x |")
     print(
         f"| markdown-it-py parse (baseline), best / median | {size_mb / mdit_s:.1f} / "
         f"{size_mb / mdit_median:.1f} MB/s |"

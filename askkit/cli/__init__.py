@@ -132,13 +132,14 @@ def _cmd_search(args: argparse.Namespace, console: Console) -> int:
     from askkit.cli import dense as _cli_dense
 
     _cli_dense.check_search_options(args)
+    from askkit.cli import vault as _cli_vault
+
+    _cli_vault.check_kimun_option(args)
     if args.store is not None:
         return _cli_dense.search_command(args, console)
     if args.vault is not None and args.embedder:
         return _cli_dense.vault_search_command(args, console)
     if args.vault is not None:
-        from askkit.cli import vault as _cli_vault
-
         return _cli_vault.search_command(args, console)
     from askkit.cli import server as _cli_server
 

@@ -111,6 +111,7 @@ def _open_dense_index(path: str, args: argparse.Namespace, *, progress: bool) ->
     root = _vault_root(path)
     embedder = open_embedder(args.embedder, progress=progress)
     from askkit.dense.index import DenseIndex
+    from askkit.vault.chunking import DEFAULT_KIMUN
 
     store: str | bool | None = getattr(args, "cache_dir", None)
     if getattr(args, "no_cache", False):
@@ -122,6 +123,7 @@ def _open_dense_index(path: str, args: argparse.Namespace, *, progress: bool) ->
         vault_id=getattr(args, "vault_id", None),
         reranker=_reranker(getattr(args, "reranker", None)),
         progress=progress,
+        kimun=getattr(args, "kimun_version", None) or DEFAULT_KIMUN,
     )
 
 

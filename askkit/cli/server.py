@@ -3,6 +3,13 @@
 The token comes from ``--token`` or the ``ASKKIT_KIMUN_TOKEN`` environment
 variable (prefer the variable: a command-line argument shows in the process
 list).
+
+Both commands ask the server's ``GET /health`` first (open, no token): a
+degraded server (its embedder failed to start, so its search and answers are
+off) is an error saying why, before anything else is sent; a reranker that
+failed to start is a warning (the results are in vector order), and a newer
+kimun server release the server's own update check found is a note, both on
+stderr.
 """
 
 from __future__ import annotations
@@ -12,15 +19,17 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
+from askkit._warn import warn_user
 from askkit.cli import _terminal, arguments
 from askkit.cli._console import print_sources, print_turn
-from askkit.errors import SchemaError, UsageError
+from askkit.errors import SchemaError, ServerError, UsageError
 from askkit.retrieve import ClientSettings
 from askkit.retrieve.client import CONTEXT_SIZES, TOKEN_ENV, KimunClient
 from askkit.sources import Turn
 
-__all__ = ["add_search_options", "register", "search_command"]
+__all__ = ["add_search_options", "check_health", "register", "search_command"]
 
 _DEFAULTS = ClientSettings()
 
@@ -101,9 +110,29 @@ def _client(args: argparse.Namespace) -> KimunClient:
     return KimunClient(args.server, args.vault_id, args.token, settings=_client_settings(args))
 
 
+def check_health(client: KimunClient) -> None:
+    """``GET /health`` first: a degraded server is an error, a reranker error a warning,
+    a newer kimun server release a note."""
+    health = client.health()
+    if health.degraded is not None:
+        raise ServerError(
+            f"the kimun server at {client.base_url} is degraded: {health.degraded}; its embedder "
+            "failed to start, so search and answers are off until its configuration is fixed "
+            "and it restarts (its web UI's /logs page says more)"
+        )
+    for problem in health.problems():
+        warn_user(problem)
+    note = health.update_note()
+    if note is not None:
+        _terminal.console(stderr=True, soft_wrap=True).print(
+            Text("askkit: note: " + _terminal.one_line(note), style="dim")
+        )
+
+
 def search_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit search QUERY --server URL --vault-id ID``."""
     with _client(args) as client:
+        check_health(client)
         result = client.search(args.query, context_size=args.context_size)
     chunks = result.chunks[: args.k]
     if args.json:
@@ -130,8 +159,10 @@ def ask_command(args: argparse.Namespace, console: Console) -> int:
     if not args.question.strip():
         raise UsageError("the question is empty: give the text to ask")
     client = _client(args)
-    with client, console.status(_terminal.clean(f"waiting for {client.base_url} to answer...")):
-        result = client.answer_result(args.question, context_size=args.context_size)
+    with client:
+        check_health(client)
+        with console.status(_terminal.clean(f"waiting for {client.base_url} to answer...")):
+            result = client.answer_result(args.question, context_size=args.context_size)
     if args.json:
         payload = {"question": args.question, **result.to_dict()}
         sys.stdout.write(_terminal.json_text(payload))

@@ -16,7 +16,43 @@ from askkit.cli._console import print_sources
 from askkit.errors import UsageError, VaultError
 from askkit.sources import AskSource
 
-__all__ = ["add_search_options", "register", "search_command"]
+__all__ = [
+    "add_kimun_option",
+    "add_search_options",
+    "check_kimun_option",
+    "kimun_version",
+    "register",
+    "search_command",
+]
+
+_KIMUN_HELP = (
+    "the kimun version whose chunker cuts the notes: 0.18 (default: kimun's single note walk) "
+    "or 0.17 (the content extractor before it, as a server that indexed the vault earlier "
+    "still holds a note until it is edited)"
+)
+
+
+def add_kimun_option(p: argparse.ArgumentParser, *, prefix: str = "") -> None:
+    """``--kimun-version``: which kimun chunker cuts the notes (kimun's newest by default)."""
+    from askkit.vault.chunking import KIMUN_VERSIONS
+
+    p.add_argument("--kimun-version", choices=KIMUN_VERSIONS, help=prefix + _KIMUN_HELP)
+
+
+def kimun_version(args: argparse.Namespace) -> Any:
+    """The chunker version ``--kimun-version`` names, kimun's newest when not given."""
+    from askkit.vault.chunking import DEFAULT_KIMUN
+
+    return getattr(args, "kimun_version", None) or DEFAULT_KIMUN
+
+
+def check_kimun_option(args: argparse.Namespace) -> None:
+    """Refuse ``--kimun-version`` where askkit cuts no notes (a server, a server's store)."""
+    if getattr(args, "kimun_version", None) and getattr(args, "vault", None) is None:
+        raise UsageError(
+            "--kimun-version applies to --vault: a kimun server (--server) and its store "
+            "(--store) hold the chunks its own kimun cut"
+        )
 
 
 def _open_index(path: str, args: argparse.Namespace, *, progress: bool) -> Any:
@@ -30,7 +66,7 @@ def _open_index(path: str, args: argparse.Namespace, *, progress: bool) -> Any:
     cache: str | bool | None = getattr(args, "cache_dir", None)
     if getattr(args, "no_cache", False):
         cache = False
-    return LocalIndex(root, cache_dir=cache, progress=progress)
+    return LocalIndex(root, cache_dir=cache, progress=progress, kimun=kimun_version(args))
 
 
 def _cmd_index(args: argparse.Namespace, console: Console) -> int:
@@ -66,6 +102,7 @@ def register(sub: Any) -> None:
         "(default ~/.cache/askkit)",
     )
     cache.add_argument("--no-cache", action="store_true", help="index in memory only")
+    add_kimun_option(p)
     from askkit.cli import dense as _cli_dense
 
     _cli_dense.add_index_options(p)
@@ -79,6 +116,7 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
         "--cache-dir", type=arguments.cache_folder, help="with --vault: where the index persists"
     )
     cache.add_argument("--no-cache", action="store_true", help="with --vault: index in memory only")
+    add_kimun_option(p, prefix="with --vault: ")
     p.add_argument(
         "--all-chunks",
         action="store_true",

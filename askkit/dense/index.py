@@ -45,6 +45,7 @@ from askkit._warn import warn_user
 from askkit.dense._retrieval import CANDIDATE_POOL, ROW_COLUMNS, DenseRetrieval, Rows, rows_of
 from askkit.errors import DimensionError, ProtocolError, StoreError
 from askkit.vault import IndexReport, Vault, content_hash, scan_vault
+from askkit.vault.chunking import DEFAULT_KIMUN, KimunVersion, check_kimun
 from askkit.wire import check_vault_id
 
 if TYPE_CHECKING:
@@ -148,6 +149,10 @@ class DenseIndex(DenseRetrieval):
         The candidate pool (kimun: 80), kept as :attr:`pool_size`.
     progress:
         Show progress bars while reading notes and embedding chunks.
+    kimun:
+        The kimun version whose chunker cuts the notes (``"0.18"``, default, or
+        ``"0.17"``), kept as :attr:`kimun`. As on kimun's server, a stored note
+        keeps the chunks it was stored with until its content changes.
 
     Attributes
     ----------
@@ -185,6 +190,7 @@ class DenseIndex(DenseRetrieval):
         reranker: Reranker | None = None,
         pool: int = CANDIDATE_POOL,
         progress: bool = True,
+        kimun: KimunVersion = DEFAULT_KIMUN,
     ) -> None:
         for method in ("embed_documents", "embed_query"):
             if not callable(getattr(embedder, method, None)):
@@ -194,6 +200,7 @@ class DenseIndex(DenseRetrieval):
                 )
         if pool < 1:
             raise ValueError(f"pool must be >= 1, got {pool}")
+        self.kimun: KimunVersion = check_kimun(kimun)
         self.vault = vault if isinstance(vault, Vault) else Vault(vault)
         self.embedder = embedder
         self.reranker = reranker
@@ -498,7 +505,9 @@ class DenseIndex(DenseRetrieval):
         return raw
 
     def _update(self, writer: StoreWriter | None, t0: float) -> IndexReport:
-        scan = scan_vault(self.vault, self._notes, progress=self.progress, desc="reading notes")
+        scan = scan_vault(
+            self.vault, self._notes, progress=self.progress, desc="reading notes", kimun=self.kimun
+        )
         fresh, deleted = scan.fresh, scan.deleted
         reused, to_embed = self._reuse(fresh, scan.changed)
         stale = sorted(set(scan.changed) | set(deleted))

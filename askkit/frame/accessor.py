@@ -2,8 +2,10 @@
 
 Every method is a thin, vectorized view over :mod:`askkit.frame`'s schema:
 ``.sources()`` and ``.turn(id)`` go back to objects, ``.top(k)`` keeps the
-best ``k`` sources of each turn, ``.by_note()`` rolls chunks up to notes and
-``.describe_scores()`` summarises each turn's scores.
+best ``k`` sources of each turn, ``.by_note()`` rolls chunks up to notes,
+``.describe_scores()`` summarises each turn's scores and ``.stored(vault)``
+says how each chunk relates to its note now (current, stored before the note
+changed, or by an older kimun).
 
 Examples
 --------
@@ -18,11 +20,19 @@ Examples
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
 from askkit.frame.load import to_sources, to_turns
+from askkit.frame.schema import STRING
 from askkit.sources import SourceList, Turn
+
+if TYPE_CHECKING:
+    import os
+
+    from askkit.vault import KimunVersion, Vault
 
 __all__ = ["AskAccessor"]
 
@@ -103,6 +113,28 @@ class AskAccessor:
         ).reset_index()
         out = out.sort_values(["_turn", "best_score"], ascending=[True, False], kind="stable")
         return out.drop(columns="_turn").reset_index(drop=True)
+
+    def stored(
+        self, vault: Vault | str | os.PathLike[str], *, kimun: KimunVersion = "0.18"
+    ) -> pd.DataFrame:
+        """The frame with a ``stored`` column: each chunk against its note in ``vault`` now.
+
+        kimun's server keeps a note's chunks until it re-indexes the note, so a
+        stored chunk may predate the note's last edit, or have been cut by an
+        older kimun. ``stored`` is ``"current"`` (the chunk is a piece of a
+        section ``kimun``'s chunker cuts from the note now), ``"note changed"``
+        (stored before the note changed), ``"older kimun"`` (the note is
+        unchanged but cut differently now) or ``"note missing"`` (the vault
+        cannot give the note); see :func:`askkit.vault.locate.stored_status`.
+        Each note is read once. A new frame; the caller's is not modified.
+        """
+        from askkit.vault import Vault
+        from askkit.vault.locate import stored_statuses
+
+        where = vault if isinstance(vault, Vault) else Vault(vault)
+        statuses = stored_statuses(self._df, where, kimun=kimun)
+        column = pd.Series(statuses, index=self._df.index, dtype=STRING)
+        return self._df.assign(stored=column)
 
     def describe_scores(self) -> pd.DataFrame:
         """Per-turn score summary, indexed by ``turn_id`` (frame order).

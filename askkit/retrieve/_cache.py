@@ -16,10 +16,12 @@ by renames; the previous folder is deleted only if it carries the marker, and
 a sibling ``.old`` that is not askkit's is left alone (another name is used).
 
 ``params`` holds everything the BM25 index depends on: k1 and b, whether
-headings are indexed, the split sizes and, under ``tokens``, how text became
-terms (the folding, the word pattern, the stop-word list, the stemmer and the
-PyStemmer version). A cache whose ``params`` differ in any of these is stale:
-a cache built without stemming is never read by an index that stems.
+headings are indexed, the split sizes, the kimun version whose chunker cut the
+notes (``kimun``) and, under ``tokens``, how text became terms (the folding,
+the word pattern, the stop-word list, the stemmer and the PyStemmer version).
+A cache whose ``params`` differ in any of these is stale: a cache built
+without stemming is never read by an index that stems, nor one cut by kimun
+0.17's chunker by an index that cuts as 0.18.
 
 Loading: :func:`load` checks every file against the schema askkit writes
 before anything is used, and raises :class:`CorruptCache` saying what is
@@ -62,7 +64,8 @@ __all__ = [
 
 #: The cache layout's version (``manifest.json``'s ``askkit_cache``); another one is stale.
 #: 3: ``params`` gained ``tokens`` (stop words and stemming), so a format-2 cache is rebuilt.
-FORMAT = 3
+#: 4: ``params`` gained ``kimun`` (the chunker version), so a format-3 cache is rebuilt.
+FORMAT = 4
 #: Each chunk column's type in ``chunks.parquet`` (:data:`~askkit.vault.split.CHUNK_COLUMNS`,
 #: in that order).
 ARROW_TYPES = {

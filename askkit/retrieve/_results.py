@@ -32,8 +32,19 @@ def _bool(data: Mapping[str, Any], name: str) -> bool:
 class Health:
     """``GET /health``: what the server runs. Missing or null fields take their default.
 
+    The first five fields are those kimun's own client reads. A newer server
+    also says why it runs degraded (``degraded``: its embedder failed to start,
+    so search and answers are off), why its reranker failed to start
+    (``reranker_error``: it ranks by vector similarity alone), its version and,
+    when its update check found a newer stable release, that one
+    (``latest_version``). A field the server does not send stays ``None``:
+    nothing is invented for an older server.
+
     >>> Health.from_dict({"status": "ok", "embedder": "ollama"}).capability
     'semantic_only'
+    >>> h = Health.from_dict({"status": "ok", "reranker": False, "reranker_error": "no model"})
+    >>> h.reranker_error, h.degraded, h.version
+    ('no model', None, None)
     """
 
     status: str = ""
@@ -41,6 +52,10 @@ class Health:
     embedder: str | None = None
     llm_provider: str | None = None
     auth_required: bool = False
+    degraded: str | None = None
+    reranker_error: str | None = None
+    version: str | None = None
+    latest_version: str | None = None
 
     @classmethod
     def from_dict(cls, obj: object) -> Health:
@@ -53,7 +68,48 @@ class Health:
             embedder=optional_string(obj, "embedder"),
             llm_provider=optional_string(obj, "llm_provider"),
             auth_required=_bool(obj, "auth_required"),
+            degraded=optional_string(obj, "degraded"),
+            reranker_error=optional_string(obj, "reranker_error"),
+            version=optional_string(obj, "version"),
+            latest_version=optional_string(obj, "latest_version"),
         )
+
+    @property
+    def is_degraded(self) -> bool:
+        """Whether the server says it runs degraded (its embedder failed to start)."""
+        return self.degraded is not None
+
+    def problems(self) -> list[str]:
+        """What is wrong with the server, in words: degraded, a reranker that failed to start.
+
+        >>> Health(degraded="model download failed").problems()  # doctest: +ELLIPSIS
+        ['the server is degraded: model download failed (...)']
+        >>> Health(status="ok").problems()
+        []
+        """
+        out = []
+        if self.degraded is not None:
+            out.append(
+                f"the server is degraded: {self.degraded} (its embedder failed to start: "
+                "search and answers are off until its configuration is fixed and it restarts)"
+            )
+        if self.reranker_error is not None:
+            out.append(
+                f"the server's reranker failed to start: {self.reranker_error} "
+                "(results are ranked by vector similarity alone)"
+            )
+        return out
+
+    def update_note(self) -> str | None:
+        """The update the server's own check found, in words, or ``None``.
+
+        >>> Health(version="0.5.1", latest_version="0.6.0").update_note()
+        'kimun server 0.6.0 is available (this one runs 0.5.1)'
+        """
+        if self.latest_version is None:
+            return None
+        running = f"this one runs {self.version}" if self.version else "the server says so"
+        return f"kimun server {self.latest_version} is available ({running})"
 
     @property
     def capability(self) -> Literal["unconfigured", "semantic_only", "full"]:

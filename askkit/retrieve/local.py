@@ -73,6 +73,7 @@ from askkit.retrieve._cache import save as save_cache
 from askkit.sources import BREADCRUMB_SEP
 from askkit.vault import Vault, content_hash
 from askkit.vault.changes import IndexReport, scan_vault
+from askkit.vault.chunking import DEFAULT_KIMUN, KimunVersion, check_kimun
 from askkit.vault.split import CHUNK_COLUMNS, CHUNK_MAX, CHUNK_TARGET
 from askkit.wire import ChunkResult
 
@@ -143,6 +144,12 @@ class LocalIndex:
         Cranfield collection, stop words and stemming together rank best
         (see :class:`Analyzer`); kept as :attr:`analyzer`. They are part of
         the cache's key: a cache built with other terms is rebuilt, never read.
+    kimun:
+        The kimun version whose chunker cuts the notes
+        (:data:`askkit.vault.chunking.KIMUN_VERSIONS`): ``"0.18"`` (default,
+        kimun's single note walk) or ``"0.17"`` (the content extractor before
+        it, as a server that indexed the vault before the walk still holds it);
+        kept as :attr:`kimun`. Part of the cache's key, as the terms are.
 
     Examples
     --------
@@ -167,7 +174,9 @@ class LocalIndex:
         b: float = 0.75,
         stopwords: str | None = DEFAULT_STOPWORDS,
         stemmer: str | None = DEFAULT_STEMMER,
+        kimun: KimunVersion = DEFAULT_KIMUN,
     ) -> None:
+        self.kimun: KimunVersion = check_kimun(kimun)
         self.analyzer = cached_analyzer(stopwords, stemmer)
         self.vault = vault if isinstance(vault, Vault) else Vault(vault)
         if cache_dir is None or cache_dir is True:
@@ -208,6 +217,7 @@ class LocalIndex:
             "index_headings": self.index_headings,
             "target": CHUNK_TARGET,
             "max": CHUNK_MAX,
+            "kimun": self.kimun,
             "tokens": self.analyzer.params(),
         }
 
@@ -221,7 +231,7 @@ class LocalIndex:
         """
         t0 = time.perf_counter()
         old = self._notes
-        scan = scan_vault(self.vault, old, progress=self.progress)
+        scan = scan_vault(self.vault, old, progress=self.progress, kimun=self.kimun)
         by_note = self._chunks_by_note()
         by_note.update(scan.fresh)
         touched = bool(scan.added or scan.changed or scan.deleted) or self._bm25 is None

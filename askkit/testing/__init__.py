@@ -18,6 +18,7 @@ from __future__ import annotations
 from askkit.testing._loopback import RecordedRequest
 from askkit.testing.kimun_server import (
     FAST_SETTINGS,
+    UNCONFIGURED,
     FaultKind,
     KimunTestServer,
     Route,
@@ -26,6 +27,7 @@ from askkit.testing.kimun_server import (
 
 __all__ = [
     "FAST_SETTINGS",
+    "UNCONFIGURED",
     "FaultKind",
     "KimunTestServer",
     "RecordedRequest",

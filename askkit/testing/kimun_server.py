@@ -5,8 +5,12 @@
 ``{job_id, message}``; ``GET /api/job/{id}`` moving ``queued`` ->
 ``processing`` -> ``completed``; bearer auth on ``/api/*`` when a token is
 set; ``400`` for a bad body or vault id, ``404`` for an unknown job, errors as
-``{"error": "..."}``. It serves fixed payloads (by default askkit's sample
-sourdough vault, the same as ``data/embeddings.json`` and
+``{"error": "..."}``. Its ``/health`` carries what a newer kimun adds: a
+degraded server's reason (``degraded=``: its data routes then answer 503 as
+kimun's unconfigured ones do) and a reranker that failed to start
+(``reranker_error=``); a version (``version=``, ``latest_version=``) only
+when given, since the double is no kimun release. It serves fixed payloads
+(by default askkit's sample sourdough vault, the same as ``data/embeddings.json`` and
 ``data/answer_job.json``) or any retriever ``query -> chunks`` (a local
 index). Faults are switched on with :meth:`KimunTestServer.fail`, and every
 request is recorded for assertions. Besides a server's ordinary failures
@@ -69,12 +73,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FAST_SETTINGS",
+    "UNCONFIGURED",
     "FaultKind",
     "KimunTestServer",
     "RecordedRequest",
     "Route",
     "sample_payloads",
 ]
+
+#: kimun's 503 answer on a data route when the server has no pipeline (unconfigured or
+#: degraded: ``RagError::Unconfigured``).
+UNCONFIGURED = (
+    "no embedder configured; this server is unconfigured — open the web UI to configure one"
+)
 
 #: The settings :meth:`KimunTestServer.client` gives its clients unless told
 #: otherwise: kimun's, but a poll and a retry every 10 ms, so tests do not wait.
@@ -226,6 +237,15 @@ class KimunTestServer(LoopbackServer[Fault]):
         Require ``Authorization: Bearer <token>`` on ``/api/*``.
     health:
         The ``/health`` body to serve as is (to test missing fields).
+    degraded:
+        Run degraded, as a kimun server whose embedder failed to start: ``/health``
+        says why (``degraded``, ``embedder`` null) and ``/api/embeddings`` and
+        ``/api/answer`` answer 503 with kimun's unconfigured error.
+    reranker_error:
+        Why the reranker failed to start (``/health``: ``reranker`` false and this
+        reason); search still answers, as kimun's does.
+    version, latest_version:
+        The ``version`` and ``latest_version`` ``/health`` sends; absent unless given.
     processing_polls:
         How many polls a job reports ``processing`` after its first
         (``queued``) poll, before its outcome.
@@ -248,6 +268,10 @@ class KimunTestServer(LoopbackServer[Fault]):
         processing_polls: int = 1,
         top_k: int = 10,
         port: int = 0,
+        degraded: str | None = None,
+        reranker_error: str | None = None,
+        version: str | None = None,
+        latest_version: str | None = None,
     ) -> None:
         super().__init__(port)
         sample_embeddings, sample_answer = sample_payloads()
@@ -263,6 +287,10 @@ class KimunTestServer(LoopbackServer[Fault]):
         self._answerer = answerer or _default_answer
         self.token = token
         self._health = dict(health) if health is not None else None
+        self.degraded = degraded
+        self.reranker_error = reranker_error
+        self.version = version
+        self.latest_version = latest_version
         self.processing_polls = processing_polls
         self.top_k = top_k
         self._jobs: dict[str, _Job] = {}  # behind self._state.lock
@@ -367,9 +395,11 @@ class KimunTestServer(LoopbackServer[Fault]):
             return Reply(200, self._health_body())
         if route == "job":
             return self._job_status(path.rsplit("/", 1)[-1])
-        query, error = _query_request(body)
-        if error is not None:
-            return error
+        if self.degraded is not None:  # kimun's data routes, with no pipeline
+            return error(503, UNCONFIGURED)
+        query, refusal = _query_request(body)
+        if refusal is not None:
+            return refusal
         assert query is not None  # _query_request returns one or the other
         if route == "embeddings":
             return Reply(200, self._search(query))
@@ -378,13 +408,19 @@ class KimunTestServer(LoopbackServer[Fault]):
     def _health_body(self) -> dict[str, Any]:
         if self._health is not None:
             return self._health
-        return {
+        body: dict[str, Any] = {
             "status": "ok",
             "reranker": False,
-            "embedder": "askkit-test",
+            "reranker_error": self.reranker_error,
+            "embedder": None if self.degraded is not None else "askkit-test",
             "llm_provider": "askkit-test",
             "auth_required": self.token is not None,
+            "degraded": self.degraded,
         }
+        if self.version is not None or self.latest_version is not None:
+            body["version"] = self.version
+            body["latest_version"] = self.latest_version
+        return body
 
     def _retrieve(self, query: Mapping[str, Any]) -> list[ChunkResult]:
         assert self._retriever is not None  # only called with a retriever

@@ -172,14 +172,17 @@ def _blocks_label(ch: str) -> bool:
     return _LABEL_BLOCKER.match(ch) is not None
 
 
-def label_matches(text: str) -> list[tuple[int, int, str]]:
+def label_matches(text: str, *, ampersand: bool = False) -> list[tuple[int, int, str]]:
     """kimun's ``label_matches_inner``: ``(start, end, name)`` of every hashtag in ``text``.
 
     A ``#name`` touching a letter, digit, ``_`` or ``#`` on either side is no
-    hashtag (``foo#bar``, ``##h``, ``#a#b``).
+    hashtag (``foo#bar``, ``##h``, ``#a#b``). With ``ampersand`` (kimun 0.18),
+    one right after ``&``, as in an HTML entity (``it&#39;s``), is none either.
 
     >>> label_matches("#first and foo#no #tag-x")
     [(0, 6, 'first'), (18, 22, 'tag')]
+    >>> label_matches("it&#39;s #ok"), label_matches("it&#39;s #ok", ampersand=True)
+    ([(3, 6, '39'), (9, 12, 'ok')], [(9, 12, 'ok')])
     """
     if "#" not in text:
         return []
@@ -187,7 +190,7 @@ def label_matches(text: str) -> list[tuple[int, int, str]]:
     n = len(text)
     for m in _HASHTAG.finditer(text):
         a, b = m.span()
-        if a and _blocks_label(text[a - 1]):
+        if a and (_blocks_label(text[a - 1]) or (ampersand and text[a - 1] == "&")):
             continue
         if b < n and _blocks_label(text[b]):
             continue

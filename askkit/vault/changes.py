@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 from askkit._warn import warn_user
 from askkit.errors import VaultError
 from askkit.sources import VaultPath
+from askkit.vault.chunking import DEFAULT_KIMUN, KimunVersion
 from askkit.vault.notes import Vault, content_hash
 from askkit.vault.split import note_chunks
 
@@ -118,12 +119,13 @@ def scan_vault(
     *,
     progress: bool = True,
     desc: str = "indexing notes",
+    kimun: KimunVersion = DEFAULT_KIMUN,
 ) -> NoteChanges:
     """Compare a vault with what an index holds (``previous``); read and chunk what changed.
 
     A note whose size and modification time are unchanged is not read again;
-    a changed one is re-hashed, and re-chunked only when its content hash
-    changed. A note that cannot be read now (a dangling link, vanished,
+    a changed one is re-hashed, and re-chunked (with ``kimun``'s chunker) only
+    when its content hash changed. A note that cannot be read now (a dangling link, vanished,
     permission denied, not valid UTF-8 under the vault's ``errors="strict"``,
     any :class:`~askkit.errors.VaultError`, not a regular file) is skipped with
     a warning naming the file and listed in ``skipped``; it leaves the index
@@ -163,7 +165,7 @@ def scan_vault(
             note_hash = content_hash(data)
             if prev is None or prev["hash"] != note_hash:
                 text = vault.decode(data, file)
-                fresh[key] = note_chunks(vp, text, note_hash, Vault.journal_date(key))
+                fresh[key] = note_chunks(vp, text, note_hash, Vault.journal_date(key), kimun=kimun)
         except OSError as exc:
             failed[str(file)] = _reason(file, exc)
             continue

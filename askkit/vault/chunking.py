@@ -1,18 +1,33 @@
 """The sections kimun core cuts a note into, with their place in the note.
 
-kimun indexes a note in heading sections (``core/src/note/content_extractor.rs``,
-``get_chunks_and_links``, kimun commit ``0384739416f6``). :func:`chunk_note`
-walks the same events kimun walks -- pulldown-cmark 0.13 with no extensions,
-through pyromark -- and folds them into lines and sections as kimun does:
+kimun indexes a note in heading sections. :func:`chunk_note` walks the same
+events kimun walks -- pulldown-cmark 0.13 with no extensions, through
+pyromark -- and folds them into lines and sections as kimun does. Two kimun
+generations are reproduced, chosen with ``kimun=`` (:data:`KIMUN_VERSIONS`):
+
+* ``"0.18"`` (the default): kimun's single note walk (``core/src/note/walk.rs``
+  at kimun commit ``67e96640a6ce``, local index ``VERSION`` 0.18; see
+  :mod:`askkit.vault._walk`). It parses first, then finds wikilinks per text
+  block: a wikilink in code, inline HTML, a link label or an image's alt text
+  stays as written, an embed ``![[p.png|Pic]]`` shows ``Pic``, a display text
+  is taken verbatim (``[[a|*b*]]`` shows ``*b*``), ``[[|b]]`` is text, a CRLF
+  note reads as the same note in LF, headings and titles are trimmed, and a
+  ``#`` right after ``&`` starts no hashtag.
+* ``"0.17"``: the content extractor before it (``core/src/note/content_extractor.rs``,
+  ``get_chunks_and_links``, kimun commit ``0384739416f6``), which collapsed
+  wikilinks with a pattern over the raw note before parsing. kimun's server
+  keeps a note's chunks until the note is edited, so a store can hold both.
+
+The rules common to both, with the 0.17 details:
 
 * YAML/TOML frontmatter (first line exactly ``---`` or ``+++``, a UTF-8 BOM
   allowed before it, closed by the first line equal to the opener) becomes a
   ``FrontMatter`` section, added **last**, only when closed and non-empty. Its
   text is the raw frontmatter lines joined with ``"\\n"`` (not folded).
-* Wikilinks become their display text before parsing (``[[a|b]]`` -> ``b``);
-  a hashtag's ``#`` is dropped in text events outside code blocks, links and
-  images (``#tag`` -> ``tag``), with kimun's word-boundary rule; a hashtag
-  wholly inside a wikilink's display text keeps it.
+* Wikilinks become their display text (``[[a|b]]`` -> ``b``; 0.17: before
+  parsing); a hashtag's ``#`` is dropped in text events outside code blocks,
+  links and images (``#tag`` -> ``tag``), with kimun's word-boundary rule; a
+  hashtag wholly inside a wikilink's display text keeps it.
 * Every heading (ATX or setext, also inside a list item or a quote; never a
   ``#`` line inside a code block) closes the current section. The breadcrumb
   is a stack of ``(level, heading text)``: a new heading pops every entry of
@@ -40,10 +55,11 @@ frontmatter, for the text before the first heading) to the start of the next
 heading line, or the end of the note; it holds the heading line and the body.
 The frontmatter section spans the frontmatter block, delimiters included.
 
-The work is done by private modules: ``askkit.vault._note_text`` (frontmatter,
-wikilinks, hashtags, offsets back into the note), ``askkit.vault._events``
-(pulldown-cmark's events and kimun's line machine over them) and
-``askkit.vault._chunk_check`` (the vault check, a second walk over the events).
+The work is done by private modules: ``askkit.vault._walk`` (kimun 0.18's
+walk), ``askkit.vault._note_text`` (0.17: frontmatter, wikilinks, hashtags,
+offsets back into the note), ``askkit.vault._events`` (0.17: pulldown-cmark's
+events and kimun's line machine over them) and ``askkit.vault._chunk_check``
+(the vault check, a second walk over the events).
 
 Examples
 --------
@@ -53,6 +69,10 @@ Examples
 >>> s = chunk_note(note)[1]
 >>> note[s.start:s.end]
 '## Menu\\n- thé\\n'
+>>> [s.text for s in chunk_note("See `[[x]]`, ![[p.png|Pic]]", kimun="0.17")]
+['See `x`, !Pic']
+>>> [s.text for s in chunk_note("See `[[x]]`, ![[p.png|Pic]]")]
+['See `[[x]]`, Pic']
 """
 
 from __future__ import annotations
@@ -62,9 +82,10 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from askkit._text import rust_trim
+from askkit.errors import UsageError
 from askkit.sources import BREADCRUMB_SEP
 from askkit.vault._chunk_check import section_problems
 from askkit.vault._events import (
@@ -86,17 +107,24 @@ from askkit.vault._note_text import (
     newline_starts,
     split_note,
 )
+from askkit.vault._walk import body_start, walk_lines, walk_tags, walk_title
 from askkit.vault.diacritics import fold
 
 __all__ = [
     "BREADCRUMB_SEP",
+    "DEFAULT_KIMUN",
     "FRONTMATTER",
+    "KIMUN_COMMITS",
+    "KIMUN_VERSIONS",
     "Heading",
+    "KimunVersion",
     "Section",
+    "check_kimun",
     "check_vault_sections",
     "chunk_note",
     "extract_headings",
     "extract_title",
+    "note_hashtags",
     "note_headings",
     "note_outline",
     "split_frontmatter",
@@ -104,6 +132,39 @@ __all__ = [
 
 #: The breadcrumb of the frontmatter section.
 FRONTMATTER = "FrontMatter"
+
+#: A kimun version whose chunker askkit reproduces.
+KimunVersion = Literal["0.17", "0.18"]
+#: The kimun versions whose chunker askkit reproduces, oldest first (kimun's local
+#: index ``VERSION``: 0.18 is the single note walk).
+KIMUN_VERSIONS: tuple[KimunVersion, ...] = ("0.17", "0.18")
+#: The version reproduced unless told otherwise: kimun's newest.
+DEFAULT_KIMUN: KimunVersion = "0.18"
+#: The kimun commit each version follows.
+KIMUN_COMMITS: dict[KimunVersion, str] = {
+    "0.17": "0384739416f6230e38199dc72e7fb050e5b6f40a",
+    "0.18": "67e96640a6ceae220ba578117d14352a60658604",
+}
+
+
+def check_kimun(kimun: object) -> KimunVersion:
+    """``kimun`` as a :data:`KimunVersion`; anything else is a :class:`~askkit.errors.UsageError`.
+
+    >>> check_kimun("0.17")
+    '0.17'
+    >>> check_kimun("0.19")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    askkit.errors.UsageError: kimun must be one of '0.17', '0.18' (...), got '0.19'
+    """
+    if kimun == "0.18":
+        return "0.18"
+    if kimun == "0.17":
+        return "0.17"
+    known = ", ".join(repr(v) for v in KIMUN_VERSIONS)
+    raise UsageError(
+        f"kimun must be one of {known} (the chunker versions askkit reproduces), got {kimun!r}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,20 +220,26 @@ class Heading:
     setext: bool
 
 
-def split_frontmatter(text: str) -> tuple[str | None, str]:
-    """kimun's ``remove_frontmatter``: ``(frontmatter, body)``.
+def split_frontmatter(text: str, *, kimun: KimunVersion = DEFAULT_KIMUN) -> tuple[str | None, str]:
+    """``(frontmatter, body)``: the frontmatter text and the body kimun parses.
 
-    The frontmatter is ``None`` when the note has none or it is never
-    closed. As in kimun, the body of a note with a frontmatter block is its
-    remaining lines re-joined with ``"\\n"`` (CRLF becomes LF, the last line
-    break goes); an unclosed block loses only its opening line; a note without
-    one is returned as it is (a leading BOM removed).
+    The frontmatter is ``None`` when the note has none or it is never closed;
+    otherwise its lines joined with ``"\\n"``. An unclosed block loses only
+    its opening line. kimun 0.18 parses the body as written, from the line
+    after the block (a leading BOM dropped); 0.17 (``remove_frontmatter``)
+    re-joins a note's remaining lines with ``"\\n"`` when it has a block (CRLF
+    becomes LF, the last line break goes) and keeps a leading BOM otherwise.
 
     >>> split_frontmatter("---\\ntags: [a]\\n---\\n\\nBody\\n")
+    ('tags: [a]', '\\nBody\\n')
+    >>> split_frontmatter("---\\ntags: [a]\\n---\\n\\nBody\\n", kimun="0.17")
     ('tags: [a]', '\\nBody')
     >>> split_frontmatter("---\\nnever closed")
     (None, 'never closed')
     """
+    if check_kimun(kimun) == "0.18":
+        start, frontmatter, fm_end = body_start(text)
+        return (frontmatter if fm_end else None), text[start:]
     parts = split_note(text)
     return (parts.frontmatter if parts.closed else None), parts.body
 
@@ -181,8 +248,8 @@ def split_frontmatter(text: str) -> tuple[str | None, str]:
 # The chunker.
 
 
-def _walk(text: str) -> tuple[Body, Collapsed, list[list[Any]], bytes | None]:
-    """kimun's indexing walk over ``text``: the split, the parsed text, its lines and bytes."""
+def _walk_017(text: str) -> tuple[Body, Collapsed, list[list[Any]], bytes | None]:
+    """kimun 0.17's indexing walk over ``text``: the split, the parsed text, its lines and bytes."""
     parts = split_note(text)
     collapsed = collapse_wikilinks(parts.body)
     parsed = collapsed.text
@@ -195,9 +262,37 @@ def _walk(text: str) -> tuple[Body, Collapsed, list[list[Any]], bytes | None]:
     return parts, collapsed, lines, data
 
 
-def _analyse(text: str, outline: bool = True) -> tuple[list[Section], list[Heading]]:
-    """The sections of ``text`` and, with ``outline``, its headings."""
-    parts, collapsed, lines, data = _walk(text)
+@dataclass(frozen=True, slots=True)
+class _Walked:
+    """One walk of a note, either version: what the sections are cut from."""
+
+    lines: list[list[Any]]
+    heading_starts: list[int]  # note offset of each heading line's start
+    base: int  # where the text before the first heading starts
+    parsed: str  # the text the events' byte ranges index
+    data: bytes | None  # its bytes, when the walk needed them
+    frontmatter: str  # "" without a closed, non-empty block
+    fm_end: int
+
+
+def _line_start(text: str, at: int) -> int:
+    """The start of the line holding offset ``at`` (lines end at LF, CR or CRLF)."""
+    start = text.rfind("\n", 0, at) + 1
+    return text.rfind("\r", start, at) + 1 or start
+
+
+def _walked(text: str, kimun: KimunVersion) -> _Walked:
+    if kimun == "0.18":
+        start, frontmatter, fm_end = body_start(text)
+        body = text[start:]
+        lines, data = walk_lines(body)
+        to_str = ByteOffsets(body, data)
+        starts = [
+            _line_start(text, start + to_str.to_str(line[3])) for line in lines if line[0] == HEADER
+        ]
+        base = start if start == 0 or text[start - 1] in "\n\r" else _line_start(text, start)
+        return _Walked(lines, starts, base, body, data, frontmatter, fm_end)
+    parts, collapsed, lines, data = _walk_017(text)
     parsed = collapsed.text
     heads = [line for line in lines if line[0] == HEADER]
     heading_starts: list[int] = []
@@ -209,12 +304,22 @@ def _analyse(text: str, outline: bool = True) -> tuple[list[Section], list[Headi
         for line in heads:
             at = to_str.to_str(line[3])
             heading_starts.append(offsets.line_start(bisect_right(parsed_lines, at) - 1))
+    frontmatter = parts.frontmatter if parts.closed else ""
+    return _Walked(lines, heading_starts, parts.base, parsed, data, frontmatter, parts.fm_end)
 
+
+def _analyse(
+    text: str, kimun: KimunVersion, outline: bool = True
+) -> tuple[list[Section], list[Heading]]:
+    """The sections of ``text`` and, with ``outline``, its headings."""
+    walked = _walked(text, kimun)
+    heading_starts = walked.heading_starts
+    data = walked.data
     sections: list[Section] = []
     headings: list[Heading] = []
     stack: list[tuple[int, str]] = []
     content: list[str] = []
-    start = parts.base
+    start = walked.base
     has_section = False
 
     def close(end: int) -> None:
@@ -223,7 +328,7 @@ def _analyse(text: str, outline: bool = True) -> tuple[list[Section], list[Headi
             sections.append(Section(tuple(t for _, t in stack), body, start, end))
 
     idx = 0
-    for line in lines:
+    for line in walked.lines:
         kind = line[0]
         if kind == HEADER:
             level, heading_text = line[1], line[2]
@@ -242,7 +347,7 @@ def _analyse(text: str, outline: bool = True) -> tuple[list[Section], list[Headi
                 newline = _LINE_END.search(text, head_start)
                 line_end = len(text) if newline is None else newline.start()
                 if data is None:
-                    data = parsed.encode()
+                    data = walked.parsed.encode()
                 setext = _is_setext(data, line[3], line[4])
                 headings.append(Heading(level, heading_text, head_start, line_end, setext))
             idx += 1
@@ -250,8 +355,8 @@ def _analyse(text: str, outline: bool = True) -> tuple[list[Section], list[Headi
             content.append(line_text(line))
     if has_section or content:
         close(len(text))
-    if parts.closed and parts.frontmatter:
-        sections.append(Section((FRONTMATTER,), parts.frontmatter, 0, parts.fm_end))
+    if walked.frontmatter:
+        sections.append(Section((FRONTMATTER,), walked.frontmatter, 0, walked.fm_end))
     return sections, headings
 
 
@@ -268,12 +373,14 @@ def _is_setext(data: bytes, start: int, end: int) -> bool:
     return b"\n" in span or b"\r" in span
 
 
-def chunk_note(text: str) -> list[Section]:
+def chunk_note(text: str, *, kimun: KimunVersion = DEFAULT_KIMUN) -> list[Section]:
     """The sections kimun core would produce for ``text``, in kimun's order.
 
     Body sections come first, in note order, then the ``FrontMatter``
     section (when the note has a closed, non-empty frontmatter block). See
-    the module docstring for the rules and :class:`Section` for the fields.
+    the module docstring for the rules and :class:`Section` for the fields;
+    ``kimun`` picks the chunker version (:data:`KIMUN_VERSIONS`, default kimun's
+    newest).
 
     >>> [s.title for s in chunk_note("---\\na: 1\\n---\\n# T\\ntext\\n### Deep\\nmore\\n")]
     ['T', 'T\\x1fDeep', 'FrontMatter']
@@ -282,53 +389,68 @@ def chunk_note(text: str) -> list[Section]:
     """
     if not isinstance(text, str):
         raise TypeError(f"chunk_note takes the note text as a str, got {type(text).__name__}")
-    return _analyse(text, outline=False)[0]
+    return _analyse(text, check_kimun(kimun), outline=False)[0]
 
 
-def note_headings(text: str) -> list[Heading]:
+def note_headings(text: str, *, kimun: KimunVersion = DEFAULT_KIMUN) -> list[Heading]:
     """Every heading kimun's chunker sees in ``text``, in order.
 
     ATX and setext headings, also inside list items and quotes; never a
     ``#`` line inside a code block or the frontmatter. The text is the
-    breadcrumb segment kimun builds.
+    breadcrumb segment kimun builds; a heading with no text is listed too
+    (kimun's own outline leaves it out: see :func:`extract_headings`).
 
     >>> note = "Intro\\n=====\\n```\\n# no\\n```\\n## Yes\\n"
     >>> [(h.level, h.text, h.setext) for h in note_headings(note)]
     [(1, 'Intro', True), (2, 'Yes', False)]
     """
-    return _analyse(text)[1]
+    return _analyse(text, check_kimun(kimun))[1]
 
 
-def note_outline(text: str) -> tuple[list[Section], list[Heading]]:
+def note_outline(
+    text: str, *, kimun: KimunVersion = DEFAULT_KIMUN
+) -> tuple[list[Section], list[Heading]]:
     """:func:`chunk_note` and :func:`note_headings` of ``text`` from one parse."""
     if not isinstance(text, str):
         raise TypeError(f"note_outline takes the note text as a str, got {type(text).__name__}")
-    return _analyse(text)
+    return _analyse(text, check_kimun(kimun))
 
 
-def extract_headings(text: str) -> list[tuple[int, str]]:
-    """kimun's ``extract_headings``: ``(level, text)`` of every heading with text, in order.
+def extract_headings(text: str, *, kimun: KimunVersion = DEFAULT_KIMUN) -> list[tuple[int, str]]:
+    """kimun's outline: ``(level, text)`` of every heading with text, in order.
 
-    The outline kimun shows: frontmatter cut off, ``#`` lines in code are no
-    headings, inline markup rendered to its text. Unlike the breadcrumbs,
-    wikilinks and hashtags stay as written.
+    Frontmatter cut off, ``#`` lines in code are no headings, inline markup
+    rendered to its text. kimun 0.18 (``note_headings``) renders a heading as
+    its breadcrumb segment; 0.17 (``extract_headings``) kept its wikilinks and
+    hashtags as written.
 
     >>> extract_headings("# Release<br>notes\\n## [[x]] #t\\n#\\n")
+    [(1, 'Release notes'), (2, 'x t')]
+    >>> extract_headings("# Release<br>notes\\n## [[x]] #t\\n#\\n", kimun="0.17")
     [(1, 'Release notes'), (2, '[[x]] #t')]
     """
+    if check_kimun(kimun) == "0.18":
+        lines = walk_lines(text[body_start(text)[0] :])[0]
+        return [(line[1], line[2]) for line in lines if line[0] == HEADER and line[2]]
     body = split_note(text).body
     return [(line[1], line[2]) for line in text_lines(body) if line[0] == HEADER and line[2]]
 
 
-def extract_title(text: str) -> str:
+def extract_title(text: str, *, kimun: KimunVersion = DEFAULT_KIMUN) -> str:
     """kimun's ``extract_title``: the text of the note's first non-empty line of content.
 
     A heading's text, a paragraph line, or the first line of a list item
     (frontmatter cut off, markup rendered as in :func:`extract_headings`).
+    kimun 0.18 renders it as the walk does (wikilinks as their display text,
+    hashtags without ``#``) and trims it of ASCII white space.
 
     >>> extract_title("---\\na: 1\\n---\\n- item one\\n  wraps\\n")
     'item one'
+    >>> extract_title("# Sprint #42\\n"), extract_title("# Sprint #42\\n", kimun="0.17")
+    ('Sprint 42', 'Sprint #42')
     """
+    if check_kimun(kimun) == "0.18":
+        return walk_title(walk_lines(text[body_start(text)[0] :])[0])
     for line in text_lines(split_note(text).body):
         kind = line[0]
         if kind in {HEADER, TEXT}:
@@ -340,6 +462,21 @@ def extract_title(text: str) -> str:
     return ""
 
 
+def note_hashtags(text: str) -> list[str]:
+    """The hashtags kimun's index records for ``text``, in note order, as written.
+
+    kimun 0.18's walk: a ``#name`` in prose (kimun's word-boundary rule, and not
+    right after ``&``), not in code, a link's or an image's text, a wikilink's
+    display text or the frontmatter; the same hashtags whose ``#`` the chunks
+    drop.
+
+    >>> note_hashtags("---\\ntags: [x]\\n---\\n#one [[a|#two]] `#three` and #Four\\n")
+    ['one', 'Four']
+    """
+    start = body_start(text)[0]
+    return [name for _, _, name in walk_tags(text[start:])]
+
+
 def _rust_lines(text: str) -> list[str]:
     """Rust ``str::lines``: split on LF, a CR before it dropped, no empty last line."""
     lines = text.split("\n")
@@ -349,10 +486,12 @@ def _rust_lines(text: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------
-# Whole-vault check (issue 4, item 8).
+# Whole-vault check.
 
 
-def check_note_sections(text: str, name: str = "<note>") -> list[str]:
+def check_note_sections(
+    text: str, name: str = "<note>", *, kimun: KimunVersion = DEFAULT_KIMUN
+) -> list[str]:
     """Problems with ``chunk_note(text)`` found by an independent parse.
 
     * every heading pulldown-cmark reports (found by a separate walk over its
@@ -363,14 +502,15 @@ def check_note_sections(text: str, name: str = "<note>") -> list[str]:
       the words of its heading on that line and, in order, every letter and
       digit of the section text.
     """
-    return section_problems(text, chunk_note(text), name)
+    kimun = check_kimun(kimun)
+    return section_problems(text, chunk_note(text, kimun=kimun), name, kimun)
 
 
 def _iter_notes(root: Path) -> Iterator[Path]:
     yield from sorted(p for p in root.rglob("*.md") if p.is_file())
 
 
-def check_vault_sections(root: str | Path) -> list[str]:
+def check_vault_sections(root: str | Path, *, kimun: KimunVersion = DEFAULT_KIMUN) -> list[str]:
     """Run :func:`check_note_sections` over every ``*.md`` note under ``root``.
 
     Returns the problems found (empty when every note checks out). Files are
@@ -382,5 +522,5 @@ def check_vault_sections(root: str | Path) -> list[str]:
     problems: list[str] = []
     for path in _iter_notes(root):
         text = path.read_text(encoding="utf-8")
-        problems.extend(check_note_sections(text, str(path.relative_to(root))))
+        problems.extend(check_note_sections(text, str(path.relative_to(root)), kimun=kimun))
     return problems

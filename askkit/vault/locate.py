@@ -31,7 +31,12 @@ step 3 stops at a deeper heading       a deeper heading stays inside its
 =====================================  ======================================
 
 All offsets are ``str`` indices into ``note_text`` as given (kimun's are
-UTF-8 byte offsets).
+UTF-8 byte offsets). ``kimun=`` picks the chunker whose sections and heading
+texts are matched (:data:`askkit.vault.chunking.KIMUN_VERSIONS`, default kimun's
+newest). A server's store can hold chunks an older kimun cut, or cut before
+the note changed (kimun keeps a note's chunks until it is edited):
+:func:`section_range` also finds a chunk in the sections an older kimun cuts,
+and :func:`stored_status` says which case a stored chunk is.
 
 Examples
 --------
@@ -44,20 +49,46 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
 from askkit._text import rust_trim, rust_trim_end, rust_trim_start
 from askkit.sources import AskSource
 from askkit.vault._events import HEADER, text_lines
 from askkit.vault._note_text import cleanup_hashtags, process_wikilinks
-from askkit.vault.chunking import Heading, Section, chunk_note, note_outline
+from askkit.vault._walk import body_start, walk_lines
+from askkit.vault.chunking import (
+    DEFAULT_KIMUN,
+    KIMUN_VERSIONS,
+    Heading,
+    KimunVersion,
+    Section,
+    check_kimun,
+    chunk_note,
+    note_outline,
+)
 from askkit.vault.diacritics import eq_ignore_ascii_case, fold, fold_ascii_lower
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from askkit.vault.notes import Vault
+
 __all__ = [
+    "CURRENT",
+    "NOTE_CHANGED",
+    "NOTE_MISSING",
+    "OLDER_KIMUN",
+    "StoredStatus",
     "atx_heading_text",
     "heading_display_text",
     "kimun_heading_section_range",
     "kimun_section_range",
     "locate_source",
     "section_range",
+    "stored_message",
+    "stored_status",
+    "stored_statuses",
 ]
 
 Range = tuple[int, int]
@@ -85,19 +116,27 @@ def _strip_block_markers(line: str) -> str:
         line = rust_trim_start(line[marker:])
 
 
-def heading_display_text(line: str) -> str | None:
+def heading_display_text(line: str, *, kimun: KimunVersion = DEFAULT_KIMUN) -> str | None:
     """kimun's ``heading_display_text``: the breadcrumb text of one ATX heading line.
 
     Indentation and list or quote markers go first; the rest must start with
-    ``#``; its wikilinks collapse, its hashtags lose their ``#`` (kimun's
-    ``cleanup_hashtags``) and the first heading of its parse is the answer.
+    ``#``; the first heading of its walk is the answer (kimun 0.18: the line is
+    walked as a note, so its text is the heading's breadcrumb segment; 0.17:
+    its wikilinks collapse, its hashtags lose their ``#`` (``cleanup_hashtags``),
+    then it is parsed).
 
     >>> heading_display_text("- # Setup"), heading_display_text("#tag here")
     ('Setup', None)
+    >>> heading_display_text("# See `[[x]]`"), heading_display_text("# See `[[x]]`", kimun="0.17")
+    ('See `[[x]]`', 'See `x`')
     """
+    kimun = check_kimun(kimun)
     stripped = _strip_block_markers(line)
     if not stripped.startswith("#"):
         return None
+    if kimun == "0.18":
+        lines = walk_lines(stripped[body_start(stripped)[0] :])[0]
+        return next((str(x[2]) for x in lines if x[0] == HEADER), None)
     rendered = cleanup_hashtags(process_wikilinks(stripped))
     return next((str(x[2]) for x in text_lines(rendered) if x[0] == HEADER), None)
 
@@ -127,7 +166,9 @@ def atx_heading_text(line: str) -> str | None:
     return text
 
 
-def kimun_heading_section_range(note_text: str, heading: str) -> Range | None:
+def kimun_heading_section_range(
+    note_text: str, heading: str, *, kimun: KimunVersion = DEFAULT_KIMUN
+) -> Range | None:
     """kimun's ``heading_section_range``: a line scan for a heading line with that text.
 
     A line matches when its :func:`heading_display_text`, folded, equals the
@@ -140,13 +181,14 @@ def kimun_heading_section_range(note_text: str, heading: str) -> Range | None:
     >>> note[start:end]
     '# b\\nsecond\\n'
     """
+    kimun = check_kimun(kimun)
     needle = fold(heading)
     offset = 0
     start: int | None = None
     for line in note_text.split("\n"):
         width = len(line) + 1
         if start is None:
-            title = heading_display_text(line)
+            title = heading_display_text(line, kimun=kimun)
             if title is not None and eq_ignore_ascii_case(fold(title), needle):
                 start = offset
         elif atx_heading_text(line) is not None:
@@ -155,12 +197,15 @@ def kimun_heading_section_range(note_text: str, heading: str) -> Range | None:
     return None if start is None else (start, len(note_text))
 
 
-def kimun_section_range(note_text: str, heading: str, chunk_text: str) -> Range | None:
+def kimun_section_range(
+    note_text: str, heading: str, chunk_text: str, *, kimun: KimunVersion = DEFAULT_KIMUN
+) -> Range | None:
     """kimun's ``locate::section_range``, exactly, gaps included.
 
     >>> kimun_section_range("# A\\ntext\\n", "A", "text")
     (4, 8)
     """
+    kimun = check_kimun(kimun)
     if chunk_text:
         found = note_text.find(chunk_text)
         if found >= 0:
@@ -168,7 +213,7 @@ def kimun_section_range(note_text: str, heading: str, chunk_text: str) -> Range 
     chunk = next(
         (
             s
-            for s in chunk_note(note_text)
+            for s in chunk_note(note_text, kimun=kimun)
             if eq_ignore_ascii_case(s.heading, heading) and s.heading
         ),
         None,
@@ -178,7 +223,7 @@ def kimun_section_range(note_text: str, heading: str, chunk_text: str) -> Range 
     found = note_text.find(chunk.text)
     if found >= 0:
         return (found, found + len(chunk.text))
-    return kimun_heading_section_range(note_text, heading)
+    return kimun_heading_section_range(note_text, heading, kimun=kimun)
 
 
 # ---------------------------------------------------------------------------
@@ -217,17 +262,33 @@ def _find_loose(note_text: str, chunk_text: str) -> Range | None:
     return (where[found], end)
 
 
+def _wanted(chunk_text: str) -> str:
+    """A chunk text as a section text holds it: folded, CRLF as LF, trimmed."""
+    return rust_trim(fold(chunk_text.replace("\r\n", "\n")))
+
+
+def _holding(sections: Sequence[Section], heading: str, wanted: str) -> Section | None:
+    """The first of ``sections`` with that innermost heading (``""``: the text before the
+    first heading) whose text holds ``wanted``."""
+    if not heading:
+        return next((s for s in sections if not s.breadcrumb and wanted in s.text), None)
+    key = fold_ascii_lower(heading)
+    return next(
+        (s for s in sections if fold_ascii_lower(s.heading) == key and wanted in s.text), None
+    )
+
+
 def _pick_section(sections: list[Section], heading: str, chunk_text: str) -> Section | None:
     """Step 2, askkit: the section with that innermost heading holding the chunk."""
     key = fold_ascii_lower(heading)
     candidates = [s for s in sections if fold_ascii_lower(s.heading) == key]
     if not candidates:
         return None
-    wanted = rust_trim(fold(chunk_text.replace("\r\n", "\n")))
+    wanted = _wanted(chunk_text)
     if wanted:
-        for s in candidates:
-            if wanted in s.text:
-                return s
+        found = _holding(candidates, heading, wanted)
+        if found is not None:
+            return found
     return candidates[0]
 
 
@@ -246,7 +307,30 @@ def _heading_range(note_text: str, headings: list[Heading], heading: str) -> Ran
     return None
 
 
-def section_range(note_text: str, heading: str, chunk_text: str) -> Range | None:
+def _older_range(
+    note_text: str, heading: str, chunk_text: str, kimun: KimunVersion
+) -> Range | None:
+    """A chunk another kimun version cut: the range of its section there, with its scope."""
+    wanted = _wanted(chunk_text)
+    if not wanted:
+        return None
+    for other in KIMUN_VERSIONS:
+        if other == kimun:
+            continue
+        sections, headings = note_outline(note_text, kimun=other)
+        section = _holding(sections, heading, wanted)
+        if section is None:
+            continue
+        if not section.breadcrumb:
+            return (section.start, section.end)
+        at = next(i for i, h in enumerate(headings) if h.start == section.start)
+        return (section.start, _scope_end(note_text, headings, at))
+    return None
+
+
+def section_range(
+    note_text: str, heading: str, chunk_text: str, *, kimun: KimunVersion = DEFAULT_KIMUN
+) -> Range | None:
     """Where a retrieved chunk sits in its note: ``(start, end)`` or ``None``.
 
     kimun's three steps in kimun's order, each with askkit's fixes (see the
@@ -256,16 +340,24 @@ def section_range(note_text: str, heading: str, chunk_text: str) -> Range | None
     duplicates), where kimun finds its text verbatim kimun's answer, else its
     heading's whole scope, deeper sections included; the heading's whole
     scope from the parsed headings. ``heading=""`` matches the text before
-    the first heading in step 2.
+    the first heading in step 2. A chunk no section of ``kimun`` holds but a
+    section another kimun version cuts does (one stored by an older kimun) is
+    that section, with its scope.
 
     >>> note = "Café\\n====\\nCrème\\n\\n## Sub\\nbody\\n"
     >>> section_range(note, "Cafe", "not in the note")  # the setext section and Sub
     (0, 29)
     """
+    kimun = check_kimun(kimun)
     found = _find_loose(note_text, chunk_text)
     if found is not None:
         return found
-    sections, headings = note_outline(note_text)
+    sections, headings = note_outline(note_text, kimun=kimun)
+    wanted = _wanted(chunk_text)
+    if wanted and _holding(sections, heading, wanted) is None:
+        older = _older_range(note_text, heading, chunk_text, kimun)
+        if older is not None:
+            return older
     if heading:
         section = _pick_section(sections, heading, chunk_text)
     else:
@@ -292,7 +384,9 @@ def _kimun_pick(sections: list[Section], heading: str) -> Section | None:
     )
 
 
-def locate_source(note_text: str, source: AskSource) -> Range | None:
+def locate_source(
+    note_text: str, source: AskSource, *, kimun: KimunVersion = DEFAULT_KIMUN
+) -> Range | None:
     """:func:`section_range` for a source, matching on its innermost heading.
 
     :attr:`AskSource.innermost_heading` keeps the breadcrumb's segments, so a
@@ -300,7 +394,113 @@ def locate_source(note_text: str, source: AskSource) -> Range | None:
     by its date alone is found under the date heading; kimun's
     :meth:`AskSource.match_heading` is the fallback.
     """
-    found = section_range(note_text, source.innermost_heading, source.text)
+    kimun = check_kimun(kimun)
+    found = section_range(note_text, source.innermost_heading, source.text, kimun=kimun)
     if found is None and source.title is not None:
-        return section_range(note_text, source.match_heading(), source.text)
+        return section_range(note_text, source.match_heading(), source.text, kimun=kimun)
     return found
+
+
+# ---------------------------------------------------------------------------
+# A stored chunk and the note as it is now.
+
+#: A stored chunk's relation to its note now (:func:`stored_status`).
+StoredStatus = Literal["current", "older kimun", "note changed", "note missing"]
+#: The chunk is a piece of a section the note has now (as ``kimun`` cuts it).
+CURRENT: StoredStatus = "current"
+#: The note is as it was stored, but the chunk is cut as an older kimun cut it.
+OLDER_KIMUN: StoredStatus = "older kimun"
+#: The chunk was stored before the note changed: its text is in no section now.
+NOTE_CHANGED: StoredStatus = "note changed"
+#: The note cannot be read from the vault (:func:`stored_statuses` only).
+NOTE_MISSING: StoredStatus = "note missing"
+
+_MESSAGES: dict[str, str] = {
+    CURRENT: "",
+    OLDER_KIMUN: "stored by an older kimun: the note is unchanged, but its sections are "
+    "cut differently now (kimun keeps a note's chunks until the note is edited)",
+    NOTE_CHANGED: "stored before the note changed: the chunk's text is in no section of "
+    "the note as it is now (kimun keeps a note's chunks until it re-indexes the note)",
+    NOTE_MISSING: "the note cannot be read from the vault",
+}
+
+
+def stored_status(
+    note_text: str,
+    chunk_text: str,
+    *,
+    stored_hash: str | None = None,
+    note_hash: str | None = None,
+    kimun: KimunVersion = DEFAULT_KIMUN,
+) -> StoredStatus:
+    """How a chunk a server stored relates to its note now.
+
+    ``stored_hash`` is the note hash the chunk carries (``AskSource.hash``),
+    ``note_hash`` the note's hash now (:meth:`askkit.vault.Vault.hash`). In order:
+    :data:`CURRENT` when the chunk text is a piece of a section ``kimun`` cuts
+    from the note now; :data:`NOTE_CHANGED` when both hashes are known and
+    differ; :data:`OLDER_KIMUN` when the text is a piece of a section another
+    kimun version cuts, or the note is unchanged (equal hashes) yet no section
+    holds it; :data:`NOTE_CHANGED` otherwise.
+
+    >>> note = "# Links\\nSee `[[x]]` and [[y|Y]].\\n"
+    >>> stored_status(note, "See `[[x]]` and Y."), stored_status(note, "See `x` and Y.")
+    ('current', 'older kimun')
+    >>> stored_status(note, "Gone.")
+    'note changed'
+    """
+    kimun = check_kimun(kimun)
+    wanted = _wanted(chunk_text)
+    if any(wanted in s.text for s in chunk_note(note_text, kimun=kimun)):
+        return CURRENT
+    if stored_hash and note_hash and stored_hash != note_hash:
+        return NOTE_CHANGED
+    for other in KIMUN_VERSIONS:
+        if other != kimun and any(wanted in s.text for s in chunk_note(note_text, kimun=other)):
+            return OLDER_KIMUN
+    if stored_hash and note_hash:
+        return OLDER_KIMUN
+    return NOTE_CHANGED
+
+
+def stored_message(status: str) -> str:
+    """What a :data:`StoredStatus` means, as the reader says it (``""`` for current).
+
+    >>> stored_message("older kimun").split(":")[0]
+    'stored by an older kimun'
+    """
+    return _MESSAGES.get(status, "")
+
+
+def stored_statuses(
+    frame: pd.DataFrame, vault: Vault, *, kimun: KimunVersion = DEFAULT_KIMUN
+) -> list[StoredStatus]:
+    """:func:`stored_status` of each row of a sources frame (``path``, ``text``, ``hash``).
+
+    Each note is read and cut once, however many of its chunks the frame holds;
+    a note the vault cannot give is :data:`NOTE_MISSING` for its rows.
+    """
+    from askkit.errors import AskkitError
+
+    kimun = check_kimun(kimun)
+    paths = frame["path"].tolist()
+    texts = frame["text"].tolist()
+    hashes = frame["hash"].tolist() if "hash" in frame.columns else [None] * len(paths)
+    notes: dict[str, tuple[str, str] | None] = {}
+    out: list[StoredStatus] = []
+    for path, text, stored in zip(paths, texts, hashes, strict=True):
+        if path not in notes:
+            try:
+                notes[path] = (vault.read(path), vault.hash(path))
+            except (AskkitError, OSError):
+                notes[path] = None
+        note = notes[path]
+        if note is None:
+            out.append(NOTE_MISSING)
+            continue
+        stored_hash = stored if isinstance(stored, str) and stored else None
+        chunk = text if isinstance(text, str) else ""
+        out.append(
+            stored_status(note[0], chunk, stored_hash=stored_hash, note_hash=note[1], kimun=kimun)
+        )
+    return out

@@ -29,7 +29,7 @@ from typing import Any
 
 from askkit._text import rust_trim
 from askkit.sources import VaultPath
-from askkit.vault.chunking import chunk_note
+from askkit.vault.chunking import DEFAULT_KIMUN, KimunVersion, chunk_note
 
 __all__ = ["CHUNK_COLUMNS", "CHUNK_MAX", "CHUNK_TARGET", "note_chunks", "split_for_rag"]
 
@@ -94,9 +94,15 @@ def split_for_rag(text: str, target: int = CHUNK_TARGET, max_size: int = CHUNK_M
 
 
 def note_chunks(
-    path: VaultPath, text: str, note_hash: str, date: str | None
+    path: VaultPath,
+    text: str,
+    note_hash: str,
+    date: str | None,
+    *,
+    kimun: KimunVersion = DEFAULT_KIMUN,
 ) -> dict[str, list[Any]]:
-    """The chunks kimun's server would store for one note, as columns (:data:`CHUNK_COLUMNS`).
+    """The chunks kimun's server would store for one note, as columns (:data:`CHUNK_COLUMNS`),
+    cut by ``kimun``'s chunker.
 
     ``title`` is the section's wire title, ``section`` its position in the
     note and ``piece`` the piece's within the section; ``start`` and ``end``
@@ -108,7 +114,7 @@ def note_chunks(
     """
     cols: dict[str, list[Any]] = {c: [] for c in CHUNK_COLUMNS}
     printed = str(path)
-    for i, section in enumerate(chunk_note(text)):
+    for i, section in enumerate(chunk_note(text, kimun=kimun)):
         for j, piece in enumerate(split_for_rag(section.text, CHUNK_TARGET, CHUNK_MAX)):
             cols["path"].append(printed)
             cols["title"].append(section.title)

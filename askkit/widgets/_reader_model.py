@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from askkit._html import line_start
-from askkit.vault.chunking import chunk_note, note_headings
+from askkit.vault.chunking import DEFAULT_KIMUN, KimunVersion, chunk_note, note_headings
 from askkit.vault.diacritics import fold
 
 __all__ = ["NoteSection", "heading_lines", "note_sections", "query_terms", "section_at"]
@@ -53,13 +53,13 @@ def query_terms(query: str) -> list[str]:
     return sorted(dict.fromkeys(terms), key=len, reverse=True)
 
 
-def heading_lines(note_text: str) -> frozenset[int]:
+def heading_lines(note_text: str, *, kimun: KimunVersion = DEFAULT_KIMUN) -> frozenset[int]:
     """The offsets where the note's heading lines start (shown bold in the note view).
 
     >>> sorted(heading_lines("intro\\n# Title\\ntext\\n## Sub\\n"))
     [6, 19]
     """
-    return frozenset(line_start(note_text, h.start) for h in note_headings(note_text))
+    return frozenset(line_start(note_text, h.start) for h in note_headings(note_text, kimun=kimun))
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +76,10 @@ class NoteSection:
         return " › ".join(s for s in self.breadcrumb if s) or "(top of note)"
 
 
-def note_sections(note_text: str) -> list[NoteSection]:
+def note_sections(note_text: str, *, kimun: KimunVersion = DEFAULT_KIMUN) -> list[NoteSection]:
     """The note's sections (:func:`askkit.vault.chunking.chunk_note`) in note order."""
-    sections = [NoteSection(s.breadcrumb, s.start, s.end) for s in chunk_note(note_text)]
+    chunks = chunk_note(note_text, kimun=kimun)
+    sections = [NoteSection(s.breadcrumb, s.start, s.end) for s in chunks]
     return sorted(sections, key=lambda s: (s.start, s.end))
 
 

@@ -23,6 +23,8 @@ from askkit.sources import AskSource, SourceList
 if TYPE_CHECKING:
     import pandas as pd
 
+    from askkit.retrieve.client import Health
+
 __all__ = [
     "Answer",
     "Choice",
@@ -32,6 +34,7 @@ __all__ = [
     "describe",
     "histogram_title",
     "pick",
+    "server_notices",
 ]
 
 
@@ -42,12 +45,36 @@ def describe(exc: BaseException) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """One retriever the Explorer can ask: its name, the adapted retriever, its pool."""
+    """One retriever the Explorer can ask: its name, the adapted retriever, its pool and,
+    for a kimun server, how to read its ``/health``."""
 
     name: str
     retriever: Retriever
     fetch_pool: Callable[[str], Sequence[Any]]
     pool_from: str
+    health: Callable[[], Health] | None = None
+
+
+def _health_source(obj: object) -> Callable[[], Health] | None:
+    """A kimun server client's ``health`` (its ``GET /health``); ``None`` for any other."""
+    from askkit.retrieve.client import KimunClient
+
+    return obj.health if isinstance(obj, KimunClient) else None
+
+
+def server_notices(health: Health) -> list[tuple[str, str]]:
+    """What the Explorer's status line says of a server's health: ``(tone, text)`` pairs.
+
+    >>> from askkit.retrieve.client import Health
+    >>> server_notices(Health(status="ok", reranker_error="no model"))  # doctest: +ELLIPSIS
+    [('warn', "the server's reranker failed to start: no model (...)")]
+    """
+    tones = ["error"] * health.is_degraded + ["warn"] * (health.reranker_error is not None)
+    out = list(zip(tones, health.problems(), strict=True))
+    note = health.update_note()
+    if note is not None:
+        out.append(("muted", note))
+    return out
 
 
 def _pool_source(obj: object, retriever: Retriever) -> tuple[Callable[[str], Any], str]:
@@ -69,7 +96,7 @@ def _pool_source(obj: object, retriever: Retriever) -> tuple[Callable[[str], Any
 def _choice(name: str, obj: object) -> Choice:
     retriever = as_retriever(obj)
     fetch, origin = _pool_source(obj, retriever)
-    return Choice(name, retriever, fetch, origin)
+    return Choice(name, retriever, fetch, origin, _health_source(obj))
 
 
 def choices(retriever: object, retrievers: Mapping[str, object] | None) -> tuple[Choice, ...]:
@@ -94,7 +121,8 @@ def choices(retriever: object, retrievers: Mapping[str, object] | None) -> tuple
             )
         adapted = as_retriever(retriever)
         name = str(getattr(adapted, "name", "") or type(retriever).__name__)
-        return (Choice(name, adapted, *_pool_source(retriever, adapted)),)
+        fetch, origin = _pool_source(retriever, adapted)
+        return (Choice(name, adapted, fetch, origin, _health_source(retriever)),)
     if not isinstance(retrievers, Mapping):
         raise UsageError(
             f"retrievers must be a mapping {{name: retriever}}, got {type(retrievers).__name__}"

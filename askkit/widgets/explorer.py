@@ -37,7 +37,15 @@ from askkit.retrieve import Retriever
 from askkit.sources import AskSource, SourceList
 from askkit.vault import Vault
 from askkit.widgets._histogram import score_histogram_png
-from askkit.widgets._switch import Choice, Comparison, choices, compare, histogram_title, pick
+from askkit.widgets._switch import (
+    Choice,
+    Comparison,
+    choices,
+    compare,
+    histogram_title,
+    pick,
+    server_notices,
+)
 from askkit.widgets._switch import describe as _describe
 from askkit.widgets.cut import CutView
 from askkit.widgets.reader import SourceReader
@@ -126,6 +134,11 @@ class Explorer(w.VBox):  # type: ignore[misc]
         The session's queries, oldest first (:class:`HistoryEntry`).
     error:
         The last query's error message, ``None`` when it succeeded.
+    server_health:
+        For a kimun server (a :class:`~askkit.retrieve.KimunClient`), its
+        ``/health`` read after the last query (a :class:`~askkit.retrieve.Health`);
+        the status line says when it runs degraded, when its reranker failed to
+        start, and when a newer release is out. ``None`` for other retrievers.
     retriever_box:
         The switch (``ToggleButtons`` for up to four retrievers, else a
         ``Dropdown``); in the layout only when there are several.
@@ -155,6 +168,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self.sources = SourceList()
         self.history: list[HistoryEntry] = []
         self.error: str | None = None
+        self.server_health: Any = None
         self.query_box = w.Text(
             placeholder="ask the retriever…",
             description="query",
@@ -460,6 +474,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
         if generation != self._generation:  # a newer query was submitted meanwhile
             self._show_history()
             return sources
+        notices = self._server_notices(choice, failed=error is not None)
         if error is not None:
             self._show_error(error, f"{choice.name} failed" if self.several else None)
         else:
@@ -475,12 +490,30 @@ class Explorer(w.VBox):  # type: ignore[misc]
         status = _html.search_status(query, len(sources), seconds)
         if self.several:
             status += " from " + _html.heading_label(choice.name)
+        status += "".join(_html.message(text, tone=tone) for tone, text in notices)
         self.status_html.value = status
         self._show_histogram()
         self._show_history()
         if len(sources):
             self.view.select(0)
         return sources
+
+    def _server_notices(self, choice: Choice, *, failed: bool) -> list[tuple[Any, str]]:
+        """A kimun server's ``/health`` as the status line says it (nothing for other
+        retrievers): degraded, a reranker that failed to start, a newer release.
+
+        Read after each query, so the line follows the server; when the query failed,
+        a health that cannot be read either adds nothing to the query's own error.
+        """
+        if choice.health is None:
+            return []
+        try:
+            health = choice.health()
+        except Exception as exc:  # the query's own error says more when it failed too
+            self.server_health = None
+            return [] if failed else [("warn", f"could not read the server's health: {exc}")]
+        self.server_health = health
+        return server_notices(health)
 
     def _show_error(self, exc: BaseException, what: str | None = None) -> None:
         self.error = _describe(exc)

@@ -17,7 +17,8 @@ from askkit import _html
 from askkit.errors import AskkitError
 from askkit.sources import AskSource
 from askkit.vault import Vault
-from askkit.vault.locate import locate_source
+from askkit.vault.chunking import DEFAULT_KIMUN, KimunVersion, check_kimun
+from askkit.vault.locate import CURRENT, locate_source, stored_message, stored_status
 from askkit.widgets._reader_model import (
     NoteSection,
     heading_lines,
@@ -56,14 +57,25 @@ class SourceReader(w.VBox):  # type: ignore[misc]
     section:
         The index into :attr:`sections` of the highlighted section, ``None``
         when the note is not open; :attr:`located` is the highlighted range.
+    stored:
+        How the chunk relates to the note now (a
+        :data:`~askkit.vault.locate.StoredStatus`: ``"current"``, ``"older kimun"``
+        or ``"note changed"``), ``None`` when the note is not open.
     """
 
     source = traitlets.Any(None, allow_none=True)
     query = traitlets.Unicode("")
     section = traitlets.Int(None, allow_none=True)
 
-    def __init__(self, vault: Vault | str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        vault: Vault | str | os.PathLike[str] | None = None,
+        *,
+        kimun: KimunVersion = DEFAULT_KIMUN,
+    ) -> None:
         self.vault = _as_vault(vault)
+        self.kimun: KimunVersion = check_kimun(kimun)
+        self.stored: str | None = None
         self.note_text: str | None = None
         self.note_error: str | None = None
         self.sections: list[NoteSection] = []
@@ -73,6 +85,7 @@ class SourceReader(w.VBox):  # type: ignore[misc]
         self.meta_html = w.HTML()
         self.chunk_label = w.HTML(_html.heading_label("retrieved chunk"))
         self.chunk_html = w.HTML()
+        self.stored_html = w.HTML()
         self.prev_button = w.Button(description="◀ previous section", disabled=True)
         self.next_button = w.Button(description="next section ▶", disabled=True)
         self.section_label = w.HTML()
@@ -81,6 +94,7 @@ class SourceReader(w.VBox):  # type: ignore[misc]
             (self.title_html, "askkit-reader-title"),
             (self.meta_html, "askkit-reader-meta"),
             (self.chunk_html, "askkit-reader-chunk"),
+            (self.stored_html, "askkit-reader-stored"),
             (self.note_html, "askkit-reader-note"),
             (self.prev_button, "askkit-prev-section"),
             (self.next_button, "askkit-next-section"),
@@ -147,6 +161,7 @@ class SourceReader(w.VBox):  # type: ignore[misc]
         self.note_error = None
         self.sections = []
         self.located = None
+        self.stored = None
         self._headings = frozenset()
         section: int | None = None
         if source is not None and self.vault is not None:
@@ -155,11 +170,18 @@ class SourceReader(w.VBox):  # type: ignore[misc]
             except (AskkitError, OSError) as exc:
                 self.note_error = str(exc)
             else:
-                self.sections = note_sections(self.note_text)
-                self._headings = heading_lines(self.note_text)
-                self.located = locate_source(self.note_text, source)
+                self.sections = note_sections(self.note_text, kimun=self.kimun)
+                self._headings = heading_lines(self.note_text, kimun=self.kimun)
+                self.located = locate_source(self.note_text, source, kimun=self.kimun)
                 if self.located is not None:
                     section = section_at(self.sections, self.located[0])
+                self.stored = stored_status(
+                    self.note_text,
+                    source.text,
+                    stored_hash=source.hash,
+                    note_hash=self._note_hash(source),
+                    kimun=self.kimun,
+                )
         self.section = section
 
     def _note_hash(self, source: AskSource) -> str | None:
@@ -183,7 +205,11 @@ class SourceReader(w.VBox):  # type: ignore[misc]
         parts: list[Any] = [self.title_html, self.meta_html, self.chunk_label, self.chunk_html]
         if self.vault is not None:
             self._render_note()
-            parts += [self._nav, self.note_html]
+            stored = self.stored if self.stored not in {None, CURRENT} else None
+            self.stored_html.value = (
+                _html.message(stored_message(stored), tone="warn") if stored else ""
+            )
+            parts += [self.stored_html, self._nav, self.note_html]
         self.children = parts
 
     def _render_note(self) -> None:

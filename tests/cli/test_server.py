@@ -239,3 +239,53 @@ def test_ask_option_checks(
     assert main(["ask", "  ", "--server", server.url, "--vault-id", "notes"]) == 2
     assert "the question is empty" in capsys.readouterr().err
     assert server.requests == []
+
+
+# -- the server's health -----------------------------------------------------------------------
+
+
+def test_a_degraded_server_is_one_line_saying_why_before_anything_is_sent(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with KimunTestServer(degraded="could not initialize the fastembed embedder") as server:
+        for argv in (["search", "q"], ["ask", "q?"]):
+            assert main([*argv, "--server", server.url, "--vault-id", "notes"]) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1
+            assert err.startswith(
+                f"askkit: error: the kimun server at {server.url} is degraded: could not "
+                "initialize the fastembed embedder; its embedder failed to start"
+            )
+        assert [r.path for r in server.requests] == ["/health", "/health"]
+
+
+def test_a_reranker_error_is_a_warning_and_the_results_still_print(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with KimunTestServer(reranker_error="blocked \x1b]0;x\x07download") as server:
+        argv = ["search", "q", "--server", server.url, "--vault-id", "notes", "-k", "1", "--json"]
+        assert main(argv) == 0
+        captured = capsys.readouterr()
+    assert json.loads(captured.out)["chunks"]  # stdout stays the JSON alone
+    assert captured.err == (
+        "askkit: warning: the server's reranker failed to start: blocked download (results "
+        "are ranked by vector similarity alone)\n"
+    )
+
+
+def test_an_update_the_server_found_is_a_note(capsys: pytest.CaptureFixture[str]) -> None:
+    with KimunTestServer(version="0.5.1", latest_version="0.6.0") as server:
+        argv = ["ask", "q?", "--server", server.url, "--vault-id", "notes"]
+        assert main([*argv, "--poll-interval", "0"]) == 0
+        captured = capsys.readouterr()
+    assert "A: Feed the starter" in captured.out
+    assert captured.err == "askkit: note: kimun server 0.6.0 is available (this one runs 0.5.1)\n"
+
+
+def test_a_healthy_server_adds_nothing_to_stderr(
+    server: KimunTestServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["search", "q", "--server", server.url, "--vault-id", "notes", "--token", "tok"]
+    assert main(argv) == 0
+    assert capsys.readouterr().err == ""
+    assert [r.path for r in server.requests] == ["/health", "/api/embeddings"]

@@ -111,3 +111,34 @@ def test_no_cache_with_a_cache_dir_is_refused_as_a_contradiction(
     assert "not allowed with argument --" in out.stderr
     assert out.stderr.count("\n") == 1
     assert not cache.exists()
+
+
+def test_kimun_version_picks_the_chunker(vault: Path, tmp_path: Path) -> None:
+    """``--kimun-version 0.17`` cuts as kimun's content extractor did; the default is 0.18."""
+    (vault / "links.md").write_text("# Links\n\nUse `[[x]]` and rye here.\n")
+    cache = tmp_path / "c"
+    args = ("search", "rye here", "--vault", str(vault), "-k", "1", "--json")
+    newer = run(*args, cache=cache)
+    older = run(*args, "--kimun-version", "0.17", cache=cache)
+    assert newer.returncode == older.returncode == 0, newer.stderr + older.stderr
+    assert json.loads(newer.stdout)["chunks"][0]["content"] == "Use `[[x]]` and rye here."
+    assert json.loads(older.stdout)["chunks"][0]["content"] == "Use `x` and rye here."
+    indexed = run("index", str(vault), "--kimun-version", "0.17", cache=cache)
+    assert "0 added, 0 changed, 0 deleted, 3 unchanged" in indexed.stdout  # 0.17's cache
+
+
+def test_kimun_version_is_checked(vault: Path, tmp_path: Path) -> None:
+    bad = run("index", str(vault), "--kimun-version", "0.16", cache=tmp_path / "c")
+    assert bad.returncode == 2
+    assert bad.stderr.count("\n") == 1
+    assert "--kimun-version" in bad.stderr
+    assert "0.16" in bad.stderr
+    server = run(
+        "search", "q", "--server", "http://127.0.0.1:9", "--vault-id", "v",
+        "--kimun-version", "0.17", cache=tmp_path / "c",
+    )  # fmt: skip
+    assert server.returncode == 2
+    assert server.stderr.strip() == (
+        "askkit: error: --kimun-version applies to --vault: a kimun server (--server) and its "
+        "store (--store) hold the chunks its own kimun cut"
+    )

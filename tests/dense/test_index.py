@@ -159,6 +159,27 @@ def test_the_index_holds_the_chunks_the_bm25_index_holds(root: Path) -> None:
     assert len(index) > 4  # the long section was split into several chunks
 
 
+def test_the_chunker_version_cuts_the_embedded_chunks_and_a_stored_note_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    """``kimun="0.17"`` embeds the chunks kimun 0.17 cut; as on kimun's server, a store keeps
+    a note's chunks until the note changes, whatever cuts the notes now."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "n.md").write_text("# Links\nUse `[[x]]` here.\n", encoding="utf-8")
+    older = DenseIndex(vault, CountingEmbedder(), store=False, progress=False, kimun="0.17")
+    newer = DenseIndex(vault, CountingEmbedder(), store=False, progress=False)
+    assert older.chunks["text"].tolist() == ["Use `x` here."]
+    assert newer.chunks["text"].tolist() == ["Use `[[x]]` here."]
+    folder = tmp_path / "store"
+    DenseIndex(vault, CountingEmbedder(), store=folder, progress=False, kimun="0.17")
+    kept = DenseIndex(vault, CountingEmbedder(), store=folder, progress=False)
+    assert kept.chunks["text"].tolist() == ["Use `x` here."]  # the note has not changed
+    (vault / "n.md").write_text("# Links\nUse `[[x]]` there.\n", encoding="utf-8")
+    kept.update()
+    assert kept.chunks["text"].tolist() == ["Use `[[x]]` there."]
+
+
 def test_the_first_index_embeds_every_chunk_once_in_one_call(root: Path) -> None:
     embedder = CountingEmbedder()
     index = DenseIndex(root, embedder, store=False, progress=False)

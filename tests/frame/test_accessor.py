@@ -106,3 +106,29 @@ def test_describe_scores_single_source() -> None:
     assert row["sources"] == 1
     assert row["std"] == 0.0
     assert pd.isna(row["top_gap"])
+
+
+def test_stored_says_how_each_chunk_relates_to_its_note_now(tmp_path: Path) -> None:
+    """A chunk kimun cuts from the note now, one cut before the note changed, one an older
+    kimun cut from the unchanged note, and one whose note is gone."""
+    from askkit import AskSource, ChunkResult
+    from askkit.vault import Vault
+
+    (tmp_path / "links.md").write_text("# Links\nSee `[[x]]` and [[y|Y]].\n", encoding="utf-8")
+    (tmp_path / "bread.md").write_text("# Bread\nRye only now.\n", encoding="utf-8")
+    vault = Vault(tmp_path)
+    links = vault.hash("links.md")
+    chunks = [
+        ChunkResult("links.md", "Links", None, "See `[[x]]` and Y.", links, 0.9, 1),
+        ChunkResult("bread.md", "Bread", None, "Wheat and rye.", "42", 0.8, 2),
+        ChunkResult("links.md", "Links", None, "See `x` and Y.", links, 0.7, 3),
+        ChunkResult("gone.md", "Gone", None, "text", "7", 0.6, 4),
+    ]
+    frame = sources_frame([Turn("q", "", AskSource.from_chunks(chunks))])
+    before = frame.copy()
+    out = frame.ask.stored(tmp_path)
+    assert out["stored"].tolist() == ["current", "note changed", "older kimun", "note missing"]
+    assert out.drop(columns="stored").equals(frame)
+    pd.testing.assert_frame_equal(frame, before)  # the caller's frame is not modified
+    older = frame.ask.stored(vault, kimun="0.17")["stored"].tolist()
+    assert older == ["older kimun", "note changed", "current", "note missing"]

@@ -72,6 +72,69 @@ def test_health_missing_and_null_fields_default(body: dict[str, Any], expected: 
         assert client.health() == expected
 
 
+#: ``/health`` of kimun's server at e7518b41 (``server/src/startup.rs``, ``health_handler``).
+NEWEST_HEALTH = {
+    "status": "ok",
+    "reranker": False,
+    "reranker_error": "could not download the cross-encoder (offline?)",
+    "embedder": None,
+    "llm_provider": "claude",
+    "auth_required": True,
+    "degraded": "could not initialize the fastembed embedder",
+    "version": "0.5.1",
+    "latest_version": "0.6.0",
+}
+
+
+def test_health_carries_what_a_newer_server_adds() -> None:
+    with KimunTestServer(health=NEWEST_HEALTH) as server, server.client() as client:
+        health = client.health()
+    assert health == Health(
+        "ok",
+        False,
+        None,
+        "claude",
+        auth_required=True,
+        degraded="could not initialize the fastembed embedder",
+        reranker_error="could not download the cross-encoder (offline?)",
+        version="0.5.1",
+        latest_version="0.6.0",
+    )
+    assert health.is_degraded
+    assert health.capability == "unconfigured"
+    assert [p.split(":")[0] for p in health.problems()] == [
+        "the server is degraded",
+        "the server's reranker failed to start",
+    ]
+    assert health.update_note() == "kimun server 0.6.0 is available (this one runs 0.5.1)"
+
+
+def test_absent_health_fields_stay_absent() -> None:
+    """A server that sends none of the newer fields (kimun before f28bdd54), or nulls (a
+    healthy newer one), gives ``None`` for each: nothing is invented."""
+    for body in (
+        {"status": "ok", "reranker": True, "embedder": "ollama", "llm_provider": None},
+        {"status": "ok", "degraded": None, "reranker_error": None, "latest_version": None},
+    ):
+        with KimunTestServer(health=body) as server, server.client() as client:
+            health = client.health()
+        fields = (health.degraded, health.reranker_error, health.version, health.latest_version)
+        assert fields == (None, None, None, None)
+        assert not health.is_degraded
+        assert health.problems() == []
+        assert health.update_note() is None
+
+
+@pytest.mark.parametrize("field", ["degraded", "reranker_error", "version", "latest_version"])
+def test_a_newer_health_field_of_the_wrong_type_is_a_protocol_error(field: str) -> None:
+    with (
+        KimunTestServer(health={"status": "ok", field: True}) as server,
+        server.client() as client,
+        pytest.raises(ProtocolError, match=field),
+    ):
+        client.health()
+
+
 @pytest.mark.parametrize(
     ("embedder", "llm", "capability"),
     [(None, None, "unconfigured"), ("e", None, "semantic_only"), ("e", "l", "full")],

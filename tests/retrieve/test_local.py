@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import replace
@@ -13,7 +14,7 @@ import pandas as pd
 import pytest
 
 from askkit import AskSource, ChunkResult
-from askkit.errors import SchemaError
+from askkit.errors import SchemaError, UsageError
 from askkit.ranking import CutSettings, cut_len, recommend, sweep_cuts
 from askkit.retrieve import Retriever, as_retriever
 from askkit.retrieve.local import LocalIndex, _top, tokenize
@@ -365,3 +366,37 @@ def test_search_cut_previews_the_cut_on_the_pool(index: LocalIndex) -> None:
     fixed = index.search_cut(query, CutSettings(strategy="fixed", top_k=2))
     assert list(fixed.context) == pool[:2]
     assert fixed.boundary == (pool[1].similarity_score, pool[2].similarity_score)
+
+
+# --- kimun's chunker versions -------------------------------------------------------------
+
+
+def test_the_chunker_version_cuts_the_notes(tmp_path: Path) -> None:
+    """kimun 0.18 (default) keeps a wikilink in code as written, 0.17 collapsed it; a server
+    holding either answers with its own chunk texts, and so does the local index."""
+    (tmp_path / "n.md").write_text("# Links\nUse `[[x]]` and [[y|Y]] here.\n", encoding="utf-8")
+    newer = LocalIndex(tmp_path, cache_dir=False, progress=False)
+    older = LocalIndex(tmp_path, cache_dir=False, progress=False, kimun="0.17")
+    assert (newer.kimun, older.kimun) == ("0.18", "0.17")
+    assert [c.content for c in newer.search("here")] == ["Use `[[x]]` and Y here."]
+    assert [c.content for c in older.search("here")] == ["Use `x` and Y here."]
+
+
+def test_the_chunker_version_is_part_of_the_cache_key(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "n.md").write_text("# Links\nUse `[[x]]` here.\n", encoding="utf-8")
+    cache = tmp_path / "cache"
+    LocalIndex(vault, cache_dir=cache, progress=False, kimun="0.17")
+    manifest = json.loads((cache / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["params"]["kimun"] == "0.17"
+    reopened = LocalIndex(vault, cache_dir=cache, progress=False)
+    assert reopened.last_report.added == ("n.md",)  # 0.17's cache was not read: rebuilt
+    assert [c.content for c in reopened.search("here")] == ["Use `[[x]]` here."]
+    again = LocalIndex(vault, cache_dir=cache, progress=False)
+    assert not again.last_report.touched  # its own cache is read
+
+
+def test_an_unknown_chunker_version_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="kimun must be one of"):
+        LocalIndex(tmp_path, cache_dir=False, progress=False, kimun="0.16")  # type: ignore[arg-type]

@@ -475,6 +475,18 @@ STALE: dict[str, Callable[[Path], object]] = {
         lambda d: _with(d, params={**d["params"], "k1": 1.2}),  # type: ignore[dict-item]
     ),
     "another bm25s": lambda c: _bm25_params(c, lambda d: _with(d, version="0.0.1")),
+    "another kimun chunker": lambda c: _manifest(
+        c,
+        lambda d: _with(d, params={**d["params"], "kimun": "0.17"}),  # type: ignore[dict-item]
+    ),
+    "a cache of askkit before the kimun key": lambda c: _manifest(
+        c,
+        lambda d: _with(
+            d,
+            askkit_cache=3,
+            params={k: v for k, v in d["params"].items() if k != "kimun"},  # type: ignore[attr-defined]
+        ),
+    ),
 }
 
 

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from askkit.errors import UsageError
+from askkit.retrieve._cache import FORMAT
 from askkit.retrieve.local import (
     DEFAULT_STEMMER,
     DEFAULT_STOPWORDS,
@@ -229,7 +230,7 @@ def test_a_cache_from_before_the_tokens_key_is_rebuilt_quietly(root: Path, tmp_p
     (cache / "manifest.json").write_text(json.dumps(manifest))
     index = index_of(root, cache, stemmer=None)
     assert len(index.last_report.added) == 3
-    assert json.loads((cache / "manifest.json").read_text())["askkit_cache"] == 3
+    assert json.loads((cache / "manifest.json").read_text())["askkit_cache"] == FORMAT
 
 
 # -- explain ------------------------------------------------------------------------------------

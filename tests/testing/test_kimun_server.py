@@ -16,7 +16,7 @@ import pytest
 
 from askkit import SchemaError
 from askkit.retrieve import ClientSettings
-from askkit.testing import FAST_SETTINGS, KimunTestServer, sample_payloads
+from askkit.testing import FAST_SETTINGS, UNCONFIGURED, KimunTestServer, sample_payloads
 from tests.conftest import DATA, load
 
 
@@ -60,9 +60,11 @@ def test_health_is_open(server: KimunTestServer) -> None:
     assert response.json() == {
         "status": "ok",
         "reranker": False,
+        "reranker_error": None,
         "embedder": "askkit-test",
         "llm_provider": "askkit-test",
         "auth_required": True,
+        "degraded": None,
     }
 
 
@@ -377,3 +379,38 @@ def test_client_helper_uses_a_given_http_client(server: KimunTestServer) -> None
         with server.client(http_client=http) as client:
             assert client.health().auth_required
         assert not http.is_closed
+
+
+def test_health_says_what_a_newer_kimun_adds_and_no_version_unless_given() -> None:
+    with KimunTestServer() as server:
+        body = httpx.get(f"{server.url}/health").json()
+    assert body["degraded"] is None
+    assert body["reranker_error"] is None
+    assert "version" not in body  # the double is no kimun release
+    assert "latest_version" not in body
+    with KimunTestServer(version="0.5.1", latest_version="0.6.0") as server:
+        body = httpx.get(f"{server.url}/health").json()
+    assert (body["version"], body["latest_version"]) == ("0.5.1", "0.6.0")
+
+
+def test_a_degraded_server_answers_503_as_kimuns_unconfigured_one() -> None:
+    with KimunTestServer(degraded="model download failed", token="t") as server:
+        health = httpx.get(f"{server.url}/health").json()
+        assert (health["degraded"], health["embedder"]) == ("model download failed", None)
+        headers = {"Authorization": "Bearer t"}
+        for route in ("/api/embeddings", "/api/answer"):
+            reply = httpx.post(
+                f"{server.url}{route}", json={"vault_id": "v", "query": "q"}, headers=headers
+            )
+            assert reply.status_code == 503
+            assert reply.json() == {"error": UNCONFIGURED}
+        assert httpx.post(f"{server.url}/api/embeddings", json={}).status_code == 401
+
+
+def test_a_reranker_error_is_reported_and_search_still_answers() -> None:
+    with KimunTestServer(reranker_error="no model") as server:
+        health = httpx.get(f"{server.url}/health").json()
+        assert (health["reranker"], health["reranker_error"]) == (False, "no model")
+        reply = httpx.post(f"{server.url}/api/embeddings", json={"vault_id": "v", "query": "q"})
+        assert reply.status_code == 200
+        assert reply.json()["chunks"]

@@ -9,17 +9,24 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from askkit.errors import UsageError
 from askkit.vault._chunk_check import section_problems
 from askkit.vault.chunking import (
     FRONTMATTER,
+    KIMUN_VERSIONS,
+    KimunVersion,
     Section,
+    check_kimun,
     check_note_sections,
     check_vault_sections,
     chunk_note,
+    extract_title,
+    note_hashtags,
     note_headings,
     split_frontmatter,
 )
 from tests.conftest import ROOT
+from tests.vault.kimun_snapshot import KIMUN_WALK
 
 SEP = "\x1f"
 OBSIDIAN_HELP = ROOT.parent / "shared/corpora/obsidian-help-en"
@@ -246,15 +253,22 @@ def test_offsets_with_crlf_frontmatter_and_bom() -> None:
     assert note[body.start : body.end] == "# Café\r\nbody é\r\n"
 
 
-def test_bom_without_frontmatter_is_text_as_in_kimun() -> None:
-    """kimun hands a note without frontmatter to pulldown-cmark as it is, BOM included.
+def test_bom_without_frontmatter_is_text_as_in_kimun_017() -> None:
+    """kimun 0.17 hands a note without frontmatter to pulldown-cmark as it is, BOM included.
 
     pulldown-cmark does not skip a BOM, so ``\\ufeff# T`` is a paragraph, not a
     heading (``Vault.read`` drops the BOM, so notes read from a vault are
     chunked without it).
     """
-    (section,) = chunk_note("\ufeff# Title\nbody\n")
+    (section,) = chunk_note("\ufeff# Title\nbody\n", kimun="0.17")
     assert (section.title, section.text, section.start) == ("", "\ufeff# Title\nbody", 0)
+
+
+def test_bom_is_not_body_in_kimun_018() -> None:
+    """kimun 0.18's walk starts the body past a BOM (``a_byte_order_mark_is_not_body``);
+    the heading's section still starts at the note's first line."""
+    (section,) = chunk_note("\ufeff# Title\nbody\n")
+    assert (section.title, section.text, section.start) == ("Title", "body", 0)
 
 
 def test_offsets_survive_wikilinks_spanning_lines() -> None:
@@ -288,9 +302,15 @@ def test_hashtag_in_entity_decoded_text_keeps_its_hash() -> None:
     assert chunk_note("&amp;#tag x\n")[0].text == "&tag x"
 
 
-def test_hashtag_that_ends_a_wikilink_display_is_stripped() -> None:
-    """kimun drops only hashtags wholly inside a display text: ``[[x|#a]]b`` reads ``#ab``."""
-    assert chunk_note("[[x|#a]]b\n")[0].text == "ab"
+def test_hashtag_that_ends_a_wikilink_display_is_stripped_in_kimun_017() -> None:
+    """kimun 0.17 keeps only hashtags wholly inside a display text: ``[[x|#a]]b`` reads ``ab``."""
+    assert chunk_note("[[x|#a]]b\n", kimun="0.17")[0].text == "ab"
+    assert chunk_note("[[x|#a]] b\n", kimun="0.17")[0].text == "#a b"
+
+
+def test_a_display_text_is_shown_as_written_in_kimun_018() -> None:
+    """kimun 0.18 shows a display text as written, its hashtag included."""
+    assert chunk_note("[[x|#a]]b\n")[0].text == "#ab"
     assert chunk_note("[[x|#a]] b\n")[0].text == "#a b"
 
 
@@ -422,17 +442,19 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("kimun", KIMUN_VERSIONS)
 @pytest.mark.parametrize("note", CASES)
-def test_independent_check_holds_on_hard_cases(note: str) -> None:
+def test_independent_check_holds_on_hard_cases(note: str, kimun: KimunVersion) -> None:
     for text in (note, "# H\n" + note, "- # " + note, "> ## " + note):
-        assert check_note_sections(text) == [], text
+        assert check_note_sections(text, kimun=kimun) == [], text
 
 
+@pytest.mark.parametrize("kimun", KIMUN_VERSIONS)
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(MARKDOWN | LINKY)
-def test_independent_check_holds_on_random_markdown(note: str) -> None:
+@given(note=MARKDOWN | LINKY)
+def test_independent_check_holds_on_random_markdown(note: str, kimun: KimunVersion) -> None:
     """A second walk over pulldown-cmark's events finds every owning heading in a breadcrumb."""
-    assert check_note_sections(note) == []
+    assert check_note_sections(note, kimun=kimun) == []
 
 
 @given(st.text())
@@ -445,7 +467,7 @@ def test_chunk_note_rejects_bytes() -> None:
         chunk_note(b"# x")  # type: ignore[arg-type]
 
 
-# --- the whole-vault check (issue 4, item 8) ------------------------------------
+# --- the whole-vault check -------------------------------------------------------
 
 
 def write_vault(root: Path) -> None:
@@ -466,9 +488,10 @@ def write_vault(root: Path) -> None:
         path.write_bytes(text.encode("utf-8"))
 
 
-def test_vault_check_on_a_small_vault(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kimun", KIMUN_VERSIONS)
+def test_vault_check_on_a_small_vault(tmp_path: Path, kimun: KimunVersion) -> None:
     write_vault(tmp_path)
-    assert check_vault_sections(tmp_path) == []
+    assert check_vault_sections(tmp_path, kimun=kimun) == []
 
 
 def test_vault_check_reports_a_broken_section() -> None:
@@ -488,8 +511,30 @@ def test_vault_check_reports_a_broken_section() -> None:
     assert "n.md: section 'B' [2:5]: body text not in range from 'beta'" in problems
 
 
-def test_vault_check_on_the_bundled_vault() -> None:
-    assert check_vault_sections(ROOT / "data" / "vault") == []
+@pytest.mark.parametrize("kimun", KIMUN_VERSIONS)
+def test_vault_check_on_the_bundled_vault(kimun: KimunVersion) -> None:
+    assert check_vault_sections(ROOT / "data" / "vault", kimun=kimun) == []
+
+
+@pytest.mark.parametrize("kimun", KIMUN_VERSIONS)
+def test_vault_check_on_kimuns_walk_corpus(kimun: KimunVersion) -> None:
+    """kimun's own snapshot corpus (``../shared/corpora/kimun-walk``): wikilinks in code,
+    HTML, labels and alt text, across lines, in setext headings, CRLF-free edge cases."""
+    assert check_vault_sections(KIMUN_WALK / "corpus", kimun=kimun) == []
+
+
+def test_vault_check_holds_each_version_to_its_own_headings() -> None:
+    """The check reads wikilinks as each version does: 0.18's heading ``# [[a|*b*]]`` is
+    ``*b*`` (as written), 0.17's ``b``; each passes, and a breadcrumb of other words fails."""
+    note = "# [[a|*b*]] `[[c]]`\ntext\n"
+    older, newer = chunk_note(note, kimun="0.17"), chunk_note(note)
+    assert (older[0].heading, newer[0].heading) == ("b `c`", "*b* `[[c]]`")
+    assert section_problems(note, newer, "n.md", "0.18") == []
+    assert section_problems(note, older, "n.md", "0.17") == []
+    wrong = [Section(("a c",), "text", newer[0].start, newer[0].end)]
+    assert section_problems(note, wrong, "n.md", "0.18")[0] == (
+        "n.md: heading '[[a|b]] [[c]]' (offset 0) is in no breadcrumb"
+    )
 
 
 @pytest.fixture
@@ -503,8 +548,9 @@ def obsidian_help() -> Path:
     return OBSIDIAN_HELP
 
 
-def test_vault_check_on_obsidian_help(obsidian_help: Path) -> None:
-    assert check_vault_sections(obsidian_help) == []
+@pytest.mark.parametrize("kimun", KIMUN_VERSIONS)
+def test_vault_check_on_obsidian_help(obsidian_help: Path, kimun: KimunVersion) -> None:
+    assert check_vault_sections(obsidian_help, kimun=kimun) == []
 
 
 @pytest.mark.parametrize(
@@ -519,3 +565,52 @@ def test_vault_check_on_obsidian_help(obsidian_help: Path) -> None:
 )
 def test_hashtag_edges_use_rusts_is_alphanumeric(note: str, text: str) -> None:
     assert chunk_note(note)[0].text == text
+
+
+# --- the two kimun versions ------------------------------------------------------------
+
+
+def test_the_default_is_kimuns_newest_and_both_versions_are_there() -> None:
+    note = "See `[[x]]` and ![[p.png|Pic]]\n"
+    assert KIMUN_VERSIONS == ("0.17", "0.18")
+    assert chunk_note(note) == chunk_note(note, kimun="0.18")
+    assert chunk_note(note)[0].text == "See `[[x]]` and Pic"
+    assert chunk_note(note, kimun="0.17")[0].text == "See `x` and !Pic"
+
+
+@pytest.mark.parametrize("bad", ["0.19", "", "latest", 0.18, None])
+def test_an_unknown_kimun_version_is_a_usage_error(bad: object) -> None:
+    with pytest.raises(UsageError, match=r"kimun must be one of '0\.17', '0\.18'"):
+        check_kimun(bad)
+    with pytest.raises(UsageError, match="got"):
+        chunk_note("# x\ny\n", kimun=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("note", "older", "newer"),
+    [
+        ("# Sprint #42\n", "Sprint #42", "Sprint 42"),
+        ("See [[proj|Project]]\n", "See [[proj|Project]]", "See Project"),
+    ],
+)
+def test_titles_of_each_version(note: str, older: str, newer: str) -> None:
+    assert (extract_title(note, kimun="0.17"), extract_title(note)) == (older, newer)
+
+
+def test_a_crlf_note_chunks_as_the_same_note_in_lf_with_offsets_into_the_crlf_note() -> None:
+    lf = "---\nt: x\n---\n# A [[a|b\nc]]\nx `y\nz`\n\n## B\n<div>\nq\n</div>\n"
+    crlf = lf.replace("\n", "\r\n")
+    assert [(s.title, s.text) for s in chunk_note(crlf)] == [
+        (s.title, s.text) for s in chunk_note(lf)
+    ]
+    assert [crlf[s.start : s.end] for s in chunk_note(crlf)] == [
+        "# A [[a|b\r\nc]]\r\nx `y\r\nz`\r\n\r\n",
+        "## B\r\n<div>\r\nq\r\n</div>\r\n",
+        "---\r\nt: x\r\n---\r\n",
+    ]
+
+
+def test_note_hashtags_are_the_walks() -> None:
+    note = "---\ntags: [fm]\n---\n# Plan #q3\n#one [[a|#two]] `#three` [x #four](y.md) #Five\n"
+    assert note_hashtags(note) == ["q3", "one", "Five"]
+    assert chunk_note(note)[0].text == "one #two `#three` x #four Five"

@@ -3,6 +3,11 @@
 Each test is a kimun test from ``core/src/note/content_extractor.rs`` (pinned to kimun commit
 0384739416f6230e38199dc72e7fb050e5b6f40a) or ``tui/src/ask/locate.rs`` (pinned to kimun commit
 82257a834a86d177c7c988fea68242838677520e), with kimun's inputs and kimun's expected values.
+Every test runs for both chunker versions (``kimun="0.17"`` and ``"0.18"``): the content
+extractor tests are also kimun's tests at commit 67e96640a6ceae220ba578117d14352a60658604, after
+the single note walk, with the same inputs and expected values (the ``cleanup_hashtags`` ones
+as ``chunk_hashtags_*`` through the chunker; those of 67e96640 alone are in
+``test_kimun_walk.py``).
 
 The askkit names for kimun's: ``chunk_note`` is ``get_content_chunks`` /
 ``get_chunks_and_links(..).0``; a ``Section``'s ``title`` is ``get_breadcrumb()``, ``text`` is
@@ -14,20 +19,52 @@ The askkit names for kimun's: ``chunk_note`` is ``get_content_chunks`` /
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
+
+from askkit.vault import chunking, locate
 from askkit.vault._note_text import cleanup_hashtags, label_matches, split_note
-from askkit.vault.chunking import (
-    BREADCRUMB_SEP,
-    chunk_note,
-    extract_headings,
-    extract_title,
-    split_frontmatter,
-)
-from askkit.vault.locate import (
-    atx_heading_text,
-    heading_display_text,
-    kimun_heading_section_range,
-    kimun_section_range,
-)
+from askkit.vault.chunking import BREADCRUMB_SEP, KIMUN_VERSIONS, KimunVersion, Section
+from askkit.vault.locate import atx_heading_text
+
+#: The chunker version the running test uses (set by the ``_kimun`` fixture).
+_VERSION: list[KimunVersion] = ["0.18"]
+
+
+@pytest.fixture(autouse=True, params=KIMUN_VERSIONS)
+def _kimun(request: pytest.FixtureRequest) -> Iterator[None]:
+    _VERSION[0] = request.param
+    yield
+    _VERSION[0] = "0.18"
+
+
+def chunk_note(text: str) -> list[Section]:
+    return chunking.chunk_note(text, kimun=_VERSION[0])
+
+
+def extract_headings(text: str) -> list[tuple[int, str]]:
+    return chunking.extract_headings(text, kimun=_VERSION[0])
+
+
+def extract_title(text: str) -> str:
+    return chunking.extract_title(text, kimun=_VERSION[0])
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    return chunking.split_frontmatter(text, kimun=_VERSION[0])
+
+
+def heading_display_text(line: str) -> str | None:
+    return locate.heading_display_text(line, kimun=_VERSION[0])
+
+
+def kimun_heading_section_range(note: str, heading: str) -> tuple[int, int] | None:
+    return locate.kimun_heading_section_range(note, heading, kimun=_VERSION[0])
+
+
+def kimun_section_range(note: str, heading: str, chunk_text: str) -> tuple[int, int] | None:
+    return locate.kimun_section_range(note, heading, chunk_text, kimun=_VERSION[0])
 
 
 def label_names(text: str) -> list[str]:

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from askkit.sources import AskSource
+from askkit.vault import Vault
+from askkit.vault.chunking import chunk_note
 from askkit.vault.locate import (
+    CURRENT,
+    NOTE_CHANGED,
+    NOTE_MISSING,
+    OLDER_KIMUN,
     heading_display_text,
     kimun_heading_section_range,
     kimun_section_range,
     locate_source,
     section_range,
+    stored_message,
+    stored_status,
+    stored_statuses,
 )
+from askkit.vault.split import split_for_rag
 from askkit.wire import ChunkResult
 
 
@@ -233,3 +246,100 @@ def test_ranges_are_within_the_note(note: str, heading: str, chunk: str) -> None
     for found in (section_range(note, heading, chunk), kimun_section_range(note, heading, chunk)):
         if found is not None:
             assert 0 <= found[0] <= found[1] <= len(note)
+
+
+# --- kimun's two chunkers, and a chunk a server stored before -----------------------------
+
+
+def test_heading_display_text_follows_each_version() -> None:
+    """kimun 0.18 walks the line (a wikilink in code stays as written, an alias shows as
+    written); 0.17 collapsed wikilinks first."""
+    line = "## See `[[x]]` and [[y|*Y*]]"
+    assert heading_display_text(line) == "See `[[x]]` and *Y*"
+    assert heading_display_text(line, kimun="0.17") == "See `x` and Y"
+
+
+def test_the_reader_finds_a_section_by_the_walks_heading_text() -> None:
+    note = "# Intro\nhi\n## Use `[[x]]`\nbody text\n## Next\nmore\n"
+    assert span(note, kimun_heading_section_range(note, "Use `[[x]]`")) == (
+        "## Use `[[x]]`\nbody text\n"
+    )
+    assert kimun_heading_section_range(note, "Use `[[x]]`", kimun="0.17") is None
+    assert span(note, section_range(note, "Use `[[x]]`", "gone")) == "body text"
+    assert section_range(note, "Use `x`", "gone") is None
+
+
+def test_a_chunk_an_older_kimun_cut_is_found_in_its_section() -> None:
+    """A chunk kimun 0.17 stored (``See x``: the code span collapsed) is in no 0.18 section,
+    and not verbatim in the note: askkit finds the section 0.17 cut, under its heading."""
+    note = "# Top\nintro\n## Links\nSee `[[x]]` and [[y|Y]].\n### Deeper\nmore\n## Next\nend\n"
+    older = chunk_note(note, kimun="0.17")[1]
+    assert (older.heading, older.text) == ("Links", "See `x` and Y.")
+    assert span(note, section_range(note, "Links", older.text)) == (
+        "## Links\nSee `[[x]]` and [[y|Y]].\n### Deeper\nmore\n"
+    )
+    # kimun's locate finds no 0.18 section with that text, then scans for the heading
+    assert span(note, kimun_section_range(note, "Links", older.text)) == (
+        "## Links\nSee `[[x]]` and [[y|Y]].\n"
+    )
+
+
+def test_stored_status_of_each_case() -> None:
+    note = "# Links\nSee `[[x]]` and [[y|Y]].\n"
+    assert stored_status(note, "See `[[x]]` and Y.") == CURRENT
+    assert stored_status(note, "See `x` and Y.") == OLDER_KIMUN
+    assert stored_status(note, "See `x` and Y.", kimun="0.17") == CURRENT
+    assert stored_status(note, "See `[[x]]` and Y.", kimun="0.17") == OLDER_KIMUN
+    assert stored_status(note, "Text the note no longer has.") == NOTE_CHANGED
+    # an edited note: a chunk still cut so is current, one in no section now is from before
+    assert stored_status(note, "See `[[x]]` and Y.", stored_hash="1", note_hash="2") == CURRENT
+    assert stored_status(note, "See `x` and Y.", stored_hash="1", note_hash="2") == NOTE_CHANGED
+    # an unchanged note whose chunk no reproduced version cuts: an older kimun still
+    assert stored_status(note, "Cut another way.", stored_hash="7", note_hash="7") == OLDER_KIMUN
+
+
+def test_stored_messages_say_what_happened() -> None:
+    assert stored_message(CURRENT) == ""
+    assert stored_message(OLDER_KIMUN).startswith("stored by an older kimun")
+    assert stored_message(NOTE_CHANGED).startswith("stored before the note changed")
+    assert stored_message(NOTE_MISSING) == "the note cannot be read from the vault"
+
+
+def test_a_piece_of_a_split_section_is_current() -> None:
+    """kimun's server splits a long section into pieces: each is a piece of the section."""
+    body = " ".join(f"Sentence {i} about bread." for i in range(200))
+    note = f"# Bread\n{body}\n"
+    pieces = split_for_rag(chunk_note(note)[0].text)
+    assert len(pieces) > 2
+    assert {stored_status(note, p) for p in pieces} == {CURRENT}
+
+
+def test_stored_statuses_reads_each_note_once(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\nSee `[[x]]` now.\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("# B\nnew text\n", encoding="utf-8")
+    vault = Vault(tmp_path)
+    frame = pd.DataFrame(
+        {
+            "path": ["a.md", "a.md", "b.md", "gone.md"],
+            "text": ["See `[[x]]` now.", "See `x` now.", "old text", "x"],
+            "hash": [vault.hash("a.md"), vault.hash("a.md"), "123", None],
+        }
+    )
+    before = frame.copy()
+    assert stored_statuses(frame, vault) == [CURRENT, OLDER_KIMUN, NOTE_CHANGED, NOTE_MISSING]
+    pd.testing.assert_frame_equal(frame, before)  # the caller's frame is left alone
+
+
+def test_a_heading_an_older_kimun_rendered_otherwise_is_found() -> None:
+    """0.17 rendered ``## Use [[y|*Y*]]`` as ``Use Y``, 0.18 as ``Use *Y*``: a chunk stored
+    under 0.17's heading is found through 0.17's sections; kimun's locate gives up."""
+    note = "# Top\nintro\n## Use [[y|*Y*]]\nSee [[z|Z]] there.\n## Next\nend\n"
+    older = chunk_note(note, kimun="0.17")[1]
+    assert (older.heading, older.text) == ("Use Y", "See Z there.")
+    assert [s.heading for s in chunk_note(note)] == ["Top", "Use *Y*", "Next"]
+    assert span(note, section_range(note, "Use Y", older.text)) == (
+        "## Use [[y|*Y*]]\nSee [[z|Z]] there.\n"
+    )
+    assert kimun_section_range(note, "Use Y", older.text) is None
+    src = source(f"Top\x1f{older.heading}", older.text)
+    assert span(note, locate_source(note, src)) == "## Use [[y|*Y*]]\nSee [[z|Z]] there.\n"

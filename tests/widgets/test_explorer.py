@@ -306,3 +306,45 @@ def test_a_failing_pool_is_shown_in_the_panel_escaped() -> None:
     assert "&lt;img" in ex.cut_status.value
     assert "<img" not in ex.cut_status.value
     assert ex.cut_view.pool == ()
+
+
+def test_the_status_line_shows_a_degraded_server_plainly() -> None:
+    with (
+        KimunTestServer(degraded="model <download> failed") as server,
+        server.client(settings=dataclasses.replace(FAST_SETTINGS, retries=0)) as client,
+    ):
+        ex = Explorer(client)
+        assert ex.search("anything") == ()
+    assert "ServerStatusError" in (ex.error or "")  # the query's own error, 503
+    assert ex.server_health is not None
+    assert ex.server_health.degraded == "model <download> failed"
+    status = ex.status_html.value
+    assert "the server is degraded: model &lt;download&gt; failed" in status
+    assert "<download>" not in status
+    assert "askkit-error" in status
+
+
+def test_the_status_line_shows_a_reranker_error_and_an_update() -> None:
+    with (
+        KimunTestServer(reranker_error="no model", version="0.5.1", latest_version="0.6.0") as s,
+        s.client() as client,
+    ):
+        ex = Explorer(client)
+        assert len(ex.search("starter")) > 0
+    assert ex.error is None
+    status = ex.status_html.value
+    assert "the server&#x27;s reranker failed to start: no model" in status
+    assert "kimun server 0.6.0 is available (this one runs 0.5.1)" in status
+    assert [r.path for r in s.requests] == ["/api/embeddings", "/health"]
+
+
+def test_a_healthy_server_and_other_retrievers_add_nothing(index: LocalIndex) -> None:
+    with KimunTestServer(retriever=index) as server, server.client() as client:
+        ex = Explorer(client)
+        ex.search("starter")
+        assert ex.server_health is not None
+        assert not ex.server_health.problems()
+        assert "askkit-warn" not in ex.status_html.value
+    local = Explorer(index)
+    local.search("starter")
+    assert local.server_health is None

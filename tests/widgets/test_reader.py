@@ -137,3 +137,48 @@ def test_query_change_rerenders(turn_sources: dict[int, AskSource]) -> None:
     assert "<mark" not in reader.chunk_html.value
     reader.query = "loaf"
     assert "<mark" in reader.chunk_html.value
+
+
+def _chunk_source(path: str, title: str, text: str, note_hash: str) -> AskSource:
+    from askkit.wire import ChunkResult
+
+    chunk = ChunkResult(path, title, None, text, note_hash, 0.5, 1)
+    return AskSource.from_chunk(0, chunk)
+
+
+def test_the_reader_says_when_a_chunk_was_stored_by_an_older_kimun(tmp_path: Path) -> None:
+    """A chunk kimun 0.17 cut from the unchanged note: found in its section, and said so."""
+    note = "# Top\nintro\n## Use [[y|*Y*]]\nSee `[[x]]` there.\n## Next\nend\n"
+    (tmp_path / "n.md").write_text(note, encoding="utf-8")
+    vault = Vault(tmp_path)
+    reader = SourceReader(vault)
+    reader.show(_chunk_source("n.md", "Top\x1fUse Y", "See `x` there.", vault.hash("n.md")))
+    assert reader.stored == "older kimun"
+    assert reader.located is not None
+    assert note[reader.located[0] : reader.located[1]] == "## Use [[y|*Y*]]\nSee `[[x]]` there.\n"
+    assert "stored by an older kimun" in reader.stored_html.value
+    assert reader.stored_html in reader.children
+    current = _chunk_source("n.md", "Top\x1fUse *Y*", "See `[[x]]` there.", vault.hash("n.md"))
+    reader.show(current)
+    assert reader.stored == "current"
+    assert reader.stored_html.value == ""
+
+
+def test_the_reader_says_when_a_chunk_was_stored_before_the_note_changed(tmp_path: Path) -> None:
+    (tmp_path / "n.md").write_text("# Top\n## Bread\nNow rye <b>only</b>.\n", encoding="utf-8")
+    reader = SourceReader(Vault(tmp_path))
+    reader.show(_chunk_source("n.md", "Top\x1fBread", "Wheat and <rye>.", "12345"))
+    assert reader.stored == "note changed"
+    assert reader.located is not None  # found by its heading instead
+    assert "stored before the note changed" in reader.stored_html.value
+    assert "<rye>" not in reader.stored_html.value + reader.chunk_html.value
+
+
+def test_the_reader_cuts_with_the_kimun_version_it_is_given(tmp_path: Path) -> None:
+    (tmp_path / "n.md").write_text("# A\nSee `[[x]]`.\n", encoding="utf-8")
+    older = SourceReader(Vault(tmp_path), kimun="0.17")
+    older.show(_chunk_source("n.md", "A", "See `x`.", Vault(tmp_path).hash("n.md")))
+    assert older.stored == "current"
+    newer = SourceReader(Vault(tmp_path))
+    newer.show(_chunk_source("n.md", "A", "See `x`.", Vault(tmp_path).hash("n.md")))
+    assert newer.stored == "older kimun"
