@@ -85,7 +85,8 @@ from typing import Any
 
 import numpy as np
 
-from askkit.dense.store import KimunStore, exact_top_k, normalise
+from askkit.dense.store import KimunStore
+from askkit.dense.vectors import exact_top_k, normalise
 from askkit.testing.stores import random_store_rows, write_kimun_sqlite
 
 VAULT = "notes"

@@ -51,14 +51,9 @@ if TYPE_CHECKING:
         parse_reranker,
         rerank_document,
     )
-    from askkit.dense.store import (
-        Collection,
-        KimunStore,
-        StoredVault,
-        exact_top_k,
-        normalise,
-    )
+    from askkit.dense.store import Collection, KimunStore, StoredVault
     from askkit.dense.store_retriever import StoreRetriever
+    from askkit.dense.vectors import exact_top_k, normalise
 
 __all__ = [
     "BATCH_SIZE",
@@ -121,9 +116,10 @@ _LAZY = {
         "askkit.dense.rerankers",
     ),
     **dict.fromkeys(
-        ["Collection", "KimunStore", "StoredVault", "exact_top_k", "normalise"],
+        ["Collection", "KimunStore", "StoredVault"],
         "askkit.dense.store",
     ),
+    **dict.fromkeys(["exact_top_k", "normalise"], "askkit.dense.vectors"),
     "StoreWriter": "askkit.dense._writer",
 }
 

@@ -207,7 +207,7 @@ class DenseRetrieval:
 
     def _nearest(self, vector: np.ndarray[Any, Any], size: int) -> list[ChunkResult]:
         """The exact best ``size`` stored chunks for a query vector, best first (kimun)."""
-        from askkit.dense.store import exact_top_k
+        from askkit.dense.vectors import exact_top_k
 
         rows = self._rows()
         if not len(rows):
@@ -216,7 +216,7 @@ class DenseRetrieval:
 
     def _nearest_many(self, vectors: np.ndarray[Any, Any], size: int) -> list[list[ChunkResult]]:
         """:meth:`_nearest` for each row of ``vectors``: one matrix product per block of them."""
-        from askkit.dense.store import exact_top_k_many
+        from askkit.dense.vectors import exact_top_k_many
 
         rows = self._rows()
         if not len(rows):
@@ -332,7 +332,7 @@ class DenseRetrieval:
 
         Each pool is :meth:`pool`'s for its query, bit for bit, but the stored
         vectors are searched with one matrix product per block of queries
-        (:func:`~askkit.dense.store.exact_top_k_many`) rather than one per query.
+        (:func:`~askkit.dense.vectors.exact_top_k_many`) rather than one per query.
         """
         texts = checked_queries(queries)
         size = self._pool_size(size)

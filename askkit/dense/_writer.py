@@ -1,7 +1,7 @@
 """askkit's own vector store, in kimun's schema: :class:`StoreWriter`.
 
 It writes ``embeddings.db`` as kimun's ``VecSqlite`` does (kimun's DDL, WAL,
-foreign keys, vectors normalised by :func:`~askkit.dense.store.normalise`),
+foreign keys, vectors normalised by :func:`~askkit.dense.vectors.normalise`),
 with kimun's store semantics, so that askkit's store and a kimun server's can
 be swapped; :class:`~askkit.dense.store.KimunStore` reads either. It writes
 only into a folder askkit created. Import it from :mod:`askkit.dense`.
@@ -21,25 +21,16 @@ from typing import Any, Final, Self
 import numpy as np
 import pandas as pd
 
-from askkit.dense.store import (
-    _SELECT_IN_ORDER,
+from askkit.dense import _schema
+from askkit.dense._schema import (
     COLUMNS,
     DB_FILE,
     FINGERPRINT_KEY,
     SCHEMA,
     Collection,
     StoredVault,
-    _bad_value,
-    _check_files,
-    _check_schema,
-    _collection,
-    _collections,
-    _empty_vault,
-    _fingerprint,
-    _first_not,
-    _vault_from_rows,
-    normalise,
 )
+from askkit.dense.vectors import normalise
 from askkit.errors import DimensionError, SchemaError, StoreError, UsageError
 
 __all__ = ["StoreWriter"]
@@ -240,7 +231,7 @@ class StoreWriter:
         _claim_folder(self.folder)
         self.path = self.folder / DB_FILE
         self._conn: sqlite3.Connection | None = None
-        _check_files(self.path, writing=True)
+        _schema.check_files(self.path, writing=True)
         try:
             conn = sqlite3.connect(
                 self.path, timeout=5.0, isolation_level=None, check_same_thread=False
@@ -256,7 +247,7 @@ class StoreWriter:
             # index finds their notes missing from the store and writes them again.
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.executescript(SCHEMA)
-            _check_schema(conn, self.path)
+            _schema.check_schema(conn, self.path)
         except sqlite3.Error as exc:
             conn.close()
             raise self._error(exc, "open") from None
@@ -410,7 +401,7 @@ class StoreWriter:
         blob = stored.astype("<f4", copy=False).tobytes()
         size = 4 * width
         with self._transaction("IMMEDIATE") as conn:
-            found = _collection(conn, collection, self.path)
+            found = _schema.collection(conn, collection, self.path)
             if found is not None and found[1] != self.dimension:
                 raise DimensionError(
                     f"SQLite collection `{collection}` in {self.path} has dimension {found[1]} but "
@@ -449,7 +440,7 @@ class StoreWriter:
         if not paths:
             return
         with self._transaction("IMMEDIATE") as conn:
-            found = _collection(conn, collection, self.path)
+            found = _schema.collection(conn, collection, self.path)
             if found is None:
                 return
             for start in range(0, len(paths), _BATCH):
@@ -475,14 +466,14 @@ class StoreWriter:
 
     def _rows(self, collection: str, paths: list[str] | None) -> StoredVault:
         if paths is not None and not paths:
-            return _empty_vault(collection, self.dimension)
+            return _schema.empty_vault(collection, self.dimension)
         with self._transaction() as conn:
-            found = _collection(conn, collection, self.path)
+            found = _schema.collection(conn, collection, self.path)
             if found is None:
-                return _empty_vault(collection, self.dimension)
+                return _schema.empty_vault(collection, self.dimension)
             cid, dimension = found
             if paths is None:
-                rows = conn.execute(_SELECT_IN_ORDER, (cid,)).fetchall()
+                rows = conn.execute(_schema.SELECT_IN_ORDER, (cid,)).fetchall()
             else:
                 rows = []
                 for start in range(0, len(paths), _BATCH):
@@ -492,7 +483,7 @@ class StoreWriter:
                         (cid, *batch),
                     ).fetchall()
         rows.sort(key=lambda r: r[0])
-        return _vault_from_rows(rows, collection, dimension, self.path)
+        return _schema.vault_from_rows(rows, collection, dimension, self.path)
 
     def load(self, collection: str) -> StoredVault:
         """Every chunk of a collection with its vector (empty for a missing collection)."""
@@ -502,7 +493,7 @@ class StoreWriter:
         """``{note path: content hash}`` of a collection (empty for a missing one)."""
         collection = _check_vault_id(collection)
         with self._transaction() as conn:
-            found = _collection(conn, collection, self.path)
+            found = _schema.collection(conn, collection, self.path)
             if found is None:
                 return {}
             rows = conn.execute(
@@ -510,7 +501,7 @@ class StoreWriter:
             ).fetchall()
             for column in ("path", "hash"):
                 values = [r[column == "hash"] for r in rows]
-                bad = _first_not(values, (str,))
+                bad = _schema.first_not(values, (str,))
                 if bad is not None:
                     (row_id,) = conn.execute(
                         f"SELECT MIN(id) FROM chunks WHERE collection_id = ? "  # noqa: S608 - a
@@ -518,18 +509,18 @@ class StoreWriter:
                         (found[0], values[bad]),
                     ).fetchone()
                     where = f"table chunks, row id {row_id}"
-                    raise _bad_value(self.path, where, column, values[bad], "text")
+                    raise _schema.bad_value(self.path, where, column, values[bad], "text")
         return dict(rows)
 
     def collections(self) -> list[Collection]:
         """Every collection, by name, with its note and chunk counts and dimension."""
         with self._transaction() as conn:
-            return _collections(conn, self.path)
+            return _schema.collections(conn, self.path)
 
     def read_fingerprint(self) -> str | None:
         """The recorded embedder fingerprint (trimmed, as kimun reads it), or None."""
         with self._transaction() as conn:
-            return _fingerprint(conn, self.path)
+            return _schema.fingerprint(conn, self.path)
 
     def write_fingerprint(self, fingerprint: str) -> None:
         """Record the embedder fingerprint, replacing any previous one."""

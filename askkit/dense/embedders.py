@@ -43,13 +43,21 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from askkit._http.reading import Numbers
 from askkit.dense import _minilm
+from askkit.dense._embedding import (
+    BATCH_SIZE,
+    PROBE_TEXT,
+    Batched,
+    Vectors,
+    check_query,
+    document_text,
+    kimun_fingerprint,
+    query_text,
+)
 from askkit.dense._fastembed import (
     DEFAULT_EMBEDDING_MODEL,
     EMBEDDING_MODELS,
@@ -58,8 +66,9 @@ from askkit.dense._fastembed import (
     resolve_model,
     text_embedding,
 )
-from askkit.dense._http import DEFAULT_TIMEOUT, JsonEndpoint
-from askkit.errors import DimensionError, ProtocolError, UsageError
+from askkit.dense._http import DEFAULT_TIMEOUT
+from askkit.dense.http_embedders import OllamaEmbedder, OpenAIEmbedder
+from askkit.errors import UsageError
 
 __all__ = [
     "BATCH_SIZE",
@@ -83,52 +92,13 @@ __all__ = [
     "split_url_model",
 ]
 
-#: Chunks per embedding call (kimun's ``EMBED_BATCH`` in ``server/src/lib.rs``).
-BATCH_SIZE = 100
 #: kimun's default local model: BGE-Large-EN-v1.5, 1024-d.
 DEFAULT_FASTEMBED_MODEL = DEFAULT_EMBEDDING_MODEL
 #: The fastembed embedder's framing (``fastembedder.rs``).
 FASTEMBED_DOC_PREFIX = "passage: "
 FASTEMBED_QUERY_PREFIX = "query: "
-#: What kimun's HTTP embedders embed to learn their width (``HttpEmbedder::probe``).
-PROBE_TEXT = "dimension probe"
 #: Texts per model run in :meth:`FastEmbedEmbedder.embed_texts` (sorted by length first).
 _RUN = 32
-
-Vectors = np.ndarray[Any, np.dtype[np.float32]]
-
-
-def document_text(title: str, text: str, prefix: str = "") -> str:
-    """The text kimun embeds for a chunk: ``prefix + title + "\\n" + text``.
-
-    >>> document_text("Title", "body", "search_document: ")
-    'search_document: Title\\nbody'
-    """
-    return f"{prefix}{title}\n{text}"
-
-
-def query_text(query: str, prefix: str = "") -> str:
-    """The text kimun embeds for a query: ``prefix + query``.
-
-    >>> query_text("find me", "query: ")
-    'query: find me'
-    """
-    return f"{prefix}{query}"
-
-
-def kimun_fingerprint(provider: str, model: str | None, dimension: int) -> str:
-    """kimun's embedder fingerprint: ``provider:model:dimension``, the model lower-cased.
-
-    ``model=None`` (a fastembed config that names no model) is ``default``
-    (``EmbedderConfig::fingerprint`` in kimun's ``server/src/config.rs``).
-
-    >>> kimun_fingerprint("fastembed", "BGESmallENV15", 384)
-    'fastembed:bgesmallenv15:384'
-    >>> kimun_fingerprint("fastembed", None, 1024)
-    'fastembed:default:1024'
-    """
-    name = model if model is not None else "default"
-    return f"{provider}:{name.lower()}:{dimension}"
 
 
 def resolve_fastembed_model(name: str | None = None) -> FastEmbedModel:
@@ -179,167 +149,6 @@ class Embedder(Protocol):
         ...
 
 
-def _check_chunks(chunks: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    if isinstance(chunks, str | bytes):
-        raise UsageError("embed_documents takes a list of (title, text) pairs, not a string")
-    pairs = list(chunks)
-    for i, pair in enumerate(pairs):
-        if (
-            not isinstance(pair, tuple | list)
-            or len(pair) != 2
-            or not all(isinstance(part, str) for part in pair)
-        ):
-            raise UsageError(f"chunks[{i}] must be a (title, text) pair of strings, got {pair!r}")
-    return pairs
-
-
-def _check_query(query: object) -> str:
-    if not isinstance(query, str):
-        raise UsageError(f"the query must be a string, got {type(query).__name__}")
-    return query
-
-
-class _Batched:
-    """What every embedder shares: batching, the bar, the width checks, the fingerprint."""
-
-    name: str
-    provider: str
-    progress: bool
-    _dimension: int | None
-    _fingerprint_model: str | None
-
-    @property
-    def dimension(self) -> int | None:
-        """The vectors' width: known from the model table or the first answer, else None."""
-        return self._dimension
-
-    @property
-    def fingerprint(self) -> str:
-        """kimun's fingerprint, ``provider:model:dimension`` (the model lower-cased).
-
-        An HTTP embedder whose width is not known yet embeds
-        :data:`PROBE_TEXT` first, as kimun's server does when it starts.
-        """
-        dimension = self._dimension if self._dimension is not None else self.probe()
-        return kimun_fingerprint(self.provider, self._fingerprint_model, dimension)
-
-    def probe(self) -> int:
-        """Learn the width by embedding :data:`PROBE_TEXT` (kimun's probe); returns it."""
-        vectors = self._embed_batch([PROBE_TEXT], "the dimension probe")
-        if vectors.shape[1] == 0:
-            raise ProtocolError(f"{self.name} returned no vector on probe")
-        return int(vectors.shape[1])
-
-    def embed_texts(self, texts: Sequence[str]) -> Vectors:
-        """Embed ``texts`` exactly as given (no framing) in one call; float32 ``(n, d)``."""
-        raise NotImplementedError
-
-    def _embed_batch(self, texts: list[str], what: str) -> Vectors:
-        """:meth:`embed_texts`, refusing another number of vectors than ``texts``
-        (``what`` they are, for the message)."""
-        vectors = self.embed_texts(texts)
-        if vectors.shape[0] != len(texts):
-            raise self._count_error(int(vectors.shape[0]), what)
-        return vectors
-
-    def _count_error(self, got: int, what: str) -> ProtocolError:
-        return ProtocolError(
-            f"{self.name} returned {got} vectors for {what}; kimun refuses such an answer too"
-        )
-
-    def _document_prefix(self) -> str:
-        raise NotImplementedError
-
-    def _query_prefix(self) -> str:
-        raise NotImplementedError
-
-    def embed_documents(
-        self, chunks: Sequence[tuple[str, str]], *, progress: bool | None = None
-    ) -> Vectors:
-        """Embed ``(title, text)`` chunks as kimun indexes them, :data:`BATCH_SIZE` per call.
-
-        Parameters
-        ----------
-        chunks:
-            ``(title, text)`` pairs, as kimun's server splits a vault.
-        progress:
-            Show a tqdm bar over the chunks (default: the embedder's
-            ``progress``); shown only when there is more than one batch.
-
-        Returns
-        -------
-        numpy.ndarray
-            float32 ``(n, d)``, row ``i`` for ``chunks[i]``: the model's raw
-            vectors (kimun's stores normalise them). No chunks: ``(0, d)``, or
-            ``(0, 0)`` while the width is unknown.
-
-        Raises
-        ------
-        ProtocolError
-            A batch answered with another number of vectors than it sent, or
-            with something that is not vectors.
-        DimensionError
-            Vectors of another width than the ones before.
-        ServerUnavailable, AuthError, ServerStatusError
-            The endpoint failed (HTTP embedders).
-
-        Notes
-        -----
-        A run that fails erases its bar: the error is left alone on stderr.
-        """
-        pairs = _check_chunks(chunks)
-        prefix = self._document_prefix()
-        texts = [document_text(title, text, prefix) for title, text in pairs]
-        if not texts:
-            return np.zeros((0, self._dimension or 0), dtype=np.float32)
-        show = self.progress if progress is None else progress
-        parts: list[Vectors] = []
-        with tqdm(
-            total=len(texts),
-            desc=f"embedding ({self.name})",
-            unit="chunk",
-            disable=not show or len(texts) <= BATCH_SIZE,
-        ) as bar:
-            try:
-                for start in range(0, len(texts), BATCH_SIZE):
-                    batch = texts[start : start + BATCH_SIZE]
-                    end = start + len(batch) - 1
-                    parts.append(
-                        self._embed_batch(batch, f"{len(batch)} chunks (chunks {start}..{end})")
-                    )
-                    bar.update(len(batch))
-            except BaseException:
-                bar.leave = False  # closing clears the bar's line instead of ending it
-                raise
-        return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
-
-    def embed_query(self, query: str) -> Vectors:
-        """Embed a query as kimun's server does before searching; float32 ``(d,)``."""
-        text = query_text(_check_query(query), self._query_prefix())
-        query_vector: Vectors = self._embed_batch([text], "one query")[0]
-        return query_vector
-
-    def _checked_width(self, vectors: Vectors) -> Vectors:
-        """``vectors`` if their width is the embedder's (learning it on the first answer)."""
-        if vectors.shape[0] == 0:
-            return vectors
-        width = int(vectors.shape[1])
-        self._check_width(width)
-        self._dimension = width
-        return vectors
-
-    def _check_width(self, width: int) -> None:
-        """Refuse vectors ``width`` wide when the embedder's are known to be another width."""
-        if self._dimension is not None and width != self._dimension:
-            raise DimensionError(
-                f"{self.name} returned {width}-d vectors, but its vectors are "
-                f"{self._dimension}-d; the model behind the endpoint changed? Embed the vault "
-                "again with one model: vectors of two widths cannot be compared",
-                expected=self._dimension,
-                actual=width,
-            )
-
-
 # -- fastembed
 
 
@@ -374,7 +183,7 @@ def _hub_file(python_model: str) -> str:
     return python_model
 
 
-class FastEmbedEmbedder(_Batched):
+class FastEmbedEmbedder(Batched):
     """kimun's local embedder: a fastembed model, in process, on the CPU.
 
     Parameters
@@ -557,7 +366,7 @@ class FastEmbedEmbedder(_Batched):
         longest of the call (kimun's batch of 100 pads every chunk to its longest):
         the attention mask makes padding change nothing but the time it takes.
         """
-        batch = [_check_query(t) for t in texts]
+        batch = [check_query(t) for t in texts]
         if not batch:
             return np.zeros((0, self._dimension or 0), dtype=np.float32)
         order = sorted(range(len(batch)), key=lambda i: len(batch[i]))
@@ -569,291 +378,6 @@ class FastEmbedEmbedder(_Batched):
 
 # -- HTTP embedders
 
-
-def _texts(n: int) -> str:
-    return "1 text" if n == 1 else f"{n} texts"
-
-
-class _HttpEmbedder(_Batched):
-    """An Ollama or OpenAI-compatible embedder (kimun's ``HttpEmbedder``)."""
-
-    path: str
-
-    def __init__(
-        self,
-        url: str,
-        model: str,
-        *,
-        api_key: str | None,
-        key_env: str | None,
-        doc_prefix: str,
-        query_prefix: str,
-        timeout: float,
-        progress: bool,
-    ) -> None:
-        if not isinstance(model, str) or not model:
-            raise UsageError(f"{self.provider}: the model must be a non-empty string")
-        for field, value in (("doc_prefix", doc_prefix), ("query_prefix", query_prefix)):
-            if not isinstance(value, str):
-                raise UsageError(f"{field} must be a string, got {type(value).__name__}")
-        self.model = model
-        self.doc_prefix = doc_prefix
-        self.query_prefix = query_prefix
-        self.progress = progress
-        self.name = f"{self.provider}:{model}"
-        self._fingerprint_model = model
-        self._dimension = None
-        self._endpoint = JsonEndpoint(
-            url,
-            api_key=api_key,
-            key_env=key_env,
-            takes_key=self.provider != "ollama",
-            timeout=timeout,
-            what=f"the {self.provider} embedder",
-        )
-
-    @property
-    def url(self) -> str:
-        """The base URL, as shown (a password in it is ``***``)."""
-        return self._endpoint.base_url
-
-    @property
-    def timeout(self) -> float:
-        """Seconds one request may take as a whole."""
-        return self._endpoint.timeout
-
-    def close(self) -> None:
-        """Close the HTTP connections."""
-        self._endpoint.close()
-
-    def __enter__(self) -> _HttpEmbedder:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _document_prefix(self) -> str:
-        return self.doc_prefix
-
-    def _query_prefix(self) -> str:
-        return self.query_prefix
-
-    def embed_texts(self, texts: Sequence[str]) -> Vectors:
-        """POST ``texts`` as they are (``{model, input}``); their vectors, float32 ``(n, d)``.
-
-        The answer's vector count and widths are checked before a number of
-        it is decoded, and the numbers are decoded straight into the float32
-        matrix returned (see :func:`askkit._http.reading.read_vectors`).
-        """
-        batch = [_check_query(t) for t in texts]
-        return self._embed_batch(batch, _texts(len(batch)))
-
-    def _embed_batch(self, texts: list[str], what: str) -> Vectors:
-        answer = self._endpoint.post_vectors(self.path, {"model": self.model, "input": texts})
-        items = self._items(answer.value)
-        if len(items) != len(texts):
-            raise self._count_error(len(items), what)
-        rows = self._ordered(items, answer.value)
-        if not rows:
-            return np.zeros((0, self._dimension or 0), dtype=np.float32)
-        width = rows[0].count
-        for i, row in enumerate(rows):
-            if row.count != width:
-                raise DimensionError(
-                    f"{self.name} returned vectors of different widths in one answer "
-                    f"(vector 0 is {width}-d, vector {i} is {row.count}-d)",
-                    expected=width,
-                    actual=row.count,
-                )
-        self._check_width(width)  # before the numbers are decoded, too
-        vectors = answer.matrix(rows)
-        if not all(np.isfinite(row).all() for row in vectors):  # a row at a time: no n x d mask
-            raise self._bad(
-                "a vector holds a number beyond float32's range (kimun stores float32)",
-                answer.value,
-            )
-        return self._checked_width(vectors)
-
-    def _items(self, obj: object) -> list[tuple[int | None, Numbers]]:
-        """The answer's vectors, each with its ``index`` (None where the answer has none)."""
-        raise NotImplementedError
-
-    def _ordered(self, items: list[tuple[int | None, Numbers]], obj: object) -> list[Numbers]:
-        """The vectors in input order: by ``index`` when the answer gives them.
-
-        kimun sorts by index (a missing one counts as 0, the sort is stable)
-        and takes whatever comes out: an index given twice, or past the
-        inputs, pairs vectors with the wrong texts without a word. askkit
-        refuses such an answer; one with no index at all keeps its order.
-        """
-        if all(index is None for index, _ in items):
-            return [vector for _, vector in items]
-        rows: list[Numbers | None] = [None] * len(items)
-        first: dict[int, int] = {}
-        for i, (index, vector) in enumerate(items):
-            if index is None:
-                given = next(j for j, (other, _) in enumerate(items) if other is not None)
-                raise self._bad(f"data[{i}] has no index, but data[{given}] has one", obj)
-            if index >= len(items):
-                raise self._bad(
-                    f"data[{i}].index is {index}, but {_texts(len(items))} were sent", obj
-                )
-            if index in first:
-                raise self._bad(
-                    f"data[{i}].index {index} repeats data[{first[index]}].index: two vectors "
-                    "for one text (kimun would pair them with the wrong chunks)",
-                    obj,
-                )
-            first[index] = i
-            rows[index] = vector
-        return [row for row in rows if row is not None]
-
-    def _bad(self, why: str, obj: object) -> ProtocolError:
-        return self._endpoint.shape_error(self.path, why, obj)
-
-    def __repr__(self) -> str:
-        key = ", api_key=<hidden>" if self._endpoint.has_key else ""
-        return f"{type(self).__name__}({self.url!r}, {self.model!r}{key})"
-
-
-class OllamaEmbedder(_HttpEmbedder):
-    """An Ollama server's embedder: ``POST {url}/api/embed`` with ``{model, input}``.
-
-    The answer is ``{"embeddings": [[...], ...]}``, one vector per input in
-    order. Documents are ``doc_prefix + title + "\\n" + text``, queries
-    ``query_prefix + query`` (kimun's defaults: no prefixes; nomic models want
-    ``search_document: `` and ``search_query: ``). Ollama takes no key.
-
-    Parameters
-    ----------
-    url:
-        The Ollama server (``http://127.0.0.1:11434``).
-    model:
-        The model as Ollama names it (``nomic-embed-text``).
-    doc_prefix, query_prefix:
-        kimun's ``[embedder] doc_prefix`` and ``query_prefix``.
-    timeout:
-        Seconds one request may take as a whole (kimun sets none).
-    progress:
-        Show a tqdm bar while embedding more than one batch.
-    """
-
-    provider = "ollama"
-    path = "/api/embed"
-
-    def __init__(
-        self,
-        url: str,
-        model: str,
-        *,
-        doc_prefix: str = "",
-        query_prefix: str = "",
-        timeout: float = DEFAULT_TIMEOUT,
-        progress: bool = True,
-    ) -> None:
-        super().__init__(
-            url,
-            model,
-            api_key=None,
-            key_env=None,
-            doc_prefix=doc_prefix,
-            query_prefix=query_prefix,
-            timeout=timeout,
-            progress=progress,
-        )
-
-    def _items(self, obj: object) -> list[tuple[int | None, Numbers]]:
-        rows = obj.get("embeddings") if isinstance(obj, dict) else None
-        if not isinstance(rows, list):
-            raise self._bad('expected {"embeddings": [[numbers...], ...]}', obj)
-        out: list[tuple[int | None, Numbers]] = []
-        for i, row in enumerate(rows):
-            if not isinstance(row, Numbers):  # every array of JSON numbers is one
-                raise self._bad(f"embeddings[{i}] is not a non-empty list of numbers", obj)
-            out.append((None, row))
-        return out
-
-
-class OpenAIEmbedder(_HttpEmbedder):
-    """An OpenAI-compatible embedder: ``POST {url}/embeddings`` with ``{model, input}``.
-
-    The answer is ``{"data": [{"index": i, "embedding": [...]}, ...]}``,
-    sorted by ``index`` as kimun sorts it (not every compatible server answers
-    in input order). Unlike kimun, askkit refuses an index given twice, past
-    the inputs, or missing beside others (each would pair a vector with the
-    wrong chunk); an answer with no index at all keeps its order, as in kimun.
-    ``api_key`` is sent as a bearer token and never shown.
-
-    Parameters
-    ----------
-    url:
-        The base URL including the API version (``https://api.openai.com/v1``,
-        ``http://127.0.0.1:11434/v1`` for Ollama's shim).
-    model:
-        The model (``text-embedding-3-small``).
-    api_key:
-        The bearer key, if the endpoint wants one.
-    key_env:
-        The environment variable ``api_key`` was read from, if any: a 401's
-        hint names it (the command line's ``ASKKIT_EMBED_API_KEY``).
-    doc_prefix, query_prefix:
-        kimun's ``[embedder] doc_prefix`` and ``query_prefix``.
-    timeout:
-        Seconds one request may take as a whole (kimun sets none).
-    progress:
-        Show a tqdm bar while embedding more than one batch.
-    """
-
-    provider = "openai"
-    path = "/embeddings"
-
-    def __init__(
-        self,
-        url: str,
-        model: str,
-        *,
-        api_key: str | None = None,
-        key_env: str | None = None,
-        doc_prefix: str = "",
-        query_prefix: str = "",
-        timeout: float = DEFAULT_TIMEOUT,
-        progress: bool = True,
-    ) -> None:
-        super().__init__(
-            url,
-            model,
-            api_key=api_key,
-            key_env=key_env,
-            doc_prefix=doc_prefix,
-            query_prefix=query_prefix,
-            timeout=timeout,
-            progress=progress,
-        )
-
-    @property
-    def has_key(self) -> bool:
-        """Whether a bearer key is sent (the key itself is not exposed)."""
-        return self._endpoint.has_key
-
-    def _items(self, obj: object) -> list[tuple[int | None, Numbers]]:
-        data = obj.get("data") if isinstance(obj, dict) else None
-        if not isinstance(data, list):
-            raise self._bad('expected {"data": [{"index": i, "embedding": [...]}, ...]}', obj)
-        out: list[tuple[int | None, Numbers]] = []
-        for i, item in enumerate(data):
-            if not isinstance(item, dict):
-                raise self._bad(f"data[{i}] is not an object", obj)
-            index = item.get("index")
-            if "index" in item and (type(index) is not int or index < 0):  # null too, as kimun
-                raise self._bad(f"data[{i}].index is not a whole number >= 0", obj)
-            vector = item.get("embedding")
-            if not isinstance(vector, Numbers):
-                raise self._bad(f"data[{i}].embedding is not a non-empty list of numbers", obj)
-            out.append((index, vector))
-        return out
-
-
-# -- from a command-line spec
 
 _HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[^\s/:@\[\]]+)"
 _SPEC_URL = re.compile(

@@ -547,7 +547,7 @@ class DenseIndex(DenseRetrieval):
     ) -> None:
         """Store whole notes in one transaction (kimun stores each note atomically; a batch
         of them is atomic too), then hold them normalised as stored."""
-        from askkit.dense.store import normalise
+        from askkit.dense.vectors import normalise
 
         if not notes:
             return

@@ -41,7 +41,8 @@ import numpy as np
 import pandas as pd
 
 from askkit._warn import warn_user
-from askkit.dense.store import COLUMNS, Collection, StoredVault, _wire_date, normalise
+from askkit.dense._schema import COLUMNS, Collection, StoredVault, wire_date
+from askkit.dense.vectors import normalise
 from askkit.errors import DimensionError, MissingDependencyError, StoreError, UsageError
 from askkit.frame.schema import STRING
 
@@ -168,7 +169,7 @@ def _payload_chunk(payload: dict[str, Any] | None) -> dict[str, Any]:
         "path": text("path"),
         "hash": text("hash"),
         "title": text("title"),
-        "date": _wire_date(payload.get("date")),
+        "date": wire_date(payload.get("date")),
         "text": text("text"),
     }
 

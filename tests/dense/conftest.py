@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from askkit.dense.embedders import FastEmbedEmbedder
+from askkit.dense.http_embedders import OllamaEmbedder, OpenAIEmbedder
 from askkit.dense.rerankers import FastEmbedReranker
 from askkit.testing.embed_servers import EmbedTestServer
 from askkit.testing.models import tiny_embedder, tiny_reranker
@@ -86,3 +88,22 @@ def minilm_zip() -> Path:
     from askkit.dense import _minilm
 
     return _minilm.find_weights().path
+
+
+#: An API key the tests send and then look for in every message, repr and log.
+KEY = "sk-embed-0123456789"
+
+
+def chunks(n: int) -> list[tuple[str, str]]:
+    return [(f"Note {i}\x1fSection", f"chunk number {i} about sourdough") for i in range(n)]
+
+
+def http_embedder(kind: str, server: EmbedTestServer, **options: Any) -> OllamaEmbedder:
+    options.setdefault("progress", False)
+    if kind == "ollama":
+        return OllamaEmbedder(server.url, "nomic-embed-text", **options)
+    return OpenAIEmbedder(server.v1_url, "text-embedding-3-small", **options)
+
+
+def all_text(error: BaseException) -> str:
+    return " ".join([str(error), repr(error), repr(error.args), repr(vars(error))])

@@ -25,8 +25,9 @@ import pandas as pd
 import pytest
 
 from askkit.dense.index import NOTES_FILE, DenseIndex, default_store_folder
-from askkit.dense.store import DB_FILE, KimunStore, normalise
+from askkit.dense.store import DB_FILE, KimunStore
 from askkit.dense.store_retriever import StoreRetriever
+from askkit.dense.vectors import normalise
 from askkit.errors import DimensionError, ProtocolError, SchemaError, StoreError, UsageError
 from askkit.ranking import CutSettings, search_rows
 from askkit.ranking.pools import POOL_COLUMNS

@@ -28,7 +28,8 @@ import pytest
 from qdrant_client import QdrantClient, models
 
 from askkit.dense.qdrant import DEFAULT_COLLECTION_PREFIX, DEFAULT_URL, QdrantStore, local_client
-from askkit.dense.store import COLUMNS, Collection, exact_top_k
+from askkit.dense.store import COLUMNS, Collection
+from askkit.dense.vectors import exact_top_k
 from askkit.errors import DimensionError, StoreError, UsageError
 from askkit.frame.schema import STRING
 from askkit.testing.stores import random_store_rows, write_kimun_qdrant
