@@ -58,13 +58,12 @@ from askkit.dense._embedding import (
     kimun_fingerprint,
     query_text,
 )
-from askkit.dense._fastembed import (
+from askkit.dense._fastembed import register_kimun_file, text_embedding
+from askkit.dense._fastembed_models import (
     DEFAULT_EMBEDDING_MODEL,
     EMBEDDING_MODELS,
     FastEmbedModel,
-    register_kimun_file,
     resolve_model,
-    text_embedding,
 )
 from askkit.dense._http import DEFAULT_TIMEOUT
 from askkit.dense.http_embedders import OllamaEmbedder, OpenAIEmbedder
@@ -106,7 +105,7 @@ def resolve_fastembed_model(name: str | None = None) -> FastEmbedModel:
 
     ``None`` is kimun's default, ``BGELargeENV15``. The answer carries Rust's
     model code and dimension and the Python fastembed model that is the same
-    model (see :mod:`askkit.dense._fastembed` for where the two packages differ).
+    model (see :mod:`askkit.dense._fastembed_models` for where the two packages differ).
 
     Raises
     ------
@@ -198,7 +197,7 @@ class FastEmbedEmbedder(Batched):
     source:
         Which file to load for a kimun model name. ``"python"``: the Python
         fastembed model that is the same model, from the Hugging Face hub
-        (it may be another export of it, see :mod:`askkit.dense._fastembed`).
+        (it may be another export of it, see :mod:`askkit.dense._fastembed_models`).
         ``"kimun"``: the very repository, ONNX file and pooling kimun's Rust
         fastembed loads, registered with Python fastembed as
         ``askkit-kimun/<variant>``. ``"wheel"`` (``AllMiniLML6V2`` only):

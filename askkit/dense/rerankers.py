@@ -36,7 +36,8 @@ from numbers import Integral, Real
 from typing import Any, Protocol, runtime_checkable
 
 from askkit._warn import warn_user
-from askkit.dense._fastembed import cross_encoder, resolve_reranker
+from askkit.dense._fastembed import cross_encoder
+from askkit.dense._fastembed_models import resolve_reranker
 from askkit.dense._http import DEFAULT_TIMEOUT, JsonEndpoint
 from askkit.dense.embedders import shown_spec, split_url_model
 from askkit.errors import UsageError

@@ -7,11 +7,11 @@ headings, titles -- is a view of one walk over the note as written:
 * the body is the note past a closed frontmatter block (or past an unclosed
   fence's first line, or a byte-order mark), its bytes as given: a CRLF note
   is parsed as it is, and the events are read as the same note in LF reads
-  (:func:`events`);
+  (:func:`askkit.vault._body.events`);
 * the parse is plain CommonMark (``Options::empty()``); wikilinks are found
   after it, per text block (a paragraph, heading, list item or indented code
   block), with the editor's pattern ``\\[\\[([^\\]]+)\\]\\]`` over the block's own
-  text (:func:`wikilinks`): a match whose brackets are prose -- not escaped,
+  text (:func:`askkit.vault._wikilinks.wikilinks`): a match whose brackets are prose -- not escaped,
   neither ``[[`` nor ``]]`` inside a link, an image, a code span or inline HTML
   pulldown read, unless that link is exactly the match's inner ``[...]`` --
   and whose target (before ``|``) is not empty. ``![[`` is an embed unless the
@@ -30,484 +30,27 @@ its heading event in the body.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
-
-import pyromark
+from typing import Any
 
 from askkit._text import rust_trim
+from askkit.vault._body import Event, events, lf
 from askkit.vault._events import EMPTY, HEADER, ITEM, TEXT, str_to_bytes
 from askkit.vault._note_text import label_matches
+from askkit.vault._wikilinks import LINK_EVENTS, Wiki, wikilinks
 
-__all__ = [
-    "Wiki",
-    "body_start",
-    "events",
-    "walk_lines",
-    "walk_tags",
-    "walk_title",
-    "wikilinks",
-]
+__all__ = ["walk_lines", "walk_tags", "walk_title"]
 
 #: The whitespace pulldown trims from a line of prose (Rust ``is_ascii_whitespace``).
 _ASCII_WS = " \t\n\x0c\r"
-#: The editor's wikilink pattern (kimun's ``WIKILINK_RX``), over bytes.
-_WIKILINK = re.compile(rb"\[\[([^\]]+)\]\]")
-#: The editor's link pattern (kimun's ``MD_LINK_RX``), over bytes: bang, text, link.
-_MD_LINK = re.compile(rb"(!?)\[([^\]]*)\]\(([^)]+?)\)")
-#: Rust's ``str::trim`` set, as UTF-8 (what it strips from a link's destination).
-_RUST_WS_BYTES = b"\t\n\x0b\x0c\r "
 _LEVELS = {"H1": 1, "H2": 2, "H3": 3, "H4": 4, "H5": 5, "H6": 6}
 _BREAK_TAGS = frozenset({"<br", "<bR", "<Br", "<BR"})
-_INLINE_STARTS = frozenset({"Emphasis", "Strong", "Strikethrough"})
-_TEXT_BLOCKS = frozenset({"Paragraph", "Item"})
-_LINKS = frozenset({"Link", "Image"})
 _BREAKS = frozenset({"SoftBreak", "HardBreak"})
 #: The events a wikilink's source may cover: its text, and code, HTML or line breaks in it.
 _LEAVES = frozenset({"Text", "Code", "InlineHtml"})
-_OPAQUE = frozenset({"Code", "InlineHtml"})
 #: Beyond any byte of a body.
 _NOWHERE = 1 << 62
-
-Event = tuple[Any, dict[str, int]]
-
-
-# ---------------------------------------------------------------------------
-# Frontmatter (kimun's ``frontmatter_bounds``, ``body_start``, ``frontmatter_text``).
-
-
-def _delimiter(note: str) -> tuple[str, int] | None:
-    """kimun's ``frontmatter_delimiter``: the fence and the offset past the opening line."""
-    bom = 1 if note.startswith("\ufeff") else 0
-    newline = note.find("\n", bom)
-    line_end = len(note) if newline < 0 else newline
-    first = note[bom:line_end].rstrip("\r")
-    if first not in {"---", "+++"}:
-        return None
-    return first, min(line_end + 1, len(note))
-
-
-def _rust_lines(block: str) -> list[str]:
-    """Rust ``str::lines``: split at LF, a CR before it dropped, no empty last line."""
-    if not block:
-        return []
-    lines = block.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
-
-
-def body_start(note: str) -> tuple[int, str, int]:
-    """Where the walked body starts in ``note``, the frontmatter text, and the block's end.
-
-    The body starts after a closed frontmatter block (its closing line and line
-    break included), else after an unclosed fence's first line, else after a
-    byte-order mark. The frontmatter text is the lines between the fences
-    joined with ``"\\n"`` (``""`` without a closed block); the block's end is 0
-    without one.
-
-    >>> body_start("---\\nt: x\\n---\\n# A\\n")
-    (13, 't: x', 13)
-    >>> body_start("---\\n# A\\n"), body_start("\\ufeff# A")
-    ((4, '', 0), (1, '', 0))
-    """
-    found = _delimiter(note)
-    if found is None:
-        return (1 if note.startswith("\ufeff") else 0), "", 0
-    delimiter, start = found
-    offset = start
-    for line in note[start:].split("\n"):
-        if line.rstrip("\r") == delimiter:
-            end = offset + len(line)
-            if note[end : end + 1] == "\n":
-                end += 1
-            return end, "\n".join(_rust_lines(note[start:offset])), end
-        offset += len(line) + 1
-    return start, "", 0
-
-
-# ---------------------------------------------------------------------------
-# The parse, read as the same note in LF reads (kimun's ``events``).
-
-
-def _lf(text: str) -> str:
-    return text.replace("\r\n", "\n") if "\r" in text else text
-
-
-def _prefix_run(text: str) -> int:
-    return len(text) - len(text.lstrip(" \t>"))
-
-
-def _rebuild_code_span(code: str, inner: str, cut: bool) -> str | None:
-    """kimun's ``rebuild_code_span``: a CRLF code span's text as the same span in LF reads."""
-    spaced = f" {code} " if cut else code
-    out: list[str] = []
-    at = 0
-    lines = inner.split("\n")
-    last = len(lines) - 1
-    for i, line in enumerate(lines):
-        crlf = line.endswith("\r")
-        text = line[:-1] if crlf else line
-        if i == 0:
-            size = len(text)
-        elif i == last:
-            size = len(spaced) - at
-            if size < 0:
-                return None
-        else:
-            if at > len(spaced):
-                return None
-            left = min(_prefix_run(spaced[at:]), _prefix_run(text))
-            size = len(text) - _prefix_run(text) + left
-        if at + size > len(spaced):
-            return None
-        kept = spaced[at : at + size]
-        if not text.endswith(kept):
-            return None
-        out.append(kept)
-        at += size
-        if i < last:
-            ending = "  " if crlf else " "
-            if spaced[at : at + len(ending)] != ending:
-                return None
-            out.append(" ")
-            at += len(ending)
-    joined = "".join(out)
-    if (
-        len(joined) > 1
-        and joined.startswith(" ")
-        and joined.endswith(" ")
-        and joined.strip(" ") != ""
-    ):
-        joined = joined[1:-1]
-    return joined
-
-
-def _crlf_code_span(code: str, src: str) -> str | None:
-    """kimun's ``crlf_code_span``: ``None`` when there is nothing to change."""
-    ticks = len(src) - len(src.lstrip("`"))
-    if len(src) - ticks < ticks:
-        return None
-    inner = src[ticks : len(src) - ticks]
-    if "\r\n" not in inner:
-        return None
-    spaces = (" ", "\r", "\n")
-    all_spaces = code.strip(" ") == ""
-    cut = inner[:1] in spaces and inner[-1:] in spaces and not all_spaces
-    first = _rebuild_code_span(code, inner, cut)
-    if first is not None:
-        return first
-    return _rebuild_code_span(code, inner, not cut and not all_spaces)
-
-
-def events(body: str, data: bytes | None = None, *, keep: bool = True) -> Sequence[Event]:
-    """pulldown-cmark's events for ``body`` (no extensions), read as the same note in LF.
-
-    In a CRLF body an HTML line split from its line ending (``Html("<div>")``,
-    ``Html("\\n")``) is joined back, inline HTML and text lose their ``\\r``, and
-    a code span over a CRLF reads as over an LF. (In an LF body pulldown never
-    splits an HTML line from its line ending, so there is nothing to join.)
-    Without ``keep``, an LF body's events are streamed, read once, not kept
-    (keeping every event alive costs more than the parse).
-    """
-    stream = cast("Iterable[Event]", pyromark.events_with_range(body))
-    if "\r" not in body:
-        return stream if not keep else list(stream)  # type: ignore[return-value]
-    raw: list[Event] = list(stream)
-    out: list[Event] = []
-    n = len(raw)
-    i = 0
-    while i < n:
-        event, span = raw[i]
-        i += 1
-        if event.__class__ is dict:
-            ((kind, value),) = event.items()
-            if kind == "Html" and not value.endswith("\n"):
-                if i < n and raw[i][0] == {"Html": "\n"}:
-                    span = {"start": span["start"], "end": raw[i][1]["end"]}
-                    event = {"Html": value + "\n"}
-                    i += 1
-            elif kind in {"InlineHtml", "Text"} and "\r" in value:
-                event = {kind: _lf(value)}
-            elif kind == "Code":
-                if data is None:
-                    data = body.encode()
-                src = data[span["start"] : span["end"]].decode()
-                if "\r" in src:
-                    rebuilt = _crlf_code_span(value, src)
-                    if rebuilt is not None:
-                        event = {"Code": rebuilt}
-        out.append((event, span))
-    return out
-
-
-# ---------------------------------------------------------------------------
-# Wikilinks, per text block (kimun's ``TextBlocks``).
-
-
-@dataclass(slots=True)
-class Wiki:
-    """A wikilink the walk found: its bytes in the body (an embed's ``!`` included),
-    its display text's, and whether it sits in an indented code block (kept as written)."""
-
-    start: int
-    end: int
-    display: tuple[int, int]
-    code: bool
-
-
-@dataclass(slots=True)
-class _Block:
-    start: int
-    end: int
-    code: bool
-    children: list[tuple[int, int]] = field(default_factory=list)
-    links: list[tuple[int, int]] = field(default_factory=list)
-    opaque: list[tuple[int, int]] = field(default_factory=list)
-
-
-def _overlaps(ranges: Sequence[tuple[int, int]], ends: Sequence[int], start: int, end: int) -> bool:
-    """Whether ``[start, end)`` overlaps one of ``ranges`` (disjoint, in order)."""
-    i = bisect_right(ends, start)
-    return i < len(ranges) and ranges[i][0] < end
-
-
-def _escaped(data: bytes, end: int, begin: int) -> bool:
-    """Whether an odd run of backslashes ends ``data[begin:end]``."""
-    run = 0
-    while end - run > begin and data[end - run - 1] == 0x5C:
-        run += 1
-    return run % 2 == 1
-
-
-def _scan(
-    data: bytes,
-    own: tuple[int, int],
-    block: _Block,
-    found: list[Wiki],
-    spaced: list[tuple[int, int]] | None,
-) -> None:
-    """kimun's ``TextBlocks::scan``: one stretch of a block's own text.
-
-    Its wikilinks go to ``found``; with ``spaced``, the markdown links pulldown
-    did not read there (a destination with spaces) go to ``spaced``.
-    """
-    own_start, own_end = own
-    wikis_from = len(found)
-    if data.find(b"[[", own_start, own_end) >= 0:
-        _scan_wikilinks(data, own_start, own_end, block, found)
-    if spaced is not None and not block.code and data.find(b"](", own_start, own_end) >= 0:
-        wikis = [(w.start, w.end) for w in found[wikis_from:]]
-        _scan_spaced(data, own, block, wikis, spaced)
-
-
-def _scan_spaced(
-    data: bytes,
-    own: tuple[int, int],
-    block: _Block,
-    wikis: list[tuple[int, int]],
-    spaced: list[tuple[int, int]],
-) -> None:
-    """The markdown links the editor's pattern finds where pulldown read none."""
-    own_start, own_end = own
-    links, opaque = block.links, block.opaque
-    link_ends = [e for _, e in links]
-    wiki_ends = [e for _, e in wikis]
-    source = data[own_start:own_end]
-    closers = [own_start + m.start() for m in re.finditer(rb"\]\(", source)]
-    if all(_overlaps(links, link_ends, at, at + 1) for at in closers):
-        return  # only parsed links' own ``](``
-    for m in _MD_LINK.finditer(source):
-        start, end = own_start + m.start(), own_start + m.end()
-        label_start, label_end = own_start + m.start(2), own_start + m.end(2)
-        target = m.group(3).strip(_RUST_WS_BYTES)
-        first = bisect_right([e for _, e in opaque], start)
-        code_outside_label = any(
-            not (label_start <= o_start and o_end <= label_end)
-            for o_start, o_end in opaque[first:]
-            if o_start < end
-        )
-        if (
-            _escaped(data, start, own_start)
-            or b"\n" in target
-            or b"(" in target
-            or _overlaps(links, link_ends, start, end)
-            or _overlaps(wikis, wiki_ends, start, end)
-            or code_outside_label
-        ):
-            continue
-        spaced.append((start, end))
-
-
-def _scan_wikilinks(
-    data: bytes, own_start: int, own_end: int, block: _Block, found: list[Wiki]
-) -> None:
-    """The wikilinks of one stretch of a block's own text."""
-    links, opaque = block.links, block.opaque
-    link_ends = [e for _, e in links]
-    opaque_ends = [e for _, e in opaque]
-    link_starts = [s for s, _ in links]
-
-    def read(a: int, b: int) -> bool:
-        return _overlaps(links, link_ends, a, b) or _overlaps(opaque, opaque_ends, a, b)
-
-    def prose(m_start: int, m_end: int) -> bool:
-        inner = (m_start + 1, m_end - 1)
-        i = bisect_left(link_starts, inner[0])
-        inner_link = i < len(links) and links[i] == inner
-        if _escaped(data, m_start, own_start):
-            return False
-        return inner_link or (not read(m_start, m_start + 2) and not read(m_end - 2, m_end))
-
-    source = data[own_start:own_end]
-    for m in _WIKILINK.finditer(source):
-        m_start, m_end = own_start + m.start(), own_start + m.end()
-        last_line = source.rfind(b"\n", m.start(), m.end())
-        chosen: tuple[int, int] | None = None
-        if last_line >= 0:
-            line = last_line + 1
-            inner = _WIKILINK.search(source, line, m.end())
-            if inner is not None:
-                candidate = (own_start + inner.start(), own_start + inner.end())
-                if prose(*candidate):
-                    chosen = candidate
-        if chosen is None:
-            chosen = (m_start, m_end)
-        start, end = chosen
-        if not prose(start, end):
-            continue
-        embed = (
-            start > own_start
-            and data[start - 1] == 0x21  # "!"
-            and not _escaped(data, start - 1, own_start)
-            and not read(start - 1, start)
-        )
-        inner_start = start + 2
-        inner_bytes = data[inner_start : end - 2]
-        bar = inner_bytes.find(b"|")
-        if bar < 0:
-            target = inner_bytes
-            display = (inner_start, end - 2)
-        else:
-            target = inner_bytes[:bar]
-            rest = inner_bytes.find(b"|", bar + 1)
-            label_end = inner_start + (len(inner_bytes) if rest < 0 else rest)
-            display = (inner_start + bar + 1, label_end)
-        if not target:
-            continue  # ``[[|b]]``: no wikilink, its text stays as written
-        found.append(Wiki(start - 1 if embed else start, end, display, block.code))
-
-
-def _end_block(
-    data: bytes, block: _Block, found: list[Wiki], spaced: list[tuple[int, int]] | None
-) -> None:
-    """kimun's ``TextBlocks::end``: the block's own text, the stretches between its children."""
-    at = block.start
-    for child_start, child_end in [*block.children, (block.end, block.end)]:
-        if at < child_start:
-            _scan(data, (at, child_start), block, found, spaced)
-        at = max(at, child_end)
-
-
-class _Blocks:
-    """kimun's ``TextBlocks::step``: the text blocks the walk is inside, innermost last.
-
-    A block whose bytes hold no ``[[`` (nor, with ``spaced``, ``](``) has nothing to
-    find: it stands in the stack as a marker (whether it is code), nothing recorded.
-    """
-
-    __slots__ = ("data", "found", "link_depth", "open", "spaced")
-
-    def __init__(self, data: bytes, spaced: list[tuple[int, int]] | None) -> None:
-        self.data = data
-        self.spaced = spaced
-        self.open: list[_Block | bool] = []
-        self.link_depth = 0
-        self.found: list[Wiki] = []
-
-    def top(self) -> _Block | None:
-        top = self.open[-1] if self.open else None
-        return top if isinstance(top, _Block) else None
-
-    def start(self, value: Any, span: dict[str, int]) -> None:
-        named = value.__class__ is str
-        if named and value in _INLINE_STARTS:
-            return
-        top = self.top()
-        if not named and ("Link" in value or "Image" in value):
-            if self.link_depth == 0 and top is not None:
-                top.links.append((span["start"], span["end"]))
-            self.link_depth += 1
-            return
-        if top is not None:
-            top.children.append((span["start"], span["end"]))
-        code = not named and value.get("CodeBlock") == "Indented"
-        if code or (value in _TEXT_BLOCKS if named else "Heading" in value):
-            start, end = span["start"], span["end"]
-            data = self.data
-            worth = data.find(b"[[", start, end) >= 0 or (
-                self.spaced is not None and data.find(b"](", start, end) >= 0
-            )
-            self.open.append(_Block(start, end, code) if worth else code)
-
-    def end(self, value: Any) -> None:
-        named = value.__class__ is str
-        if named and value in _LINKS:
-            self.link_depth = max(self.link_depth - 1, 0)
-        elif value in _TEXT_BLOCKS if named else "Heading" in value:
-            if self.open:
-                self._close(self.open.pop())
-        elif value == "CodeBlock" and self.open:
-            top = self.open[-1]
-            if top is True or (isinstance(top, _Block) and top.code):
-                self._close(self.open.pop())
-
-    def _close(self, block: _Block | bool) -> None:
-        if isinstance(block, _Block):
-            _end_block(self.data, block, self.found, self.spaced)
-
-
-def wikilinks(
-    evs: Sequence[Event], data: bytes, spaced: list[tuple[int, int]] | None = None
-) -> list[Wiki]:
-    """The wikilinks of the body ``data`` (its events ``evs``), in document order, each once.
-
-    Wikilinks in an indented code block are links but stay code: they are left
-    out here (their text stays as written). With ``spaced``, the markdown links
-    pulldown did not read (a destination with spaces) are added to it, in
-    document order, each once.
-    """
-    blocks = _Blocks(data, spaced)
-    for event, span in evs:
-        if event.__class__ is str or "Text" in event:
-            continue
-        ((kind, value),) = event.items()
-        if kind == "Start":
-            blocks.start(value, span)
-        elif kind == "End":
-            blocks.end(value)
-        elif kind in _OPAQUE:
-            top = blocks.top()
-            if top is not None:
-                top.opaque.append((span["start"], span["end"]))
-    found = blocks.found
-    if spaced:
-        spaced.sort()
-        unique = [spaced[0]]
-        for link in spaced[1:]:
-            if link[0] >= unique[-1][1]:
-                unique.append(link)
-        spaced[:] = unique
-    found.sort(key=lambda w: w.start)
-    kept: list[Wiki] = []
-    for wiki in found:
-        if kept and wiki.start < kept[-1].end:
-            continue
-        kept.append(wiki)
-    return [w for w in kept if not w.code]
 
 
 # ---------------------------------------------------------------------------
@@ -808,7 +351,7 @@ class _Walk:
 
     def end(self, value: Any) -> None:
         if value.__class__ is str:
-            if value in _LINKS:
+            if value in LINK_EVENTS:
                 self.link_depth = max(self.link_depth - 1, 0)
             elif value == "CodeBlock":
                 self.code_depth = max(self.code_depth - 1, 0)
@@ -818,7 +361,7 @@ class _Walk:
         """Text around a wikilink: its source, CRLF as LF, hashtags stripped."""
         data = self.data
         assert data is not None  # wikilinks are found in the body's bytes
-        piece = _lf(data[a:b].decode())
+        piece = lf(data[a:b].decode())
         if self.tags is not None:
             piece = self.tags.strip(piece, a, b, self.link_depth > 0)
         self.machine.append(piece)

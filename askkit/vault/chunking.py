@@ -55,8 +55,10 @@ frontmatter, for the text before the first heading) to the start of the next
 heading line, or the end of the note; it holds the heading line and the body.
 The frontmatter section spans the frontmatter block, delimiters included.
 
-The work is done by private modules: ``askkit.vault._walk`` (kimun 0.18's
-walk), ``askkit.vault._note_text`` (0.17: frontmatter, wikilinks, hashtags,
+The work is done by private modules: ``askkit.vault._body`` (0.18: the
+walked body and its events read as LF), ``askkit.vault._wikilinks`` (0.18:
+wikilinks per text block), ``askkit.vault._walk`` (kimun 0.18's walk),
+``askkit.vault._note_text`` (0.17: frontmatter, wikilinks, hashtags,
 offsets back into the note), ``askkit.vault._events`` (0.17: pulldown-cmark's
 events and kimun's line machine over them) and ``askkit.vault._chunk_check``
 (the vault check, a second walk over the events).
@@ -87,6 +89,7 @@ from typing import Any, Literal
 from askkit._text import rust_trim
 from askkit.errors import UsageError
 from askkit.sources import BREADCRUMB_SEP
+from askkit.vault._body import body_start
 from askkit.vault._chunk_check import section_problems
 from askkit.vault._events import (
     EMPTY,
@@ -107,7 +110,7 @@ from askkit.vault._note_text import (
     newline_starts,
     split_note,
 )
-from askkit.vault._walk import body_start, walk_lines, walk_tags, walk_title
+from askkit.vault._walk import walk_lines, walk_tags, walk_title
 from askkit.vault.diacritics import fold
 
 __all__ = [

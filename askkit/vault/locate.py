@@ -54,9 +54,10 @@ from typing import TYPE_CHECKING, Literal
 
 from askkit._text import rust_trim, rust_trim_end, rust_trim_start
 from askkit.sources import AskSource
+from askkit.vault._body import body_start
 from askkit.vault._events import HEADER, text_lines
 from askkit.vault._note_text import cleanup_hashtags, process_wikilinks
-from askkit.vault._walk import body_start, walk_lines
+from askkit.vault._walk import walk_lines
 from askkit.vault.chunking import (
     DEFAULT_KIMUN,
     KIMUN_VERSIONS,

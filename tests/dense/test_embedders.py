@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from askkit.dense import _fastembed
+from askkit.dense import _fastembed, _fastembed_models
 from askkit.dense.embedders import (
     DEFAULT_FASTEMBED_MODEL,
     Embedder,
@@ -84,22 +84,22 @@ def test_resolve_unknown_model_errors() -> None:
 
 
 def test_canonical_model_code_accepts_variant_names_and_codes() -> None:
-    assert _fastembed.canonical_model_code("BGESmallENV15") == "Xenova/bge-small-en-v1.5"
-    assert _fastembed.canonical_model_code("xenova/BGE-small-en-v1.5") == (
+    assert _fastembed_models.canonical_model_code("BGESmallENV15") == "Xenova/bge-small-en-v1.5"
+    assert _fastembed_models.canonical_model_code("xenova/BGE-small-en-v1.5") == (
         "Xenova/bge-small-en-v1.5"
     )
-    assert _fastembed.canonical_model_code("not-a-real-model") is None
+    assert _fastembed_models.canonical_model_code("not-a-real-model") is None
 
 
 def test_supported_models_is_nonempty_and_carries_dims() -> None:
-    models = _fastembed.supported_models()
+    models = _fastembed_models.supported_models()
     assert models
     assert any(code == "Xenova/bge-small-en-v1.5" and dim == 384 for code, dim, _ in models)
     assert all(description for _, _, description in models), "every model has a description"
 
 
 def test_supported_models_is_sorted_alphabetically() -> None:
-    codes = [code.lower() for code, _, _ in _fastembed.supported_models()]
+    codes = [code.lower() for code, _, _ in _fastembed_models.supported_models()]
     assert codes == sorted(codes)
 
 
@@ -114,12 +114,12 @@ def test_embedder_fingerprint_is_provider_model_dim() -> None:
 
 
 def test_the_table_has_every_rust_variant_of_fastembed_5_17_2() -> None:
-    variants = [m.variant for m in _fastembed.EMBEDDING_MODELS]
+    variants = [m.variant for m in _fastembed_models.EMBEDDING_MODELS]
     assert len(variants) == len(set(variants)) == 46
     assert variants[:3] == ["AllMiniLML6V2", "AllMiniLML6V2Q", "AllMiniLML12V2"]
     assert variants[-1] == "SnowflakeArcticEmbedLQ"
-    assert _fastembed.FASTEMBED_RS_VERSION == "5.17.2"
-    rerankers = [m.variant for m in _fastembed.RERANKER_MODELS]
+    assert _fastembed_models.FASTEMBED_RS_VERSION == "5.17.2"
+    rerankers = [m.variant for m in _fastembed_models.RERANKER_MODELS]
     assert rerankers == [
         "BGERerankerBase",
         "BGERerankerV2M3",
@@ -132,7 +132,7 @@ def test_every_python_twin_is_a_python_fastembed_model_of_the_same_width() -> No
     from fastembed import TextEmbedding
 
     python = {m["model"]: m for m in TextEmbedding.list_supported_models()}
-    for model in _fastembed.EMBEDDING_MODELS:
+    for model in _fastembed_models.EMBEDDING_MODELS:
         if model.python_model is None:
             continue
         twin = python[model.python_model]
@@ -148,7 +148,7 @@ def test_every_reranker_twin_is_a_python_cross_encoder() -> None:
     from fastembed.rerank.cross_encoder import TextCrossEncoder
 
     python = {m["model"]: m for m in TextCrossEncoder.list_supported_models()}
-    for model in _fastembed.RERANKER_MODELS:
+    for model in _fastembed_models.RERANKER_MODELS:
         twin = python[model.python_model]
         same = (
             twin["sources"]["hf"].lower() == model.code.lower()

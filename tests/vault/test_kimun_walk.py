@@ -30,8 +30,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from askkit.vault._body import body_start
 from askkit.vault._events import HEADER, line_text
-from askkit.vault._walk import body_start, walk_lines
+from askkit.vault._walk import walk_lines
 from askkit.vault.chunking import (
     BREADCRUMB_SEP,
     FRONTMATTER,
