@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from askkit.compare import Comparison
-from askkit.errors import MissingDependencyError
 from askkit.metrics import Level, PathOrFrame, Prepared, evaluate, ranked_run
 
 if TYPE_CHECKING:
@@ -42,12 +41,8 @@ __all__ = [
 def _axes(ax: Axes | None) -> Axes:
     if ax is not None:
         return ax
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - matplotlib is a dependency
-        raise MissingDependencyError(
-            f"askkit.plots needs matplotlib: pip install matplotlib ({exc})"
-        ) from None
+    import matplotlib.pyplot as plt
+
     _, new = plt.subplots()
     return new
 

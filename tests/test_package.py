@@ -169,6 +169,7 @@ SHARED_PRIVATE = {
     "askkit._gc",
     "askkit._warn",
     "askkit._cachedir",
+    "askkit._optional",
     "askkit._http",
 }
 
@@ -179,7 +180,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(f"askkit.{name}" if name != "askkit" else name for name in layer.split())
     for layer in (
         "errors",
-        "_text _atomic _files _cachedir _warn _gc",
+        "_text _atomic _files _cachedir _warn _gc _optional",
         "askkit journal wire sources citations prompt payloads _html",
         "vault _http",
         "frame",

@@ -26,7 +26,6 @@ value.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import struct
@@ -36,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from askkit.errors import MissingDependencyError, SchemaError
+from askkit._optional import EMBED_EXTRA, optional_import
+from askkit.errors import SchemaError
 
 __all__ = [
     "BertConfig",
@@ -259,16 +259,6 @@ def bert_tensors(data: bytes, cfg: BertConfig, file: str) -> dict[str, np.ndarra
 # -- the ONNX graph --------------------------------------------------------------------------
 
 
-def _require_onnx() -> Any:
-    try:
-        return importlib.import_module("onnx")
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"building an embedding model for fastembed needs the onnx package ({exc}): "
-            "pip install 'askkit[embed]'"
-        ) from exc
-
-
 class _Graph:
     """Nodes and initializers of an ONNX graph under construction, with fresh names."""
 
@@ -357,7 +347,7 @@ def bert_onnx(
 ) -> bytes:
     """The model as serialized ONNX: ``input_ids``, ``attention_mask``, ``token_type_ids`` (int64
     ``[batch, sequence]``) to ``last_hidden_state`` (float32 ``[batch, sequence, hidden]``)."""
-    onnx = _require_onnx()
+    onnx = optional_import("onnx", "building an embedding model for fastembed", EMBED_EXTRA)
     h = onnx.helper
     g = _Graph(onnx)
     words = g.op(

@@ -28,8 +28,9 @@ import httpx
 
 from askkit._cachedir import cache_root
 from askkit._http.redact import redact_url, scrub, searchable, split_userinfo
+from askkit._optional import EMBED_EXTRA, optional_import
 from askkit.dense._fastembed_models import FastEmbedModel
-from askkit.errors import MissingDependencyError, StoreError, UsageError
+from askkit.errors import StoreError, UsageError
 
 __all__ = [
     "cross_encoder",
@@ -39,7 +40,6 @@ __all__ = [
     "text_embedding",
 ]
 
-_EXTRA = "pip install 'askkit[embed]'"
 #: The values of ``HF_HUB_OFFLINE`` that mean "offline" (huggingface_hub's and fastembed's).
 _TRUE = frozenset({"1", "TRUE", "YES", "ON"})
 #: Seconds the one request that tells whether the hub can be reached may take.
@@ -91,13 +91,7 @@ def register_kimun_file(model: FastEmbedModel) -> str:
 def import_fastembed() -> ModuleType:
     """``import fastembed``, or a :class:`~askkit.errors.MissingDependencyError` naming
     the extra."""
-    try:
-        import fastembed
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"the local embedder and cross-encoder need the fastembed package ({exc}): {_EXTRA}"
-        ) from exc
-    return fastembed
+    return optional_import("fastembed", "kimun's local embedder or cross-encoder", EMBED_EXTRA)
 
 
 def default_cache_dir() -> Path:

@@ -76,6 +76,7 @@ from typing import Any, Literal
 from askkit._atomic import atomic_write_text
 from askkit._cachedir import BUILT_MODEL, cache_root, claim, is_ours, mark, swap_in
 from askkit._files import open_input
+from askkit._optional import EMBED_EXTRA, optional_import
 from askkit.dense._bert import bert_config, bert_onnx, bert_tensors, json_object
 from askkit.errors import MissingDependencyError, SchemaError, UsageError
 
@@ -354,12 +355,7 @@ def _tokenizer_files(files: dict[str, bytes], positions: int, where: Weights) ->
     pad = config.get("pad_token")
     if not isinstance(pad, str) or not pad:
         raise SchemaError("expected the pad token", file=file, field="pad_token", value=pad)
-    try:
-        tokenizers = importlib.import_module("tokenizers")
-    except ImportError as exc:  # a dependency of fastembed
-        raise MissingDependencyError(
-            f"building {MODEL} needs the tokenizers package ({exc}): pip install 'askkit[embed]'"
-        ) from exc
+    tokenizers = optional_import("tokenizers", f"building {MODEL}", EMBED_EXTRA)
     try:
         tokenizer = tokenizers.Tokenizer.from_str(files["tokenizer.json"].decode("utf-8"))
     except Exception as exc:  # tokenizers raises a plain Exception

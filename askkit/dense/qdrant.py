@@ -40,10 +40,11 @@ from typing import Any, Final, Self, TypeVar
 import numpy as np
 import pandas as pd
 
+from askkit._optional import optional_import
 from askkit._warn import warn_user
 from askkit.dense._schema import COLUMNS, Collection, StoredVault, wire_date
 from askkit.dense.vectors import normalise
-from askkit.errors import DimensionError, MissingDependencyError, StoreError, UsageError
+from askkit.errors import DimensionError, StoreError, UsageError
 from askkit.frame.schema import STRING
 
 __all__ = [
@@ -67,14 +68,9 @@ _T = TypeVar("_T")
 
 
 def _qdrant_client() -> Any:
-    try:
-        import qdrant_client
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "QdrantStore reads Qdrant with qdrant-client, which is not installed: "
-            "pip install 'askkit[qdrant]'"
-        ) from exc
-    return qdrant_client
+    return optional_import(
+        "qdrant_client", "QdrantStore", "pip install 'askkit[qdrant]'", package="qdrant-client"
+    )
 
 
 def local_client(path: str | os.PathLike[str]) -> Any:

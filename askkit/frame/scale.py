@@ -15,7 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from askkit.errors import MissingDependencyError, SchemaError
+from askkit._optional import optional_import
+from askkit.errors import SchemaError
 from askkit.frame.load import Loaded, PathInput, sources_frame
 from askkit.frame.schema import empty_errors, empty_frame
 
@@ -99,14 +100,11 @@ def read_jsonl_dask(paths: PathInput | Sequence[PathInput], *, strict: bool = Tr
     rows, an errors frame and per-file record counts, each file read once
     when they are computed together.
     """
-    try:
-        import dask
-        import dask.dataframe as dd
-        from dask.delayed import delayed
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"read_jsonl_dask needs dask: pip install 'askkit[scale]' ({exc})"
-        ) from None
+    optional_import("dask.dataframe", "read_jsonl_dask", "pip install 'askkit[scale]'")
+    import dask
+    import dask.dataframe as dd
+    from dask.delayed import delayed
+
     files = _files(paths)
     # keep askkit's string dtype (dask would convert it to NA-valued string[pyarrow])
     with dask.config.set({"dataframe.convert-string": False}):

@@ -5,7 +5,8 @@
 - :mod:`askkit.testing.embed_servers`: Ollama, OpenAI-compatible and rerank
   endpoints with faults;
 - :mod:`askkit.testing.models`: tiny ONNX embedding and cross-encoder models,
-  loaded through fastembed;
+  loaded through fastembed, and :mod:`askkit.testing.model_references`,
+  their outputs computed without fastembed;
 - :mod:`askkit.testing.stores`: kimun-schema SQLite and Qdrant stores written
   as kimun writes them.
 

@@ -16,9 +16,9 @@ reads (``model.onnx``, ``tokenizer.json``, ``tokenizer_config.json``,
 own code paths: a custom model registered with ``add_custom_model`` and read
 from ``specific_model_path``, or a Hugging Face style cache read with
 ``local_files_only`` (:func:`install_in_hub_cache`). Tests compare what
-askkit computes through fastembed with :func:`reference_embedding` and
-:func:`reference_rerank_scores`, which run the same files with tokenizers,
-onnxruntime and numpy alone.
+askkit computes through fastembed with
+:mod:`askkit.testing.model_references`, which runs the same files with
+tokenizers, onnxruntime and numpy alone.
 
 The embedding model is meant to be useful too, as an offline stand-in for a
 real one. Its vocabulary is the words of the texts it is built from
@@ -52,7 +52,6 @@ True
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import os
 import threading
@@ -62,9 +61,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from askkit._optional import EMBED_EXTRA, optional_import
 from askkit.dense.embedders import FastEmbedEmbedder
 from askkit.dense.rerankers import FastEmbedReranker
-from askkit.errors import MissingDependencyError
 
 __all__ = [
     "DEFAULT_VOCABULARY",
@@ -78,9 +77,6 @@ __all__ = [
     "build_embedding_model",
     "install_in_hub_cache",
     "model_name",
-    "numpy_embedding",
-    "reference_embedding",
-    "reference_rerank_scores",
     "register_cross_encoder",
     "register_embedding_model",
     "tiny_embedder",
@@ -115,40 +111,15 @@ _LOCK = threading.Lock()
 
 
 def _require_onnx() -> Any:
-    try:
-        return importlib.import_module("onnx")
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"building the tiny test models needs the onnx package ({exc}): pip install onnx"
-        ) from exc
+    return optional_import("onnx", "building the tiny test models", EMBED_EXTRA)
 
 
 def _fastembed() -> Any:
-    try:
-        return importlib.import_module("fastembed")
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"loading the tiny test models needs the fastembed package ({exc}): "
-            "pip install 'askkit[embed]'"
-        ) from exc
+    return optional_import("fastembed", "loading the tiny test models", EMBED_EXTRA)
 
 
 def _tokenizers() -> Any:
-    try:
-        return importlib.import_module("tokenizers")
-    except ImportError as exc:  # a dependency of fastembed
-        raise MissingDependencyError(
-            f"the tiny test models need the tokenizers package ({exc}): pip install 'askkit[embed]'"
-        ) from exc
-
-
-def _onnxruntime() -> Any:
-    try:
-        return importlib.import_module("onnxruntime")
-    except ImportError as exc:  # a dependency of fastembed
-        raise MissingDependencyError(
-            f"the reference needs onnxruntime ({exc}): pip install 'askkit[embed]'"
-        ) from exc
+    return optional_import("tokenizers", "the tiny test models' tokenizer", EMBED_EXTRA)
 
 
 # -- the tokenizer
@@ -596,93 +567,3 @@ def tiny_reranker(
     else:
         reranker = StandInReranker(name, cache_dir=cache, specific_model_path=path)
     return reranker
-
-
-# -- references: the same files, without fastembed
-
-
-def _reference_tokenizer(model_dir: Path) -> Any:
-    """The folder's tokenizer, truncating and padding as its config says."""
-    tk = _tokenizers()
-    config = json.loads((model_dir / "tokenizer_config.json").read_text(encoding="utf-8"))
-    tokenizer = tk.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-    tokenizer.enable_truncation(max_length=int(config["model_max_length"]))
-    pad = tokenizer.token_to_id(config["pad_token"])
-    tokenizer.enable_padding(pad_id=pad, pad_token=config["pad_token"])
-    return tokenizer
-
-
-def _run(model_dir: Path, encodings: Sequence[Any]) -> Any:
-    ort = _onnxruntime()
-    session = ort.InferenceSession(str(model_dir / MODEL_FILE), providers=["CPUExecutionProvider"])
-    feed = {
-        "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-        "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-        "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-    }
-    return session.run(None, feed)[0], feed["attention_mask"]
-
-
-def reference_embedding(
-    model_dir: str | os.PathLike[str], texts: Sequence[str]
-) -> np.ndarray[Any, np.dtype[np.float32]]:
-    """The tiny model's vectors for ``texts``, computed without fastembed.
-
-    The folder's tokenizer (``tokenizers``), the ONNX graph (onnxruntime),
-    mean pooling under the attention mask, L2 normalisation (numpy):
-    float32 ``(len(texts), dim)``.
-    """
-    folder = Path(model_dir)
-    if not texts:
-        dim = json.loads((folder / "config.json").read_text(encoding="utf-8"))["hidden_size"]
-        return np.zeros((0, int(dim)), dtype=np.float32)
-    encodings = _reference_tokenizer(folder).encode_batch(list(texts))
-    hidden, mask = _run(folder, encodings)
-    weights = mask[:, :, None].astype(np.float64)
-    pooled = (hidden.astype(np.float64) * weights).sum(axis=1) / np.maximum(
-        weights.sum(axis=1), 1e-9
-    )
-    norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-    vectors: np.ndarray[Any, np.dtype[np.float32]] = (pooled / norms).astype(np.float32)
-    return vectors
-
-
-def numpy_embedding(
-    model_dir: str | os.PathLike[str], texts: Sequence[str]
-) -> np.ndarray[Any, np.dtype[np.float32]]:
-    """The tiny model's vectors computed from its weights with numpy alone (no ONNX run).
-
-    A check of the graph itself: word vectors, ``tanh`` of the linear map,
-    mean over the real tokens, normalisation.
-    """
-    onnx = _require_onnx()
-    folder = Path(model_dir)
-    weights = {
-        t.name: onnx.numpy_helper.to_array(t)
-        for t in onnx.load(str(folder / MODEL_FILE)).graph.initializer
-    }
-    table = weights["word_vectors"].astype(np.float64)
-    mixing = weights["mixing"].astype(np.float64)
-    tokenizer = _reference_tokenizer(folder)
-    tokenizer.no_padding()
-    rows = []
-    for text in texts:
-        ids = tokenizer.encode(text).ids
-        states = np.tanh(table[ids] @ mixing)
-        mean = states.mean(axis=0)
-        rows.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
-    return np.array(rows, dtype=np.float32).reshape(len(rows), mixing.shape[1])
-
-
-def reference_rerank_scores(
-    model_dir: str | os.PathLike[str], query: str, documents: Sequence[str]
-) -> np.ndarray[Any, np.dtype[np.float32]]:
-    """The tiny cross-encoder's raw logits for ``(query, document)`` pairs, without fastembed."""
-    folder = Path(model_dir)
-    if not documents:
-        return np.zeros(0, dtype=np.float32)
-    pairs = [(query, document) for document in documents]
-    encodings = _reference_tokenizer(folder).encode_batch(pairs)
-    logits, _mask = _run(folder, encodings)
-    scores: np.ndarray[Any, np.dtype[np.float32]] = np.asarray(logits[:, 0], dtype=np.float32)
-    return scores

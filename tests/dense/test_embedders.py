@@ -34,12 +34,8 @@ from askkit.errors import (
     StoreError,
     UsageError,
 )
-from askkit.testing.models import (
-    build_embedding_model,
-    install_in_hub_cache,
-    numpy_embedding,
-    reference_embedding,
-)
+from askkit.testing.model_references import numpy_embedding, reference_embedding
+from askkit.testing.models import build_embedding_model, install_in_hub_cache
 from tests.dense.conftest import KEY, all_text, chunks
 from tests.probe import loaded_after
 

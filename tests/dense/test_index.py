@@ -642,7 +642,8 @@ def test_tiny_model_scores_equal_the_onnx_reference(root: Path, tmp_path: Path) 
     model with tokenizers and onnxruntime, mean-pools, normalises and takes the
     dot product in float64, all without fastembed or askkit.dense.
     """
-    from askkit.testing.models import reference_embedding, tiny_embedder
+    from askkit.testing.model_references import reference_embedding
+    from askkit.testing.models import tiny_embedder
 
     model = tmp_path / "model"
     embedder = tiny_embedder(model, vocabulary_texts=_vault_texts(root), dim=48)
@@ -721,7 +722,8 @@ def test_a_failing_reranker_falls_back_to_the_vector_order_with_a_warning(root: 
 
 
 def test_the_tiny_cross_encoder_ranks_the_pool_as_its_reference(root: Path, tmp_path: Path) -> None:
-    from askkit.testing.models import reference_rerank_scores, tiny_reranker
+    from askkit.testing.model_references import reference_rerank_scores
+    from askkit.testing.models import tiny_reranker
 
     texts = _vault_texts(root)
     reranker = tiny_reranker(tmp_path / "cross", vocabulary_texts=texts)

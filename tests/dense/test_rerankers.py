@@ -38,7 +38,8 @@ from askkit.errors import (
 from askkit.ranking.pool import pool_of
 from askkit.ranking.rerank import sigmoid
 from askkit.testing.embed_servers import EmbedTestServer
-from askkit.testing.models import install_in_hub_cache, reference_rerank_scores
+from askkit.testing.model_references import reference_rerank_scores
+from askkit.testing.models import install_in_hub_cache
 from askkit.wire import ChunkResult
 
 KEY = "co-key-0123456789"

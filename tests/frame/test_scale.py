@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import builtins
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,14 +61,9 @@ def test_glob_pattern(tmp_path: Path, data_dir: Path) -> None:
 
 
 def test_missing_dask_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    real_import = builtins.__import__
-
-    def no_dask(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "dask" or name.startswith("dask."):
-            raise ImportError("No module named 'dask'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_dask)
+    for name in [m for m in sys.modules if m == "dask" or m.startswith("dask.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "dask", None)  # "import dask" now raises ImportError
     with pytest.raises(MissingDependencyError, match=r"askkit\[scale\]"):
         read_jsonl_dask(tmp_path / "x.jsonl")
 

@@ -1,4 +1,4 @@
-"""askkit.testing.models: tiny ONNX models fastembed loads itself, and their references."""
+"""askkit.testing.models: tiny ONNX models fastembed loads itself."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 import pytest
 
+from askkit.testing.model_references import reference_embedding, reference_rerank_scores
 from askkit.testing.models import (
     FRAMING_WORDS,
     MODEL_FILE,
@@ -19,9 +20,6 @@ from askkit.testing.models import (
     build_embedding_model,
     install_in_hub_cache,
     model_name,
-    numpy_embedding,
-    reference_embedding,
-    reference_rerank_scores,
     register_cross_encoder,
     register_embedding_model,
     tiny_embedder,
@@ -98,31 +96,11 @@ def test_the_same_arguments_build_the_same_model(models: Path, embedding_dir: Pa
     assert (other / MODEL_FILE).read_bytes() != (embedding_dir / MODEL_FILE).read_bytes()
 
 
-def test_the_onnx_reference_equals_numpy_on_the_weights(embedding_dir: Path) -> None:
-    texts = [*TEXTS, "", "unknown words only", "starter " * 600]
-    reference = reference_embedding(embedding_dir, texts)
-    assert reference.shape == (6, 16)
-    assert reference.dtype == np.float32
-    np.testing.assert_allclose(reference, numpy_embedding(embedding_dir, texts), atol=1e-6)
-    norms = np.linalg.norm(reference, axis=1)
-    np.testing.assert_allclose(norms[[0, 1, 2, 5]], 1.0, atol=1e-6)
-    assert norms[3] == norms[4] == 0.0, "special tokens and unknown words carry no vector"
-    assert reference_embedding(embedding_dir, []).shape == (0, 16)
-
-
 def test_texts_that_share_words_are_closer(embedding_dir: Path) -> None:
     starter, tomato, rye = reference_embedding(embedding_dir, TEXTS)
     (query,) = reference_embedding(embedding_dir, ["when to feed the sourdough starter"])
     assert query @ starter > 0.5
     assert query @ starter > max(query @ tomato, query @ rye) + 0.3
-
-
-def test_the_cross_encoder_scores_shared_words_higher(cross_encoder_dir: Path) -> None:
-    scores = reference_rerank_scores(cross_encoder_dir, "feed the starter", list(TEXTS))
-    assert scores.shape == (3,)
-    assert scores[0] == scores.max()
-    assert scores[0] > 1.0, "a raw logit"
-    assert reference_rerank_scores(cross_encoder_dir, "q", []).shape == (0,)
 
 
 def test_registration_is_once_per_process() -> None:
@@ -204,7 +182,7 @@ def test_a_missing_onnx_names_the_package() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    assert "pip install onnx" in out.stdout
+    assert "pip install 'askkit[embed]'" in out.stdout
 
 
 def test_the_tiny_models_are_labelled_stand_ins_wherever_they_are_shown(tmp_path: Path) -> None:
