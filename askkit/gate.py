@@ -74,8 +74,8 @@ DEFAULT_GATE_MEASURES = ("ndcg@10", "recall@10")
 #: The power at which the minimum detectable effect is computed.
 POWER = 0.8
 
-#: ``(query id, document) -> (stage, detail)``: where a relevant document was lost.
-Explainer = Callable[[str, str], tuple[str, str]]
+#: ``(query id, document, level) -> (stage, detail)``: where a relevant document was lost.
+Explainer = Callable[[str, str, Level], tuple[str, str]]
 
 _FORMAT_MARK = "askkit diff"
 
@@ -621,12 +621,13 @@ def _top_k(ranked: pd.DataFrame, queries: pd.Index, k: int) -> pd.DataFrame:
     return ranked.loc[keep]
 
 
-def _lost_documents(
+def _lost_documents(  # noqa: PLR0917 - private, called once
     base_ranked: pd.DataFrame,
     new_ranked: pd.DataFrame,
     queries: Sequence[str],
     k: int,
     explain: Explainer | None,
+    level: Level,
 ) -> dict[str, list[LostDocument]]:
     """Per query: relevant documents in BASE's top k but not in NEW's."""
     wanted = pd.Index(queries)
@@ -653,7 +654,7 @@ def _lost_documents(
     ):
         if not math.isnan(r_new) and r_new <= k:
             continue
-        stage, detail = ("top k", "") if explain is None else explain(qid, doc)
+        stage, detail = ("top k", "") if explain is None else explain(qid, doc, level)
         out.setdefault(qid, []).append(
             LostDocument(
                 doc=doc,
@@ -803,13 +804,13 @@ def gate(
     elif unjudged > 0.5:
         notes.append(
             f"{unjudged:.1%} of {names[1]}'s top {k} is unjudged: unjudged documents count as "
-            "not relevant, so its scores may be too low (set a limit with max_unjudged)"
+            "not relevant, so its scores may be too low (limit it: --max-unjudged, max_unjudged)"
         )
     worst = deltas.min(axis=1)
     order = np.argsort(worst, kind="stable")
     regressed_idx = [i for i in order.tolist() if worst[i] < 0]
     regressed_ids = [str(common[i]) for i in regressed_idx]
-    lost = _lost_documents(ranked[0], ranked[1], regressed_ids, k, right.explain)
+    lost = _lost_documents(ranked[0], ranked[1], regressed_ids, k, right.explain, level)
     regressed_queries = tuple(
         RegressedQuery(
             query_id=qid,

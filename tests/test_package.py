@@ -187,7 +187,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "ranking",
         "retrieve dense",
         "compare plots",
-        "report widgets gate",
+        "report widgets gate gate_vault",
         "cli testing",
     )
 )

@@ -1,6 +1,8 @@
 """``askkit diff BASE NEW --qrels Q``: a retrieval regression gate for CI.
 
-Scores two runs (TREC runs or turn logs) on the same judged queries, tests
+Scores two runs (TREC runs or turn logs, or two configurations retrieved on
+the spot from ``--vault`` with ``--queries``: :mod:`askkit.gate_vault`) on
+the same judged queries, tests
 each measure's per-query deltas with a paired test, Holm-corrects across the
 measures and exits 0 when no measure dropped significantly by at least
 ``--min-delta``, 1 when one did (or NEW's top k is more unjudged than
@@ -60,7 +62,9 @@ def register(sub: Any) -> None:
         "(Holm-corrected across measures). Exit 0: no measure dropped significantly by at "
         "least --min-delta; 1: one did (improvements never fail); 2: bad input.",
     )
-    p.add_argument("base", nargs="?", help="the baseline: a TREC run or a JSONL turn log")
+    p.add_argument(
+        "base", nargs="?", help="the baseline: a TREC run or a JSONL turn log (or use --vault)"
+    )
     p.add_argument("new", nargs="?", help="the new run: a TREC run or a JSONL turn log")
     p.add_argument("--qrels", required=True, help="graded judgments (TREC qrels or askkit's TSV)")
     p.add_argument(
@@ -109,6 +113,32 @@ def register(sub: Any) -> None:
         type=_share,
         metavar="SHARE",
         help="fail when more than this share (0..1) of NEW's top k is unjudged",
+    )
+    spot = p.add_argument_group(
+        "configurations run on the spot",
+        "retrieve --queries from --vault twice, as kimun's server would: BM25, or dense with "
+        "an embedder; each side's context cut from its server.toml ([reranker] keys)",
+    )
+    spot.add_argument("--vault", metavar="DIR", help="the vault both configurations retrieve from")
+    spot.add_argument(
+        "--queries", metavar="TSV", help="with --vault: the queries (TSV: query_id, question)"
+    )
+    for side in ("base", "new"):
+        spot.add_argument(
+            f"--{side}-settings",
+            metavar="TOML",
+            help=f"{side.upper()}'s server.toml (default: kimun's cut, score-range 0.4)",
+        )
+        spot.add_argument(
+            f"--{side}-embedder",
+            metavar="SPEC",
+            help=f"{side.upper()}'s embedder, e.g. fastembed:AllMiniLML6V2 (default: BM25)",
+        )
+    spot.add_argument(
+        "--pool-size",
+        type=arguments.whole_number(1),
+        default=80,
+        help="with --vault: chunks per pool (kimun: 80)",
     )
     p.add_argument(
         "--show",
@@ -165,16 +195,41 @@ def _written_by_askkit(path: Path) -> bool:
     return b"askkit diff" in head
 
 
+_SPOT = ("queries", "base_settings", "new_settings", "base_embedder", "new_embedder")
+
+
 def _check_inputs(args: argparse.Namespace) -> None:
-    if args.base is None or args.new is None:
-        raise UsageError("give BASE and NEW: two TREC runs or turn logs")
+    """The options' combination, then each input file by askkit's one rule: before any work."""
+    if args.vault is None:
+        given = [name for name in _SPOT if getattr(args, name) is not None]
+        if given:
+            raise UsageError(f"--{given[0].replace('_', '-')} goes with --vault DIR")
+        if args.base is None or args.new is None:
+            raise UsageError("give BASE and NEW (two TREC runs or turn logs), or --vault DIR")
+    else:
+        if args.base is not None:
+            raise UsageError("give either BASE and NEW or --vault DIR --queries TSV, not both")
+        if args.queries is None:
+            raise UsageError("--vault needs --queries TSV (query_id, question): what to retrieve")
+        if not Path(args.vault).is_dir():
+            raise UsageError(f"--vault: no such folder: {args.vault}")
     arguments.check_input(args.qrels, what="qrels", option="--qrels")
-    arguments.check_input(args.base, what="run", option="BASE")
-    arguments.check_input(args.new, what="run", option="NEW")
+    if args.vault is None:
+        arguments.check_input(str(args.base), what="run", option="BASE")
+        arguments.check_input(str(args.new), what="run", option="NEW")
+        return
+    arguments.check_input(args.queries, what="queries", option="--queries")
+    for side in ("base", "new"):
+        settings = getattr(args, f"{side}_settings")
+        if settings is not None:
+            arguments.check_input(settings, what="server.toml", option=f"--{side}-settings")
 
 
 def _sides(args: argparse.Namespace) -> tuple[Side, Side]:
     from askkit.errors import SchemaError
+
+    if args.vault is not None:
+        return _spot_sides(args)
     from askkit.gate import read_side
 
     sides = []
@@ -185,6 +240,33 @@ def _sides(args: argparse.Namespace) -> tuple[Side, Side]:
             if exc.file is None:  # a turn log's frame knows lines, not its file
                 raise exc.located(file=path) from None
             raise
+    return sides[0], sides[1]
+
+
+def _spot_sides(args: argparse.Namespace) -> tuple[Side, Side]:
+    from askkit.cli.dense import open_embedder
+    from askkit.gate_vault import vault_side
+    from askkit.metrics.queries import read_queries
+    from askkit.ranking import CutSettings
+
+    queries = read_queries(args.queries)  # bad files fail before any indexing
+    for side in ("base", "new"):
+        if getattr(args, f"{side}_settings") is not None:
+            CutSettings.from_file(getattr(args, f"{side}_settings"))
+    progress = _terminal.progress_bars()
+    sides = []
+    for side in ("base", "new"):
+        spec = getattr(args, f"{side}_embedder")
+        sides.append(
+            vault_side(
+                args.vault,
+                queries,
+                embedder=None if spec is None else open_embedder(spec, progress=progress),
+                settings=getattr(args, f"{side}_settings"),
+                pool_size=args.pool_size,
+                progress=progress,
+            )
+        )
     return sides[0], sides[1]
 
 

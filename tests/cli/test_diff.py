@@ -132,3 +132,24 @@ def test_bad_inputs_exit_2_with_one_line(runs: tuple[str, str, list[str]], tmp_p
     forced = diff(base, base, "--qrels", QRELS, "--junit", str(foreign), "--force")
     assert forced.returncode == 0
     assert foreign.read_text().startswith("<?xml")
+
+
+def test_configurations_run_on_the_spot(tmp_path: Path) -> None:
+    spot = ("--vault", str(DATA / "vault"), "--queries", str(DATA / "queries.tsv"))
+    same = diff(*spot, "--qrels", QRELS)
+    assert same.returncode == 0, same.stderr
+    assert "retriever BM25" in same.stdout
+    toml = tmp_path / "server.toml"
+    toml.write_text('[reranker]\ncontext_cut = "fixed"\ntop_k = 3\n')
+    worse = diff(*spot, "--qrels", QRELS, "--new-settings", str(toml), "--json")
+    assert worse.returncode == 1, worse.stderr
+    result = GateResult.from_json(worse.stdout)
+    assert result.new.provenance["settings_file"] == str(toml)
+    assert {d.stage for q in result.regressed_queries for d in q.lost} == {"cut"}
+    toml.write_text("[reranker]\ntop_k = -1\n")
+    bad = diff(*spot, "--qrels", QRELS, "--new-settings", str(toml))
+    assert bad.returncode == 2
+    assert bad.stderr.startswith(f"askkit: error: {toml}: reranker.top_k")
+    both = diff(RUN, RUN, *spot, "--qrels", QRELS)
+    assert both.returncode == 2
+    assert "not both" in both.stderr

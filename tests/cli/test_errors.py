@@ -108,6 +108,7 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
     cut_vault = ("cut", "--qrels", x.qrels, "--vault", x.vault, "--queries", x.queries)
     evaluate = ("eval", x.qrels, x.run)
     gate = ("diff", x.run, x.run, "--qrels", x.qrels)
+    gate_vault = ("diff", "--vault", x.vault, "--queries", x.queries, "--qrels", x.qrels)
     embedder = ("--embedder", f"ollama:{x.server}:nomic-embed-text")
     search_store = ("search", "q", "--store", x.folder, "--vault-id", "notes", *embedder)
     return {
@@ -261,6 +262,19 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
             c("nan", *gate, "--alpha", "nan"),
             c("nan", *gate, "--max-unjudged", "nan"),
             c("inf", *gate, "--min-delta", "inf"),
+            c(
+                "file for a folder",
+                "diff",
+                "--vault",
+                x.file,
+                "--queries",
+                x.queries,
+                "--qrels",
+                x.qrels,
+            ),
+            *special(*gate_vault, "--new-settings", "FILE"),
+            c("folder for a file", *gate_vault, "--base-settings", x.folder),
+            c("negative count", *gate_vault, "--pool-size", "0"),
         ],
     }
 
