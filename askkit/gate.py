@@ -43,7 +43,7 @@ import pandas as pd
 
 from askkit.compare import _bootstrap, _randomization, _ttest, holm
 from askkit.errors import SchemaError, UsageError
-from askkit.metrics import Level, Prepared, evaluate, prepare, ranked_run, read_qrels
+from askkit.metrics import Level, Prepared, evaluate, prepare, read_qrels
 from askkit.metrics.measures import parse_measures
 from askkit.metrics.qrels import PathOrFrame
 
@@ -554,7 +554,7 @@ def _intervals(
     drop a paired t-test at Holm's strictest level (alpha / m) detects with
     probability ``POWER``, for the observed per-query standard deviation.
     """
-    from scipy import stats
+    from scipy.special import stdtrit  # the t quantile, without loading scipy.stats
 
     n = deltas.shape[0]
     if n < 2:
@@ -562,8 +562,8 @@ def _intervals(
         return nan, nan, nan
     mean = deltas.mean(axis=0)
     se = deltas.std(axis=0, ddof=1) / math.sqrt(n)
-    half = float(stats.t.ppf(1 - alpha / 2, n - 1)) * se
-    mde = (float(stats.t.ppf(1 - alpha / (2 * m), n - 1)) + float(stats.t.ppf(POWER, n - 1))) * se
+    half = float(stdtrit(n - 1, 1 - alpha / 2)) * se
+    mde = (float(stdtrit(n - 1, 1 - alpha / (2 * m))) + float(stdtrit(n - 1, POWER))) * se
     return mean - half, mean + half, mde
 
 
@@ -616,51 +616,84 @@ def _query_sets(
     return common, notes, (base_lacks, new_lacks, base_extra, new_extra)
 
 
-def _top_k(ranked: pd.DataFrame, queries: pd.Index, k: int) -> pd.DataFrame:
-    keep = ranked["query_id"].isin(queries).to_numpy() & (ranked["rank"] <= k).to_numpy()
-    return ranked.loc[keep]
+def _query_codes(prep: Prepared, queries: Sequence[str] | pd.Index) -> np.ndarray[Any, Any]:
+    """The codes ``prep.ranked.query`` gives ``queries`` (-1: not one of its queries)."""
+    codes: np.ndarray[Any, Any] = prep.qids.get_indexer(pd.Index(queries, dtype=object))
+    return codes
+
+
+def _judged_share(prep: Prepared, queries: pd.Index, k: int) -> float:
+    """The judged share of the documents ranked 1..k for ``queries``."""
+    r = prep.ranked
+    wanted = np.zeros(len(prep.qids), dtype=bool)
+    codes = _query_codes(prep, queries)
+    wanted[codes[codes >= 0]] = True
+    top = wanted[r.query] & (r.rank <= k)
+    return float(prep.judged[top].mean()) if top.any() else math.nan
 
 
 def _lost_documents(  # noqa: PLR0917 - private, called once
-    base_ranked: pd.DataFrame,
-    new_ranked: pd.DataFrame,
+    base: Prepared,
+    new: Prepared,
     queries: Sequence[str],
     k: int,
     explain: Explainer | None,
     level: Level,
 ) -> dict[str, list[LostDocument]]:
-    """Per query: relevant documents in BASE's top k but not in NEW's."""
-    wanted = pd.Index(queries)
-    base_top = _top_k(base_ranked, wanted, k)
-    base_top = base_top[base_top["judged"].to_numpy() & (base_top["grade"] >= 1).to_numpy()]
-    new_rows = new_ranked[new_ranked["query_id"].isin(wanted).to_numpy()]
-    new_rank = pd.Series(
-        new_rows["rank"].to_numpy(),
-        index=pd.MultiIndex.from_arrays(
-            [new_rows["query_id"].to_numpy(), new_rows["doc"].to_numpy()]
-        ),
-    )
-    new_rank = new_rank[~new_rank.index.duplicated()]
-    keys = pd.MultiIndex.from_arrays([base_top["query_id"].to_numpy(), base_top["doc"].to_numpy()])
-    ranks = new_rank.reindex(keys).to_numpy(dtype=np.float64)
+    """Per query: relevant documents in BASE's top k but not in NEW's, columnar.
+
+    BASE's relevant top-k rows of ``queries`` are the candidates; NEW's rows of
+    the same queries are looked up by (query, document id), the ids coded
+    against the candidates' distinct ids (:func:`pyarrow.compute.index_in`).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not queries:
+        return {}
+    rb, rn = base.ranked, new.ranked
+    wanted = np.zeros(len(base.qids), dtype=bool)
+    codes = _query_codes(base, queries)
+    wanted[codes[codes >= 0]] = True
+    pick = wanted[rb.query] & (rb.rank <= k) & base.judged & (base.grade >= 1)
+    if not pick.any():
+        return {}
+    q_base = rb.query[pick]
+    grade, rank = base.grade[pick], rb.rank[pick]
+    query_ids = base.qids.to_numpy(dtype=object)[q_base]
+    docs = base.docs.take(pa.array(rb.doc[pick]))
+    distinct = pc.unique(docs)
+    cand_doc = pc.index_in(docs, value_set=distinct).to_numpy(zero_copy_only=False)
+    q_new = _query_codes(new, pd.Index(query_ids))
+    width = np.int64(len(distinct))
+    keys = np.where(q_new >= 0, q_new.astype(np.int64) * width + cand_doc, -1)
+    in_new = np.zeros(len(new.qids), dtype=bool)
+    in_new[q_new[q_new >= 0]] = True
+    rows = np.flatnonzero(in_new[rn.query])
+    new_doc = pc.index_in(new.docs.take(pa.array(rn.doc[rows])), value_set=distinct)
+    known = new_doc.is_valid().to_numpy(zero_copy_only=False)
+    rows = rows[known]
+    new_keys = rn.query[rows].astype(np.int64) * width + new_doc.drop_null().to_numpy()
+    found = pd.Index(new_keys).get_indexer(keys)
+    new_rank = np.zeros(len(keys), dtype=np.int64)  # 0: not retrieved
+    new_rank[found >= 0] = rn.rank[rows][found[found >= 0]]
+    lost = (found < 0) | (new_rank > k)
     out: dict[str, list[LostDocument]] = {}
-    for qid, doc, grade, rank, r_new in zip(
-        base_top["query_id"].tolist(),
-        base_top["doc"].tolist(),
-        base_top["grade"].tolist(),
-        base_top["rank"].tolist(),
-        ranks.tolist(),
+    for qid, doc, g, r_base, r_new in zip(
+        query_ids[lost].tolist(),
+        docs.filter(pa.array(lost)).to_pylist(),
+        grade[lost].tolist(),
+        rank[lost].tolist(),
+        new_rank[lost].tolist(),
         strict=True,
     ):
-        if not math.isnan(r_new) and r_new <= k:
-            continue
         stage, detail = ("top k", "") if explain is None else explain(qid, doc, level)
         out.setdefault(qid, []).append(
             LostDocument(
                 doc=doc,
-                grade=int(grade),
-                base_rank=int(rank),
-                new_rank=None if math.isnan(r_new) else int(r_new),
+                grade=int(g),
+                base_rank=int(r_base),
+                new_rank=int(r_new) if r_new > 0 else None,
                 stage=stage,
                 detail=detail,
             )
@@ -788,11 +821,7 @@ def gate(
         )
         for j, name in enumerate(evals[0].measures)
     )
-    ranked = [ranked_run(p_) for p_ in preps]
-    shares = []
-    for r in ranked:
-        top = _top_k(r, common, k)
-        shares.append(float(top["judged"].mean()) if len(top) else math.nan)
+    shares = [_judged_share(p_, common, k) for p_ in preps]
     problems: list[str] = []
     unjudged = 1.0 - shares[1]
     if max_unjudged is not None and unjudged > max_unjudged:
@@ -810,7 +839,7 @@ def gate(
     order = np.argsort(worst, kind="stable")
     regressed_idx = [i for i in order.tolist() if worst[i] < 0]
     regressed_ids = [str(common[i]) for i in regressed_idx]
-    lost = _lost_documents(ranked[0], ranked[1], regressed_ids, k, right.explain, level)
+    lost = _lost_documents(preps[0], preps[1], regressed_ids, k, right.explain, level)
     regressed_queries = tuple(
         RegressedQuery(
             query_id=qid,

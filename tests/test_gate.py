@@ -161,13 +161,20 @@ def test_holm_equals_a_hand_computation() -> None:
 
 
 def randomization_reference(d: np.ndarray, resamples: int, seed: int) -> list[float]:
-    """Sign flips drawn as one (resamples x queries) matrix, counted resample by resample."""
+    """Random bytes, one per eight queries, bit j (least significant first) flipping query
+    8g + j (set: sign kept), drawn as one (resamples x groups) matrix; counted resample by
+    resample, query by query."""
     rng = np.random.default_rng(seed)
-    signs = rng.integers(0, 2, size=(resamples, len(d)), dtype=np.int8) * 2 - 1
+    groups = -(-len(d) // 8)
+    flips = rng.integers(0, 256, size=(resamples, groups), dtype=np.uint8)
+    bits = np.unpackbits(flips, axis=1, bitorder="little")[:, : len(d)]
     out = []
     for j in range(d.shape[1]):
         observed = abs(d[:, j].mean())
-        hits = sum(abs((signs[r] * d[:, j]).mean()) >= observed - 1e-12 for r in range(resamples))
+        hits = 0
+        for r in range(resamples):
+            total = sum(d[i, j] if bits[r, i] else -d[i, j] for i in range(len(d)))
+            hits += abs(total / len(d)) >= observed - 1e-12
         out.append((1 + hits) / (1 + resamples))
     return out
 
