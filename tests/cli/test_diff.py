@@ -21,7 +21,7 @@ RUN = str(DATA / "run.jsonl")
 
 
 def diff(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200", "HF_HUB_OFFLINE": "1"}
     env.pop("ASKKIT_TRACEBACK", None)
     return subprocess.run(
         [sys.executable, "-m", "askkit.cli", "diff", *args],
@@ -153,3 +153,27 @@ def test_configurations_run_on_the_spot(tmp_path: Path) -> None:
     both = diff(RUN, RUN, *spot, "--qrels", QRELS)
     assert both.returncode == 2
     assert "not both" in both.stderr
+
+
+def test_a_dense_configuration_with_the_real_model_offline(minilm_env: Path) -> None:
+    """BM25 against kimun's dense retrieval with all-MiniLM-L6-v2 (askkit's offline build):
+    the embedder's fingerprint is recorded, and a real model is not called a stand-in."""
+    out = diff(
+        "--vault",
+        str(DATA / "vault"),
+        "--queries",
+        str(DATA / "queries.tsv"),
+        "--qrels",
+        QRELS,
+        "--new-embedder",
+        "fastembed:AllMiniLML6V2",
+        "--level",
+        "section",
+        "--json",
+    )
+    assert out.returncode in {0, 1}, out.stderr
+    result = GateResult.from_json(out.stdout)
+    assert result.new.provenance["embedder_fingerprint"] == "fastembed:allminilml6v2:384"
+    assert "embedder_note" not in result.new.provenance
+    assert result.base.provenance["retriever"].startswith("BM25")
+    assert result.queries == 37
