@@ -425,6 +425,23 @@ class GateResult:
     def __str__(self) -> str:
         return self.to_text()
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per measure: every field of :class:`MeasureResult`."""
+        rows = [dataclasses.asdict(m) for m in self.measures]
+        return pd.DataFrame(rows).set_index("measure")
+
+    def _repr_html_(self) -> str:
+        from askkit import _html
+
+        lines = "".join(
+            f"<li>{_html.esc(line)}</li>" for line in [*self._side_lines(), *self.problems]
+        )
+        return _html.fragment(
+            _html.message(self.verdict, tone="plain" if self.passed else "error")
+            + _html.data_table(self.to_frame(), digits=4)
+            + f"<ul>{lines}</ul>"
+        )
+
     def to_markdown(self, max_queries: int = 20) -> str:
         """The report as GitHub Markdown, for a pull-request comment (text escaped)."""
         icon = "✅" if self.passed else "❌"

@@ -340,3 +340,15 @@ def test_bad_options_are_usage_errors() -> None:
             gate(RUN, RUN, QRELS, **kwargs)  # type: ignore[arg-type]
     with pytest.raises(SchemaError, match="not a measure name"):
         gate(RUN, RUN, QRELS, ["ndcg@ten"])
+
+
+def test_html_is_escaped_and_the_frame_holds_every_measure() -> None:
+    qrels = pd.DataFrame({"query_id": ["q1", "q2"], "path": ["<i>a", "b"], "grade": [1, 1]})
+    base = pd.DataFrame({"turn_id": ["q1", "q2"], "path": ["<i>a", "b"], "score": [1.0, 1.0]})
+    result = gate(Side(base, {"kind": "<script>x</script>"}), base, qrels, ["mrr", "ndcg@10"])
+    page = result._repr_html_()
+    assert "<script>" not in page
+    assert "&lt;script&gt;" in page
+    frame = result.to_frame()
+    assert frame.index.tolist() == ["mrr", "ndcg@10"]
+    assert frame.loc["mrr", "p"] == 1.0

@@ -282,7 +282,7 @@ def _write(result: GateResult, outputs: list[tuple[str, str]], show: int, consol
     for name, where in outputs:
         text = texts[name]()
         if where == _STDOUT:
-            console.file.write(text if name != "markdown" else _terminal.clean(text))
+            console.file.write(text if name == "json" else _terminal.clean(text))
             printed = True
         else:
             path = Path(where).expanduser()
