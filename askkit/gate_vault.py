@@ -8,7 +8,8 @@ of a ``server.toml``, :class:`askkit.ranking.CutSettings`) and returns the
 chunks an answer's context would hold as a :class:`askkit.gate.Side`.
 Since it holds the pools, the side says where a relevant document was lost
 (:attr:`~askkit.gate.Side.explain`, at the level the gate compares): not in
-the pool at all (``"pool"``), cut by the context cut (``"cut"``, with
+the pool at all (``"pool"``), moved past the cut by a reranker (``"reranker"``:
+the cut kept it in the vector order), cut by the context cut (``"cut"``, with
 :func:`askkit.ranking.why_not`'s reason), or kept but ranked below the top
 k (``"top k"``). Its provenance: the vault's content hash
 (:func:`vault_hash`), the settings file's sha256 and the cut it sets, and
@@ -60,9 +61,19 @@ def vault_hash(vault: Any) -> str:
     return digest.hexdigest()
 
 
+def _labelled(thing: Any) -> bool:
+    """Whether an embedder or reranker says it is a stand-in model."""
+    shown = f"{getattr(thing, 'name', '')} {thing!r}".lower()
+    return "stand-in" in shown or "standin" in shown
+
+
 def _index(
-    vault: str | os.PathLike[str], embedder: Any, pool_size: int, progress: bool
+    vault: str | os.PathLike[str], embedder: Any, reranker: Any, pool_size: int, progress: bool
 ) -> tuple[Any, dict[str, str]]:
+    if embedder is None and reranker is not None:
+        raise UsageError(
+            "a reranker reranks kimun's dense pool: give an embedder too (--new-embedder SPEC)"
+        )
     if embedder is None:
         from askkit.retrieve.local import LocalIndex
 
@@ -74,15 +85,24 @@ def _index(
         from askkit.dense.embedders import parse_embedder
 
         embedder = parse_embedder(embedder, progress=progress)
-    index = DenseIndex(vault, embedder, store=False, pool=pool_size, progress=progress)
-    shown = repr(embedder)
+    if isinstance(reranker, str):
+        from askkit.dense.rerankers import parse_reranker
+
+        reranker = parse_reranker(reranker)
+    index = DenseIndex(
+        vault, embedder, store=False, reranker=reranker, pool=pool_size, progress=progress
+    )
     info = {
         "retriever": "dense (askkit.dense.DenseIndex)",
         "embedder": str(embedder.name),
         "embedder_fingerprint": str(embedder.fingerprint),
     }
-    if "stand-in" in shown.lower() or "standin" in shown.lower():
-        info["embedder_note"] = f"a stand-in model, not a trained embedder: {shown}"
+    if _labelled(embedder):
+        info["embedder_note"] = f"a stand-in model, not a trained embedder: {embedder!r}"
+    if reranker is not None:
+        info["reranker"] = str(reranker.name)
+        if _labelled(reranker):
+            info["reranker_note"] = f"a stand-in model, not a trained reranker: {reranker!r}"
     return index, info
 
 
@@ -91,6 +111,7 @@ def vault_side(
     queries: Any,
     *,
     embedder: Any = None,
+    reranker: Any = None,
     settings: str | os.PathLike[str] | CutSettings | None = None,
     pool_size: int = CANDIDATE_POOL,
     progress: bool = True,
@@ -109,6 +130,11 @@ def vault_side(
         (``"fastembed:AllMiniLML6V2"``) or an :class:`askkit.dense.Embedder`:
         kimun's dense retrieval (:class:`askkit.dense.DenseIndex`, embedded in
         memory, nothing written).
+    reranker:
+        With an embedder: a reranker spec or :class:`askkit.dense.Reranker`
+        that reranks each dense pool before the cut, as kimun's server does;
+        a relevant document the cut would have kept in the vector order but
+        not after reranking was lost at the ``"reranker"``.
     settings:
         A ``server.toml`` (its ``[reranker]`` cut keys), or :class:`CutSettings`;
         ``None``: kimun's defaults (score-range, cutoff 0.4).
@@ -138,13 +164,18 @@ def vault_side(
         provenance["settings"] = "kimun's defaults"
     provenance["cut"] = cut.label
     texts = checked_queries(queries)
-    index, info = _index(root, embedder, pool_size, progress)
+    index, info = _index(root, embedder, reranker, pool_size, progress)
     provenance["vault_sha256"] = vault_hash(index.vault)
     provenance.update(info)
     turns = {
         qid: Turn(text, "", AskSource.from_chunks(index.pool(text, pool_size)))
         for qid, text in texts.items()
     }
+    before = (
+        _kept_before_reranking(index, texts, cut, pool_size)
+        if getattr(index, "reranker", None) is not None
+        else None
+    )
     turns = {qid: turn for qid, turn in turns.items() if len(turn.sources)}
     frame = sources_frame(turns) if turns else pd.DataFrame(columns=["turn_id", "path", "score"])
     pooled = with_pool(frame, cut) if len(frame) else frame.assign(pool_rank=0)
@@ -155,11 +186,45 @@ def vault_side(
     return Side(
         frame=kept,
         provenance=provenance,
-        explain=_explainer(pooled, kept_column, cut, pool_size),
+        explain=_explainer(pooled, kept_column, cut, pool_size, before),
     )
 
 
-def _explainer(pooled: pd.DataFrame, kept_column: str, cut: CutSettings, pool_size: int) -> Any:
+def _kept_before_reranking(
+    index: Any, texts: dict[str, str], cut: CutSettings, pool_size: int
+) -> dict[str, dict[tuple[str, str], int]]:
+    """Per query, the chunks the cut keeps in the vector order (before the reranker):
+    ``(path, innermost heading) -> vector rank`` (the best one per pair)."""
+    from askkit.ranking import cut_len, deduplicate_chunks
+    from askkit.sources import innermost_heading
+
+    out: dict[str, dict[tuple[str, str], int]] = {}
+    for qid, text in texts.items():
+        pool = deduplicate_chunks(index.vector_pool(text, pool_size))
+        kept: dict[tuple[str, str], int] = {}
+        for rank, chunk in enumerate(pool[: cut_len(pool, cut)], start=1):
+            kept.setdefault((chunk.path, innermost_heading(chunk.title or "")), rank)
+        out[qid] = kept
+    return out
+
+
+def _before_rank(kept: dict[tuple[str, str], int], doc: str, level: Level) -> int | None:
+    """The vector rank at which the cut kept ``doc`` before reranking (None: it did not)."""
+    ranks = [
+        rank
+        for (path, heading), rank in kept.items()
+        if doc == (path if level == "note" or not heading else f"{path}#{heading}")
+    ]
+    return min(ranks) if ranks else None
+
+
+def _explainer(
+    pooled: pd.DataFrame,
+    kept_column: str,
+    cut: CutSettings,
+    pool_size: int,
+    before: dict[str, dict[tuple[str, str], int]] | None,
+) -> Any:
     """``(query id, document, level) -> (stage, detail)`` over the pools a side retrieved."""
     by_query = dict(list(pooled.groupby("turn_id", sort=False))) if len(pooled) else {}
 
@@ -174,6 +239,12 @@ def _explainer(pooled: pd.DataFrame, kept_column: str, cut: CutSettings, pool_si
         best = hits.iloc[0]
         rank = int(best["pool_rank"])
         if not bool(best[kept_column]):
+            was = None if before is None else _before_rank(before.get(query_id, {}), doc, level)
+            if was is not None:
+                return "reranker", (
+                    f"the {cut.label} cut kept it at vector rank {was}; the reranker moved "
+                    f"it to pool rank {rank}, past the cut"
+                )
             if level == "section":  # why_not speaks of notes
                 kept = int(rows[kept_column].to_numpy(dtype=bool).sum())
                 return "cut", f"pool rank {rank}; the {cut.label} cut keeps pool ranks 1-{kept}"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from askkit.errors import UsageError
 from askkit.gate import gate
 from askkit.gate_vault import vault_hash, vault_side
 from askkit.metrics import evaluate
@@ -112,7 +113,7 @@ def test_a_dense_side_records_its_embedder_and_says_it_is_a_stand_in(
 
 
 def test_bad_configurations_are_usage_errors(tmp_path: Path) -> None:
-    from askkit.errors import SchemaError, UsageError
+    from askkit.errors import SchemaError
 
     with pytest.raises(UsageError, match="no such folder"):
         vault_side(tmp_path / "none", QUERIES, progress=False)
@@ -122,3 +123,37 @@ def test_bad_configurations_are_usage_errors(tmp_path: Path) -> None:
     bad.write_text('[reranker]\ncontext_cut = "sideways"\n')
     with pytest.raises(SchemaError, match=r"server.toml.*reranker.context_cut"):
         vault_side(VAULT, QUERIES, settings=bad, progress=False)
+
+
+def test_a_reranker_that_pushes_a_section_past_the_cut_takes_the_blame(tmp_path: Path) -> None:
+    """The same stand-in embedder and fixed cut, with and without a stand-in reranker:
+    each loss put on the reranker was kept by the cut in the vector order and is past it
+    after reranking."""
+    from askkit.dense.index import DenseIndex
+    from askkit.metrics import read_queries
+    from askkit.ranking import deduplicate_chunks
+    from askkit.testing.models import tiny_reranker
+
+    texts = [p.read_text(encoding="utf-8") for p in VAULT.rglob("*.md")]
+    embedder = tiny_embedder(tmp_path / "model", vocabulary_texts=texts, dim=32)
+    reranker = tiny_reranker(tmp_path / "reranker", vocabulary_texts=texts, dim=16)
+    cut = CutSettings(strategy="fixed", top_k=5)
+    base = vault_side(VAULT, QUERIES, embedder=embedder, settings=cut, progress=False)
+    new = vault_side(
+        VAULT, QUERIES, embedder=embedder, reranker=reranker, settings=cut, progress=False
+    )
+    assert "stand-in" in new.provenance["reranker_note"]
+    result = gate(base, new, QRELS)
+    blamed = [(q.query_id, d) for q in result.regressed_queries for d in q.lost]
+    blamed = [(qid, d) for qid, d in blamed if d.stage == "reranker"]
+    assert blamed
+    index = DenseIndex(VAULT, embedder, store=False, reranker=reranker, progress=False)
+    questions = read_queries(QUERIES)
+    for qid, d in blamed:
+        before = [c.path for c in deduplicate_chunks(index.vector_pool(questions[qid]))][:5]
+        after = [c.path for c in index.pool(questions[qid])][:5]
+        assert d.doc in before, (qid, d)
+        assert d.doc not in after, (qid, d)
+        assert "the reranker moved it" in d.detail
+    with pytest.raises(UsageError, match="give an embedder too"):
+        vault_side(VAULT, QUERIES, reranker=reranker, progress=False)

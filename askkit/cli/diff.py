@@ -134,6 +134,12 @@ def register(sub: Any) -> None:
             metavar="SPEC",
             help=f"{side.upper()}'s embedder, e.g. fastembed:AllMiniLML6V2 (default: BM25)",
         )
+        spot.add_argument(
+            f"--{side}-reranker",
+            metavar="SPEC",
+            help=f"with --{side}-embedder: rerank {side.upper()}'s pools before the cut "
+            "(fastembed, fastembed:MODEL or http:URL, as askkit search --reranker)",
+        )
     spot.add_argument(
         "--pool-size",
         type=arguments.whole_number(1),
@@ -195,7 +201,15 @@ def _written_by_askkit(path: Path) -> bool:
     return b"askkit diff" in head
 
 
-_SPOT = ("queries", "base_settings", "new_settings", "base_embedder", "new_embedder")
+_SPOT = (
+    "queries",
+    "base_settings",
+    "new_settings",
+    "base_embedder",
+    "new_embedder",
+    "base_reranker",
+    "new_reranker",
+)
 
 
 def _check_inputs(args: argparse.Namespace) -> None:
@@ -213,6 +227,11 @@ def _check_inputs(args: argparse.Namespace) -> None:
             raise UsageError("--vault needs --queries TSV (query_id, question): what to retrieve")
         if not Path(args.vault).is_dir():
             raise UsageError(f"--vault: no such folder: {args.vault}")
+        for side in ("base", "new"):
+            if getattr(args, f"{side}_reranker") and not getattr(args, f"{side}_embedder"):
+                raise UsageError(
+                    f"--{side}-reranker reranks kimun's dense pool: give --{side}-embedder too"
+                )
     arguments.check_input(args.qrels, what="qrels", option="--qrels")
     if args.vault is None:
         arguments.check_input(str(args.base), what="run", option="BASE")
@@ -244,7 +263,7 @@ def _sides(args: argparse.Namespace) -> tuple[Side, Side]:
 
 
 def _spot_sides(args: argparse.Namespace) -> tuple[Side, Side]:
-    from askkit.cli.dense import open_embedder
+    from askkit.cli.dense import _reranker, open_embedder
     from askkit.gate_vault import vault_side
     from askkit.metrics.queries import read_queries
     from askkit.ranking import CutSettings
@@ -262,6 +281,7 @@ def _spot_sides(args: argparse.Namespace) -> tuple[Side, Side]:
                 args.vault,
                 queries,
                 embedder=None if spec is None else open_embedder(spec, progress=progress),
+                reranker=_reranker(getattr(args, f"{side}_reranker")),
                 settings=getattr(args, f"{side}_settings"),
                 pool_size=args.pool_size,
                 progress=progress,

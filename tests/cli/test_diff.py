@@ -18,6 +18,7 @@ from tests.test_gate import bundled, pushed_down
 
 QRELS = str(DATA / "qrels.tsv")
 RUN = str(DATA / "run.jsonl")
+SPOT = ("--vault", str(DATA / "vault"), "--queries", str(DATA / "queries.tsv"))
 
 
 def diff(*args: str) -> subprocess.CompletedProcess[str]:
@@ -113,6 +114,7 @@ def test_bad_inputs_exit_2_with_one_line(runs: tuple[str, str, list[str]], tmp_p
         "a malformed run": (base, str(bad), "--qrels", QRELS),
         "no NEW": (base, "--qrels", QRELS),
         "unknown test": (base, base, "--qrels", QRELS, "--test", "z"),
+        "a reranker without an embedder": (*SPOT, "--qrels", QRELS, "--new-reranker", "fastembed"),
     }
     for name, argv in cases.items():
         out = diff(*argv)
