@@ -41,10 +41,12 @@ def pushed_down(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
             "turn_id": np.repeat(chosen, 10),
             "path": [f"filler/{q}-{i}.md" for q in chosen for i in range(10)],
             "heading": "",
+            "match_heading": "",
+            "title": "Filler",
             "score": np.repeat(top.loc[chosen].to_numpy() + 10.0, 10),
         }
     )
-    keep = frame[["turn_id", "path", "heading", "score"]]
+    keep = frame[["turn_id", "path", "heading", "match_heading", "title", "score"]]
     return pd.concat([keep, filler], ignore_index=True), chosen
 
 
@@ -93,6 +95,21 @@ def test_relevant_notes_pushed_down_in_a_third_of_the_queries_fail_and_are_liste
     assert text.startswith("FAIL: ndcg@10, recall@10 dropped significantly")
     assert all(f"  {q}: " in text for q in chosen)
     assert "left the top 10" in text
+
+
+def test_at_section_level_the_pushed_down_sections_are_listed(
+    regression: tuple[pd.DataFrame, list[str]],
+) -> None:
+    new, chosen = regression
+    result = gate(bundled(), new, QRELS, level="section")
+    assert result.exit_status == 1
+    listed = {q.query_id for q in result.regressed_queries}
+    assert listed <= set(chosen)
+    assert len(listed) >= len(chosen) // 2
+    docs = [d.doc for q in result.regressed_queries for d in q.lost]
+    assert docs
+    assert all("#" in d or d.endswith(".md") for d in docs)
+    assert any("#" in d for d in docs)  # sections, not notes
 
 
 def test_improvements_never_fail(regression: tuple[pd.DataFrame, list[str]]) -> None:
