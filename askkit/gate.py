@@ -633,6 +633,25 @@ def _query_sets(
     return common, notes, (base_lacks, new_lacks, base_extra, new_extra)
 
 
+#: Rows from which the two sides are prepared in two threads (numpy and Arrow
+#: release the GIL in their long loops); below it, one after the other.
+_THREADED_ROWS = 200_000
+
+
+def _prepare_both(
+    base: pd.DataFrame, new: pd.DataFrame, qrels: pd.DataFrame, level: Level
+) -> list[Prepared]:
+    """Both sides ranked, de-duplicated and graded (:func:`askkit.metrics.prepare`), at
+    once in two threads when they are large."""
+    if len(base) + len(new) < _THREADED_ROWS:
+        return [prepare(frame, qrels, level=level) for frame in (base, new)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="askkit-gate") as pool:
+        futures = [pool.submit(prepare, frame, qrels, level=level) for frame in (base, new)]
+        return [future.result() for future in futures]
+
+
 def _query_codes(prep: Prepared, queries: Sequence[str] | pd.Index) -> np.ndarray[Any, Any]:
     """The codes ``prep.ranked.query`` gives ``queries`` (-1: not one of its queries)."""
     codes: np.ndarray[Any, Any] = prep.qids.get_indexer(pd.Index(queries, dtype=object))
@@ -795,7 +814,7 @@ def gate(
         raise UsageError(f"max_unjudged must be a share between 0 and 1, got {max_unjudged!r}")
     left, right = _side(base), _side(new)
     judgments = read_qrels(qrels)
-    preps = [prepare(s.frame, judgments, level=level) for s in (left, right)]
+    preps = _prepare_both(left.frame, right.frame, judgments, level)
     common, notes, counts = _query_sets(preps[0], preps[1], allow_partial)
     evals = [evaluate(p, measures=measures, missing="drop") for p in preps]
     values = [e.per_query.loc[common].to_numpy(dtype=np.float64) for e in evals]

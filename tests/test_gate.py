@@ -369,3 +369,14 @@ def test_html_is_escaped_and_the_frame_holds_every_measure() -> None:
     frame = result.to_frame()
     assert frame.index.tolist() == ["mrr", "ndcg@10"]
     assert frame.loc["mrr", "p"] == 1.0
+
+
+def test_large_runs_prepared_in_two_threads_give_the_same_result(
+    regression: tuple[pd.DataFrame, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import askkit.gate
+
+    new, _ = regression
+    one_by_one = gate(bundled(), new, QRELS)
+    monkeypatch.setattr(askkit.gate, "_THREADED_ROWS", 0)
+    assert gate(bundled(), new, QRELS) == one_by_one
