@@ -46,6 +46,7 @@ _LAZY_MODULES = frozenset(
         "frame",
         "metrics",
         "compare",
+        "gate",
         "vault",
         "retrieve",
         "report",

@@ -5,8 +5,9 @@ on the same queries and tests each run against a baseline, measure by
 measure, with a paired t-test (``scipy.stats.ttest_rel``) and a paired
 randomization test (random sign flips of the per-query deltas, vectorized and
 seeded), both two-sided; p-values are Holm-corrected across the measures of
-each run. :func:`citation_analysis` looks at which retrieved sources an
-answer cited.
+each run. :func:`askkit.gate.gate` adds a paired bootstrap test and turns
+them into a pass or fail. :func:`citation_analysis` looks at which retrieved
+sources an answer cited.
 
 Examples
 --------
@@ -66,6 +67,11 @@ def holm(p: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return out
 
 
+#: Row v: the signs (+1 or -1) that byte v gives eight queries, bit j (least
+#: significant first) for query j; a set bit keeps the delta's sign.
+_SIGNS8 = np.where((np.arange(256)[:, None] >> np.arange(8)) & 1, 1.0, -1.0)
+
+
 def _randomization(
     deltas: np.ndarray[Any, Any], n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray[Any, Any]:
@@ -73,20 +79,65 @@ def _randomization(
 
     Each resample flips the sign of every query's delta at random (the same
     flips for all measures); p = (1 + #{|mean*| >= |mean|}) / (1 + resamples).
+    The flips are random bytes, one per eight queries (bit j of byte g flips
+    query 8g + j: set keeps the sign), drawn as ``rng.integers(0, 256,
+    (resamples, groups), uint8)`` in blocks; each resample's sum is then
+    ``groups`` look-ups in a (groups x 256) table of the eight queries' signed
+    sums, not ``queries`` multiplications.
     """
     n, m = deltas.shape
     if n == 0:
         return np.full(m, np.nan)
     observed = np.abs(deltas.mean(axis=0))
     tol = 1e-12 * np.maximum(1.0, observed)
+    groups = -(-n // 8)
+    padded = np.zeros((groups * 8, m))
+    padded[:n] = deltas  # a zero delta adds nothing, whatever its sign
+    offsets = (np.arange(groups) * 256).astype(np.intp)
+    tables = [(padded[:, j].reshape(groups, 8) @ _SIGNS8.T).ravel() for j in range(m)]
+    extreme = np.zeros(m, dtype=np.int64)
+    per_block = max(1, _BLOCK // groups)
+    done = 0
+    while done < n_resamples:
+        b = min(per_block, n_resamples - done)
+        flips = rng.integers(0, 256, size=(b, groups), dtype=np.uint8)
+        # group-major: each group's 256-entry table stays in cache while it is read
+        index = np.ascontiguousarray(flips.T).astype(np.intp)
+        index += offsets[:, None]
+        for j, table in enumerate(tables):
+            means = np.abs(np.take(table, index).sum(axis=0)) / n
+            extreme[j] += np.count_nonzero(means >= observed[j] - tol[j])
+        done += b
+    result: np.ndarray[Any, Any] = (1.0 + extreme) / (1.0 + n_resamples)
+    return result
+
+
+def _bootstrap(
+    deltas: np.ndarray[Any, Any], n_resamples: int, rng: np.random.Generator
+) -> np.ndarray[Any, Any]:
+    """Two-sided paired bootstrap p-value per column of ``deltas`` (queries x measures).
+
+    The deltas are shifted to mean 0 (the null hypothesis), then each resample
+    draws ``n`` queries with replacement (the same draw for all measures);
+    p = (1 + #{|mean*| >= |mean|}) / (1 + resamples) (Efron and Tibshirani's
+    shift method, as Sakai's paired bootstrap test for IR).
+    """
+    n, m = deltas.shape
+    if n == 0:
+        return np.full(m, np.nan)
+    mean = deltas.mean(axis=0)
+    observed = np.abs(mean)
+    centered = deltas - mean
+    tol = 1e-12 * np.maximum(1.0, observed)
     extreme = np.zeros(m, dtype=np.int64)
     per_block = max(1, _BLOCK // max(n, 1))
     done = 0
     while done < n_resamples:
         b = min(per_block, n_resamples - done)
-        signs = rng.integers(0, 2, size=(b, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-        means = np.abs(signs @ deltas) / n
-        extreme += np.count_nonzero(means >= observed - tol, axis=0)
+        picks = rng.integers(0, n, size=(b, n))
+        for j in range(m):
+            means = np.abs(centered[:, j][picks].mean(axis=1))
+            extreme[j] += np.count_nonzero(means >= observed[j] - tol[j])
         done += b
     result: np.ndarray[Any, Any] = (1.0 + extreme) / (1.0 + n_resamples)
     return result

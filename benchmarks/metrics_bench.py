@@ -37,6 +37,7 @@ distinct within a query (ties would make ranx differ by design, see the README).
     python benchmarks/metrics_bench.py                 # full size (~15 min, ~12 GB RAM)
     python benchmarks/metrics_bench.py --queries 2000  # a quick run
     python benchmarks/metrics_bench.py --files         # TREC files in (see trec_files.py)
+    python benchmarks/metrics_bench.py --diff          # askkit diff of two TREC runs
 """
 
 from __future__ import annotations
@@ -203,6 +204,12 @@ def main() -> None:
         help="TREC files to per-query values instead: askkit, pytrec_eval and the trec_eval "
         "binary, each in a fresh process (50,000 queries by default)",
     )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="askkit diff of two TREC runs against pytrec_eval parsing and evaluating both, "
+        "each in a fresh process (50,000 queries by default)",
+    )
     parser.add_argument("--dir", help="--files: keep (or reuse) the generated files here")
     parser.add_argument("--judged", type=int, default=50, help="--files: judgments per query")
     parser.add_argument("--trec-eval", help="--files: a trec_eval binary to time as well")
@@ -240,6 +247,10 @@ def main() -> None:
     if args.files:
         args.queries = args.queries or 50_000
         trec_files.main(args)
+        return
+    if args.diff:
+        args.queries = args.queries or 50_000
+        trec_files.main_diff(args)
         return
     args.queries = args.queries or 100_000
     if args.worker == "ranx":

@@ -35,6 +35,9 @@ from pathlib import Path
 from typing import Any
 
 ASKKIT = ["map", "ndcg@10", "mrr", "recall@100"]
+#: ``askkit diff``'s default measures, and pytrec_eval's names for them.
+DIFF_ASKKIT = ["ndcg@10", "recall@10"]
+DIFF_TREC = ["ndcg_cut_10", "recall_10"]
 TREC = ["map", "ndcg_cut_10", "recip_rank", "recall_100"]
 TREC_FLAGS = ["-m", "map", "-m", "ndcg_cut.10", "-m", "recip_rank", "-m", "recall.100"]
 #: askkit's parse + evaluate must take at most this share of pytrec_eval's.
@@ -67,8 +70,19 @@ def _write(path: Path, columns: list[Any]) -> None:
             out.write(("\n".join(part.to_pylist()) + "\n").encode())
 
 
-def make_files(folder: Path, queries: int, sources: int, judged: int, seed: int = 0) -> None:
-    """``qrels.txt`` and ``run.txt`` in ``folder`` (deterministic for a seed)."""
+def make_files(
+    folder: Path,
+    queries: int,
+    sources: int,
+    judged: int,
+    seed: int = 0,
+    score_seed: int | None = None,
+) -> None:
+    """``qrels.txt`` and ``run.txt`` in ``folder`` (deterministic for a seed).
+
+    ``score_seed``: draw the run's scores from a generator of their own (the same
+    documents, queries and qrels as ``seed`` gives, other scores: a second system).
+    """
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -79,6 +93,8 @@ def make_files(folder: Path, queries: int, sources: int, judged: int, seed: int 
     start = rng.integers(0, _POOL, queries)
     doc = (start[q] + np.tile(np.arange(sources), queries) * 7919) % _POOL
     tenths = rng.integers(0, 100, n)  # scores 0.0 .. 9.9: many ties in each query
+    if score_seed is not None:  # another system over the same documents
+        tenths = np.random.default_rng(score_seed).integers(0, 100, n)
     order = np.argsort(q * 1000.0 + rng.random(n), kind="stable")  # rows shuffled in queries
     qid = pc.binary_join_element_wise("Q", pc.cast(pa.array(q), pa.string()), "")
     score = pc.binary_join_element_wise(
@@ -155,6 +171,61 @@ def worker(tool: str, folder: Path) -> None:
     times = {"import": t_import, "parse": t_parse, "evaluate": t_eval}
     times["user"] = after.ru_utime - before.ru_utime  # CPU time in parse + evaluate
     times["sys"] = after.ru_stime - before.ru_stime  # kernel time: page faults, mostly
+    print(json.dumps(times))
+
+
+def diff_worker(tool: str, folder: Path) -> None:
+    """Two runs and one qrels file to a verdict (askkit) or to two runs' values (pytrec_eval)."""
+    import resource
+
+    qrels, base, new = folder / "qrels.txt", folder / "run.txt", folder / "new" / "run.txt"
+    out = folder / f"{tool}.json"
+    t0 = time.perf_counter()
+    if tool == "askkit-diff":
+        from askkit.gate import gate, read_side
+        from askkit.metrics import read_qrels
+
+        t_import = time.perf_counter() - t0
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        t0 = time.perf_counter()
+        judgments, left, right = read_qrels(qrels), read_side(base), read_side(new)
+        t_parse = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        result = gate(left, right, judgments, DIFF_ASKKIT)
+        t_eval = time.perf_counter() - t0
+        values = {
+            "delta": {m.measure: m.delta for m in result.measures},
+            "p": {m.measure: m.p for m in result.measures},
+            "regressed_queries": len(result.regressed_queries),
+        }
+    else:
+        import pytrec_eval
+
+        t_import = time.perf_counter() - t0
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        t0 = time.perf_counter()
+        with qrels.open() as f:
+            qrels_dict = pytrec_eval.parse_qrel(f)
+        with base.open() as f:
+            base_dict = pytrec_eval.parse_run(f)
+        with new.open() as f:
+            new_dict = pytrec_eval.parse_run(f)
+        t_parse = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels_dict, set(DIFF_TREC))
+        sides = [evaluator.evaluate(base_dict), evaluator.evaluate(new_dict)]
+        t_eval = time.perf_counter() - t0
+        values = {
+            "delta": {
+                a: sum(sides[1][q][m] - v[m] for q, v in sides[0].items()) / len(sides[0])
+                for a, m in zip(DIFF_ASKKIT, DIFF_TREC, strict=True)
+            }
+        }
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    out.write_text(json.dumps(values))
+    times = {"import": t_import, "parse": t_parse, "evaluate": t_eval}
+    times["user"] = after.ru_utime - before.ru_utime
+    times["sys"] = after.ru_stime - before.ru_stime
     print(json.dumps(times))
 
 
@@ -245,6 +316,54 @@ def main(args: argparse.Namespace) -> None:
         report(runs, folder, args.cold_repeat, binary is not None)
 
 
+def main_diff(args: argparse.Namespace) -> None:
+    """``askkit diff`` of two runs against pytrec_eval parsing and evaluating both."""
+    with tempfile.TemporaryDirectory(prefix="askkit-diff-") as tmp:
+        folder = Path(args.dir) if args.dir else Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        if not (folder / "run.txt").exists():
+            make_files(folder, args.queries, args.sources, args.judged)
+        if not (folder / "new" / "run.txt").exists():
+            (folder / "new").mkdir(exist_ok=True)
+            make_files(folder / "new", args.queries, args.sources, args.judged, score_seed=1)
+        print(f"files ready in {time.perf_counter() - t0:.1f}s in {folder}")
+        print(
+            f"two runs of {args.queries:,} queries x {args.sources} = "
+            f"{args.queries * args.sources:,} lines each; qrels: {args.queries * args.judged:,} "
+            f"lines; measures {', '.join(DIFF_ASKKIT)}; askkit: paired randomization, "
+            "10,000 resamples, Holm, regressed queries and their lost documents"
+        )
+        tools = ["askkit-diff", "pytrec_eval-diff"]
+        runs: dict[str, list[dict[str, float]]] = {t: [] for t in tools}
+        for i in range(args.cold_repeat):
+            for tool in tools if i % 2 == 0 else tools[::-1]:
+                runs[tool].append(_fresh(tool, folder))
+        print(f"\nseconds, best / median of {args.cold_repeat}, each run a fresh process")
+        print(f"{'tool':<18} {'parse':>13} {'evaluate+tests':>15} {'total':>13} {'CPU user':>13}")
+        for tool, rows in runs.items():
+            cells = [
+                "{:6.2f}/{:6.2f}".format(*_best_median(rows, key))
+                for key in ("parse", "evaluate", "total", "user")
+            ]
+            print(f"{tool:<18} {cells[0]:>13} {cells[1]:>15} {cells[2]:>13} {cells[3]:>13}")
+        ours = _best_median(runs["askkit-diff"], "total")
+        ref = _best_median(runs["pytrec_eval-diff"], "total")
+        for kind, a, b in (("best", ours[0], ref[0]), ("median", ours[1], ref[1])):
+            ratio = a / b
+            verdict = "met" if ratio <= TARGET else "MISSED"
+            print(
+                f"target askkit diff <= {TARGET}x pytrec_eval's parse+evaluate of both runs "
+                f"({kind}): {a:.2f}s / {b:.2f}s = {ratio:.2f}x: {verdict}"
+            )
+        got = json.loads((folder / "askkit-diff.json").read_text())
+        ref_values = json.loads((folder / "pytrec_eval-diff.json").read_text())
+        worst = max(abs(got["delta"][m] - ref_values["delta"][m]) for m in DIFF_ASKKIT)
+        print(f"mean deltas: askkit {got['delta']}, pytrec_eval {ref_values['delta']}")
+        print(f"largest absolute difference of a mean delta from pytrec_eval's: {worst:.3g}")
+        print(f"p-values {got['p']}, {got['regressed_queries']:,} regressed queries")
+
+
 def _best_median(rows: list[dict[str, float]], key: str) -> tuple[float, float]:
     values = [r[key] for r in rows]
     return min(values), statistics.median(values)
@@ -292,4 +411,7 @@ def report(runs: dict[str, list[dict[str, float]]], folder: Path, k: int, te: bo
 
 if __name__ == "__main__":  # a worker: python trec_files.py TOOL FOLDER
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    worker(sys.argv[1], Path(sys.argv[2]))
+    if sys.argv[1].endswith("-diff"):
+        diff_worker(sys.argv[1], Path(sys.argv[2]))
+    else:
+        worker(sys.argv[1], Path(sys.argv[2]))

@@ -76,6 +76,24 @@ def test_metrics_bench_files_times_trec_files_against_pytrec_eval(tmp_path: Path
     assert any(":" in line.split()[2] for line in run)
 
 
+def test_metrics_bench_diff_times_askkit_diff_against_pytrec_eval(tmp_path: Path) -> None:
+    """Two runs over the same documents with other scores; askkit's mean deltas equal
+    pytrec_eval's."""
+    out = _run(
+        "--diff", "--queries", "200", "--sources", "30", "--judged", "10",
+        "--cold-repeat", "1", "--dir", str(tmp_path), script="metrics_bench.py",
+    )  # fmt: skip
+    assert "two runs of 200 queries x 30 = 6,000 lines each" in out
+    assert out.count("target askkit diff <= 0.5x pytrec_eval's") == 2
+    worst = out.split("largest absolute difference of a mean delta from pytrec_eval's: ")[1]
+    assert float(worst.split()[0]) < 1e-12
+    base = (tmp_path / "run.txt").read_text().splitlines()
+    new = (tmp_path / "new" / "run.txt").read_text().splitlines()
+    assert [x.split()[:3] for x in base] == [x.split()[:3] for x in new]  # same documents
+    assert [x.split()[4] for x in base] != [x.split()[4] for x in new]  # other scores
+    assert (tmp_path / "qrels.txt").read_bytes() == (tmp_path / "new" / "qrels.txt").read_bytes()
+
+
 def test_cut_bench_times_both_paths_and_they_agree() -> None:
     out = _run(
         "--queries", "200", "--loop-queries", "50", "--repeat", "1", script="cut_bench.py"

@@ -188,7 +188,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "ranking",
         "retrieve dense",
         "compare plots",
-        "report widgets",
+        "report widgets gate gate_vault",
         "cli testing",
     )
 )

@@ -14,6 +14,7 @@ Jupyter needed (``-o`` replaces only an earlier askkit report, unless ``--force`
 ``askkit cut LOG --qrels Q`` (or ``--vault DIR --queries TSV``)  sweep kimun's context
 cuts and print the ``[reranker]`` setting to use.
 ``askkit eval QRELS RUN [-m M] [-q] [-l N] [-M N] [-c]``  score a run as trec_eval does.
+``askkit diff BASE NEW --qrels Q``  a regression gate: exit 1 only on a significant drop.
 
 ``askkit --version``     the version, and whether the compiled kernels are built.
 
@@ -90,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from askkit.cli import cut as _cli_cut
     from askkit.cli import dense as _cli_dense
+    from askkit.cli import diff as _cli_diff
     from askkit.cli import lab as _cli_lab
     from askkit.cli import metrics as _cli_metrics
     from askkit.cli import report as _cli_report
@@ -122,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_report.register(sub)
     _cli_cut.register(sub)
     _cli_metrics.register(sub)
+    _cli_diff.register(sub)
     _cli_dense.register(sub)
     return parser
 

@@ -107,6 +107,8 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
     search_vault = ("search", "q", "--vault", x.vault, "--no-cache")
     cut_vault = ("cut", "--qrels", x.qrels, "--vault", x.vault, "--queries", x.queries)
     evaluate = ("eval", x.qrels, x.run)
+    gate = ("diff", x.run, x.run, "--qrels", x.qrels)
+    gate_vault = ("diff", "--vault", x.vault, "--queries", x.queries, "--qrels", x.qrels)
     embedder = ("--embedder", f"ollama:{x.server}:nomic-embed-text")
     search_store = ("search", "q", "--store", x.folder, "--vault-id", "notes", *embedder)
     return {
@@ -243,6 +245,36 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
             c("invalid number", *evaluate, "-l", "two"),
             c("nan", *evaluate, "--digits", "nan"),
             c("inf", *evaluate, "--digits", "inf"),
+        ],
+        "diff": [
+            c("missing file", "diff", x.missing, x.run, "--qrels", x.qrels),
+            c("missing file", "diff", x.run, x.run, "--qrels", x.missing),
+            c("folder for a file", "diff", x.run, x.folder, "--qrels", x.qrels),
+            c("folder for a file", *gate, "--json", x.folder),
+            *special("diff", "FILE", x.run, "--qrels", x.qrels),
+            *special("diff", x.run, x.run, "--qrels", "FILE"),
+            c("unreadable file", "diff", x.run, x.unreadable, "--qrels", x.qrels),
+            c("unreadable file", "diff", x.run, x.run, "--qrels", x.unreadable),
+            c("negative count", *gate, "--resamples", "-1"),
+            c("negative count", *gate, "--min-delta", "-0.1"),
+            c("invalid number", *gate, "--alpha", "five"),
+            c("invalid number", *gate, "--alpha", "1"),
+            c("nan", *gate, "--alpha", "nan"),
+            c("nan", *gate, "--max-unjudged", "nan"),
+            c("inf", *gate, "--min-delta", "inf"),
+            c(
+                "file for a folder",
+                "diff",
+                "--vault",
+                x.file,
+                "--queries",
+                x.queries,
+                "--qrels",
+                x.qrels,
+            ),
+            *special(*gate_vault, "--new-settings", "FILE"),
+            c("folder for a file", *gate_vault, "--base-settings", x.folder),
+            c("negative count", *gate_vault, "--pool-size", "0"),
         ],
     }
 
