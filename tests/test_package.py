@@ -186,6 +186,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "metrics",
         "ranking",
         "retrieve dense",
+        "trace",
         "compare plots",
         "report widgets",
         "cli testing",

@@ -1,0 +1,32 @@
+"""Follow a question through kimun's whole answer: where each note of interest stopped, and why.
+
+:func:`trace_pool` follows sections through one query's stages (the pool,
+de-duplication, the reranker, the cut, the search surface, the context and
+the citations); :func:`trace` does it from a retriever and a question.
+"""
+
+from __future__ import annotations
+
+from askkit.trace.stages import (
+    FUNNEL_STAGES,
+    STAGE_DTYPE,
+    STAGES,
+    TRACE_COLUMNS,
+    Interest,
+    section_id,
+    sections_of,
+    trace_frame,
+    trace_pool,
+)
+
+__all__ = [
+    "FUNNEL_STAGES",
+    "STAGES",
+    "STAGE_DTYPE",
+    "TRACE_COLUMNS",
+    "Interest",
+    "section_id",
+    "sections_of",
+    "trace_frame",
+    "trace_pool",
+]
