@@ -7,6 +7,14 @@ the citations); :func:`trace` does it from a retriever and a question.
 
 from __future__ import annotations
 
+from askkit.trace.columnar import (
+    SECTION_COLUMNS,
+    SectionPools,
+    relevant_sections,
+    trace_pools,
+    trace_pools_reference,
+)
+from askkit.trace.run import PoolRetriever, funnel, trace, trace_queries, vault_headings
 from askkit.trace.stages import (
     FUNNEL_STAGES,
     STAGE_DTYPE,
@@ -21,12 +29,22 @@ from askkit.trace.stages import (
 
 __all__ = [
     "FUNNEL_STAGES",
+    "SECTION_COLUMNS",
     "STAGES",
     "STAGE_DTYPE",
     "TRACE_COLUMNS",
     "Interest",
+    "PoolRetriever",
+    "SectionPools",
+    "funnel",
+    "relevant_sections",
     "section_id",
     "sections_of",
+    "trace",
     "trace_frame",
     "trace_pool",
+    "trace_pools",
+    "trace_pools_reference",
+    "trace_queries",
+    "vault_headings",
 ]

@@ -320,7 +320,12 @@ def _pool_stage(rows: _Rows, q: _Query) -> bool:
             why = (
                 f"not in the candidate pool of {len(q.raw)} chunks (kimun retrieves "
                 f"{CANDIDATE_POOL})"
-                + ("; no chunk of it is indexed" if q.ranking is not None else "")
+                + (
+                    f"; none of its chunks is among the {len(q.ranking)} chunks the index "
+                    "ranks for this question"
+                    if q.ranking is not None
+                    else ""
+                )
             )
             rows.add("pool", False, why, limit=last)
         return False

@@ -1,0 +1,148 @@
+"""Tracing questions through a real retriever over the bundled vault, and the funnel."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from askkit.ranking import CutSettings, pool_of
+from askkit.retrieve import LocalIndex
+from askkit.trace import (
+    FUNNEL_STAGES,
+    funnel,
+    trace,
+    trace_pool,
+    trace_pools,
+    trace_pools_reference,
+    trace_queries,
+    vault_headings,
+)
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+@pytest.fixture(scope="module")
+def index() -> LocalIndex:
+    return LocalIndex(DATA / "vault", cache_dir=False, progress=False)
+
+
+@pytest.fixture(scope="module")
+def traced(index: LocalIndex) -> pd.DataFrame:
+    return trace_queries(index, DATA / "queries.tsv", DATA / "qrels.tsv", vault=DATA / "vault")
+
+
+def stopped(frame: pd.DataFrame, query_id: str, section: str) -> pd.Series:
+    rows = frame[(frame["query_id"] == query_id) & (frame["section"] == section) & frame["stopped"]]
+    assert len(rows) == 1
+    return rows.iloc[0]
+
+
+def test_the_bundled_questions_lose_sections_at_the_pool_and_the_cut(traced: pd.DataFrame) -> None:
+    evening = stopped(traced, "q01", "journal/2026-01-12.md#Evening")
+    assert (evening["stage"], evening["rank"]) == ("cut", 25)
+    assert evening["why"].startswith("Answer (score-range): cut: normalised 0.32 < cutoff 0.40")
+    missing = stopped(traced, "q04", "journal/2026-04-21.md#2026-04-21")
+    assert missing["stage"] == "pool"
+    assert "chunks the index ranks for this question" in missing["why"]
+    kept = stopped(traced, "q01", "projects/sourdough.md#Feeding schedule")
+    assert (kept["stage"], kept["ordinal"]) == ("context", 1)
+
+
+def test_the_funnel_of_the_bundled_questions(traced: pd.DataFrame) -> None:
+    table = funnel(traced)
+    total = table.loc["total"]
+    assert total["judged"] == 104
+    assert total["judged"] >= total["pool"] >= total["cut"] >= total["context"]
+    assert total["lost"] == total["judged"] - total["context"]
+    assert "cited" not in table.columns
+    assert (table.drop(index="total").sum() == total).all()
+
+
+def test_a_heading_renamed_since_judging_stops_at_sectioned(
+    tmp_path: Path, index: LocalIndex
+) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(DATA / "vault", vault)
+    note = vault / "projects" / "sourdough.md"
+    note.write_text(note.read_text().replace("Feeding schedule", "Feeding"))
+    assert "Feeding" in vault_headings(vault)["projects/sourdough.md"]
+    question = "What ratio do I feed my sourdough starter at room temperature?"
+    frame = trace(question, index, [("projects/sourdough.md", "Feeding schedule")], vault=vault)
+    row = frame[frame["stopped"]].iloc[0]
+    assert (row["stage"], row["passed"]) == ("sectioned", False)
+
+
+class Reversed:
+    """A reranker that scores later chunks higher (raw logits, as a cross-encoder's)."""
+
+    def score(self, query: str, documents: Sequence[str]) -> list[tuple[int, float]]:
+        return [(i, float(i)) for i in range(len(documents))]
+
+
+class Broken:
+    def score(self, query: str, documents: Sequence[str]) -> list[tuple[int, float]]:
+        raise ConnectionError("the reranker is down")
+
+
+def test_a_reranker_moves_sections_and_a_broken_one_keeps_the_vector_order(
+    index: LocalIndex,
+) -> None:
+    question = "What ratio do I feed my sourdough starter at room temperature?"
+    section = [("projects/sourdough.md", "Feeding schedule")]
+    moved = trace(question, index, section, reranker=Reversed())
+    rerank = moved[moved["stage"] == "rerank"].iloc[0]
+    assert rerank["rank_before"] == 1
+    assert rerank["rank"] > 1
+    assert "after sanitising" in rerank["why"]
+    kept = trace(question, index, section, reranker=Broken())
+    assert "the reranker call failed" in kept[kept["stage"] == "rerank"].iloc[0]["why"]
+
+
+def test_answers_add_the_cited_stage_to_the_funnel(index: LocalIndex) -> None:
+    frame = trace_queries(
+        index, DATA / "queries.tsv", DATA / "qrels.tsv", answers={"q01": "Feed 1:5:5 [1]."}
+    )
+    table = funnel(frame)
+    assert table.loc["q01", "cited"] == 1
+    assert table.loc["q02", "cited"] == 0
+
+
+@st.composite
+def many(draw: st.DrawFn) -> pd.DataFrame:
+    frames = []
+    for q in range(draw(st.integers(1, 4))):
+        n = draw(st.integers(0, 15))
+        scores = sorted(draw(st.lists(st.integers(0, 20), min_size=n, max_size=n)), reverse=True)
+        paths = draw(st.lists(st.sampled_from(["/a.md", "/b.md", "/c.md"]), min_size=n, max_size=n))
+        pool = pool_of([s / 20 for s in scores], paths)
+        wanted = draw(
+            st.lists(st.sampled_from(["/a.md", "/b.md", "/z.md"]), min_size=1, max_size=3)
+        )
+        answer = draw(st.none() | st.just("[1] [2]"))
+        frames.append(trace_pool(pool, wanted, CutSettings(), query_id=f"q{q}", answer=answer))
+    return pd.concat(frames, ignore_index=True)
+
+
+@given(many())
+def test_the_funnel_never_grows_and_every_section_ends_once(frame: pd.DataFrame) -> None:
+    table = funnel(frame)
+    stages = [s for s in FUNNEL_STAGES if s in table.columns]
+    values = table[stages].to_numpy()
+    assert (values[:, 1:] <= values[:, :-1]).all()
+    sections = frame.groupby(["query_id", "section"]).ngroups
+    assert table.loc["total", "judged"] == sections
+    assert frame["stopped"].sum() == sections
+
+
+def test_the_columnar_funnel_equals_the_per_query_one(index: LocalIndex) -> None:
+    pools = index.pools(DATA / "queries.tsv", progress=False)
+    fast = funnel(trace_pools(pools, DATA / "qrels.tsv"))
+    slow = funnel(trace_pools_reference(pools, DATA / "qrels.tsv"))
+    pd.testing.assert_frame_equal(fast, slow)
+    assert fast.loc["total", "judged"] == 104
