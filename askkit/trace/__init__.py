@@ -26,6 +26,7 @@ from askkit.trace.stages import (
     trace_frame,
     trace_pool,
 )
+from askkit.trace.whatif import WHAT_IF_COLUMNS, smallest_changes, what_if
 
 __all__ = [
     "FUNNEL_STAGES",
@@ -33,6 +34,7 @@ __all__ = [
     "STAGES",
     "STAGE_DTYPE",
     "TRACE_COLUMNS",
+    "WHAT_IF_COLUMNS",
     "Interest",
     "PoolRetriever",
     "SectionPools",
@@ -40,6 +42,7 @@ __all__ = [
     "relevant_sections",
     "section_id",
     "sections_of",
+    "smallest_changes",
     "trace",
     "trace_frame",
     "trace_pool",
@@ -47,4 +50,5 @@ __all__ = [
     "trace_pools_reference",
     "trace_queries",
     "vault_headings",
+    "what_if",
 ]
