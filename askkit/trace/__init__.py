@@ -26,18 +26,22 @@ from askkit.trace.stages import (
     trace_frame,
     trace_pool,
 )
+from askkit.trace.view import CHAIN_STAGES, ChainRow, chain_rows, trace_html
 from askkit.trace.whatif import WHAT_IF_COLUMNS, smallest_changes, what_if
 
 __all__ = [
+    "CHAIN_STAGES",
     "FUNNEL_STAGES",
     "SECTION_COLUMNS",
     "STAGES",
     "STAGE_DTYPE",
     "TRACE_COLUMNS",
     "WHAT_IF_COLUMNS",
+    "ChainRow",
     "Interest",
     "PoolRetriever",
     "SectionPools",
+    "chain_rows",
     "funnel",
     "relevant_sections",
     "section_id",
@@ -45,6 +49,7 @@ __all__ = [
     "smallest_changes",
     "trace",
     "trace_frame",
+    "trace_html",
     "trace_pool",
     "trace_pools",
     "trace_pools_reference",
