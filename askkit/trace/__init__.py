@@ -14,7 +14,14 @@ from askkit.trace.columnar import (
     trace_pools,
     trace_pools_reference,
 )
-from askkit.trace.run import PoolRetriever, funnel, trace, trace_queries, vault_headings
+from askkit.trace.run import (
+    PoolRetriever,
+    funnel,
+    trace,
+    trace_log,
+    trace_queries,
+    vault_headings,
+)
 from askkit.trace.stages import (
     FUNNEL_STAGES,
     STAGE_DTYPE,
@@ -50,6 +57,7 @@ __all__ = [
     "trace",
     "trace_frame",
     "trace_html",
+    "trace_log",
     "trace_pool",
     "trace_pools",
     "trace_pools_reference",

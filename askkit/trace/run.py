@@ -48,7 +48,7 @@ from askkit.trace.stages import (
 from askkit.vault import DEFAULT_KIMUN, KimunVersion, Vault, chunk_note
 from askkit.wire import ChunkResult
 
-__all__ = ["PoolRetriever", "funnel", "trace", "trace_queries", "vault_headings"]
+__all__ = ["PoolRetriever", "funnel", "trace", "trace_log", "trace_queries", "vault_headings"]
 
 
 class PoolRetriever(Protocol):
@@ -186,6 +186,71 @@ def trace_queries(
                 reranker=reranker,
                 answer=None if answers is None else answers.get(str(query_id)),
                 query_id=str(query_id),
+            )
+        )
+    return pd.concat(frames, ignore_index=True) if frames else trace_frame([])
+
+
+def _logged_chunks(turn: pd.DataFrame) -> list[ChunkResult]:
+    """A logged turn's sources as the chunks its answer was given, by ordinal."""
+    ordered = turn.sort_values(["ordinal"], kind="stable")
+    dates = ordered["wire_date"] if "wire_date" in ordered.columns else None
+    return [
+        ChunkResult(
+            path=str(path),
+            title=str(title),
+            date=None if dates is None or pd.isna(date) else str(date),
+            content=str(text),
+            hash=str(digest),
+            similarity_score=float(score),
+            ordinal=int(ordinal),
+        )
+        for path, title, date, text, digest, score, ordinal in zip(
+            ordered["path"],
+            ordered["title"],
+            dates if dates is not None else [None] * len(ordered),
+            ordered["text"],
+            ordered["hash"],
+            ordered["score"],
+            ordered["ordinal"],
+            strict=True,
+        )
+    ]
+
+
+def trace_log(log: Any, qrels: PathOrFrame, *, progress: bool = False) -> pd.DataFrame:
+    """Trace each logged answer's relevant sections: in its context as ``[n]``, cited or not.
+
+    ``log`` is a turn log (a JSONL file or a sources frame,
+    :func:`askkit.frame.sources_frame`) whose turn ids are the qrels' query
+    ids. A log holds the context the server's cut kept, not the pool, so
+    its sources stand for the pool and the cut keeps them all; a relevant
+    section missing from them stops at ``pool`` and says so.
+    """
+    from askkit.frame import sources_frame
+    from askkit.ranking.pools import check_turn_ids
+
+    frame = log if isinstance(log, pd.DataFrame) else sources_frame(log)
+    check_turn_ids(frame)
+    turns = {str(t): group for t, group in frame.groupby("turn_id", sort=False, observed=True)}
+    sections = relevant_sections(qrels, turns)
+    frames: list[pd.DataFrame] = []
+    groups = list(sections.groupby("query_id", sort=False, observed=True))
+    bar = tqdm(groups, desc="trace", unit="turn", disable=not progress or len(groups) < 2)
+    for query_id, wanted in bar:
+        turn = turns[str(query_id)]
+        chunks = _logged_chunks(turn)
+        answer = turn["answer"].iloc[0] if "answer" in turn.columns else None
+        answer = None if answer is None or pd.isna(answer) or not str(answer).strip() else answer
+        frames.append(
+            trace_pool(
+                chunks,
+                wanted,
+                CutSettings(strategy="fixed", top_k=max(len(chunks), 1)),
+                query_id=str(query_id),
+                context=chunks,
+                answer=None if answer is None else str(answer),
+                logged=True,
             )
         )
     return pd.concat(frames, ignore_index=True) if frames else trace_frame([])

@@ -276,6 +276,7 @@ class _Query:
     ranking: Sequence[ChunkResult] | None
     context: Sequence[ChunkResult]
     answer: str | None
+    logged: bool = False
 
 
 def _vault_stage(rows: _Rows, q: _Query) -> bool:
@@ -316,6 +317,12 @@ def _pool_stage(rows: _Rows, q: _Query) -> bool:
                 f"{len(q.raw)}th and last score; kimun retrieves {CANDIDATE_POOL})"
             )
             rows.add("pool", False, why, rank=r + 1, score=score, limit=last)
+        elif q.logged:
+            why = (
+                f"not among the answer's {len(q.raw)} logged sources (a log holds the context "
+                f"the server's cut kept, not its pool of {CANDIDATE_POOL})"
+            )
+            rows.add("pool", False, why, limit=last)
         else:
             why = (
                 f"not in the candidate pool of {len(q.raw)} chunks (kimun retrieves "
@@ -486,6 +493,7 @@ def trace_pool(
     ranking: Sequence[ChunkResult] | None = None,
     context: Sequence[ChunkResult] | None = None,
     answer: str | None = None,
+    logged: bool = False,
 ) -> pd.DataFrame:
     """Follow each section of interest through kimun's stages on one query's candidate pool.
 
@@ -516,6 +524,9 @@ def trace_pool(
         default: the cut's own (:func:`askkit.ranking.answer_context`).
     answer:
         The answer's text: its ``[n]`` citations make the ``cited`` stage.
+    logged:
+        ``pool`` is a logged answer's sources (the context the server's cut
+        kept, not its whole pool): said so when a section is missing.
 
     Returns
     -------
@@ -554,6 +565,7 @@ def trace_pool(
                 ranking=ranking,
                 context=shown,
                 answer=answer,
+                logged=logged,
             ),
         )
         rows.extend(one.finish())
