@@ -17,6 +17,7 @@ from askkit.trace.columnar import (
 from askkit.trace.run import (
     PoolRetriever,
     funnel,
+    gather,
     trace,
     trace_log,
     trace_queries,
@@ -28,12 +29,13 @@ from askkit.trace.stages import (
     STAGES,
     TRACE_COLUMNS,
     Interest,
+    ranked_pool,
     section_id,
     sections_of,
     trace_frame,
     trace_pool,
 )
-from askkit.trace.view import CHAIN_STAGES, ChainRow, chain_rows, trace_html
+from askkit.trace.view import CHAIN_STAGES, ChainRow, chain_rows, chain_table, trace_html
 from askkit.trace.whatif import WHAT_IF_COLUMNS, smallest_changes, what_if
 
 __all__ = [
@@ -49,7 +51,10 @@ __all__ = [
     "PoolRetriever",
     "SectionPools",
     "chain_rows",
+    "chain_table",
     "funnel",
+    "gather",
+    "ranked_pool",
     "relevant_sections",
     "section_id",
     "sections_of",

@@ -48,7 +48,15 @@ from askkit.trace.stages import (
 from askkit.vault import DEFAULT_KIMUN, KimunVersion, Vault, chunk_note
 from askkit.wire import ChunkResult
 
-__all__ = ["PoolRetriever", "funnel", "trace", "trace_log", "trace_queries", "vault_headings"]
+__all__ = [
+    "PoolRetriever",
+    "funnel",
+    "gather",
+    "trace",
+    "trace_log",
+    "trace_queries",
+    "vault_headings",
+]
 
 
 class PoolRetriever(Protocol):
@@ -131,24 +139,45 @@ def trace(
         The trace (:data:`~askkit.trace.TRACE_COLUMNS`).
     """
     wanted = sections_of(sections)
-    pool = retriever.pool(question)
-    headings = vault_headings(vault) if isinstance(vault, Vault | str | os.PathLike) else vault
-    ranking = None
-    if isinstance(retriever, Sized) and any(not any(w.holds(c) for c in pool) for w in wanted):
-        ranking = retriever.pool(question, max(len(retriever), 1))
-    scores, failed = _rerank_scores(reranker, question, pool)
+    inputs = gather(question, retriever, wanted, vault=vault, reranker=reranker)
     return trace_pool(
-        pool,
+        inputs.pop("pool"),
         wanted,
         settings,
         query_id=query_id,
-        rerank_scores=scores,
-        reranker_failed=failed,
-        headings=headings,
-        ranking=ranking,
         context=context,
         answer=answer,
+        **inputs,
     )
+
+
+def gather(
+    question: str,
+    retriever: PoolRetriever,
+    sections: Sequence[Interest],
+    *,
+    vault: Vault | str | os.PathLike[str] | Mapping[str, set[str]] | None = None,
+    reranker: Reranker | None = None,
+) -> dict[str, Any]:
+    """What :func:`~askkit.trace.trace_pool` needs of a retriever, a vault and a reranker.
+
+    ``pool``, ``headings``, ``ranking`` (the whole index, asked only when a
+    section is outside the pool and the retriever has a length),
+    ``rerank_scores`` and ``reranker_failed``.
+    """
+    pool = retriever.pool(question)
+    headings = vault_headings(vault) if isinstance(vault, Vault | str | os.PathLike) else vault
+    ranking = None
+    if isinstance(retriever, Sized) and any(not any(w.holds(c) for c in pool) for w in sections):
+        ranking = retriever.pool(question, max(len(retriever), 1))
+    scores, failed = _rerank_scores(reranker, question, pool)
+    return {
+        "pool": pool,
+        "headings": headings,
+        "ranking": ranking,
+        "rerank_scores": scores,
+        "reranker_failed": failed,
+    }
 
 
 def trace_queries(

@@ -70,6 +70,7 @@ __all__ = [
     "STAGE_DTYPE",
     "TRACE_COLUMNS",
     "Interest",
+    "ranked_pool",
     "section_id",
     "sections_of",
     "trace_frame",
@@ -481,6 +482,31 @@ def _trace_one(rows: _Rows, q: _Query) -> None:
             return
 
 
+def _reranked(
+    deduped: list[ChunkResult], scores: Sequence[tuple[int, float]] | None, failed: bool
+) -> Any:
+    if scores is None and not failed:
+        return None
+    return rerank(deduped, None if failed else scores)
+
+
+def ranked_pool(
+    pool: Sequence[ChunkResult],
+    rerank_scores: Sequence[tuple[int, float]] | None = None,
+    *,
+    reranker_failed: bool = False,
+) -> list[ChunkResult]:
+    """The pool the cut reads: de-duplicated, then reranked when scores are given (kimun's order).
+
+    >>> from askkit.ranking import pool_of
+    >>> [c.path for c in ranked_pool(pool_of([0.9, 0.8]), [(0, 0.1), (1, 0.7)])]
+    ['/n1.md', '/n0.md']
+    """
+    deduped = deduplicate_chunks(pool)
+    reranked = _reranked(deduped, rerank_scores, reranker_failed)
+    return list(reranked.pool) if reranked is not None else deduped
+
+
 def trace_pool(
     pool: Sequence[ChunkResult],
     sections: Iterable[Interest | tuple[str, str | None] | str] | pd.DataFrame,
@@ -545,9 +571,7 @@ def trace_pool(
     settings = CutSettings() if settings is None else settings
     raw = list(pool)
     deduped = deduplicate_chunks(raw)
-    reranked = None
-    if rerank_scores is not None or reranker_failed:
-        reranked = rerank(deduped, None if reranker_failed else rerank_scores)
+    reranked = _reranked(deduped, rerank_scores, reranker_failed)
     ranked = list(reranked.pool) if reranked is not None else deduped
     shown = answer_context(ranked, settings) if context is None else list(context)
     rows: list[dict[str, Any]] = []

@@ -23,7 +23,7 @@ import pandas as pd
 from askkit import _html
 from askkit.trace.stages import FUNNEL_STAGES, STAGES
 
-__all__ = ["CHAIN_STAGES", "ChainRow", "chain_rows", "trace_html"]
+__all__ = ["CHAIN_STAGES", "ChainRow", "chain_rows", "chain_table", "trace_html"]
 
 #: The stages a chain shows, left to right (the informational ``dedup`` folded into ``pool``).
 CHAIN_STAGES: tuple[str, ...] = tuple(s for s in STAGES if s not in ("judged", "dedup"))
@@ -120,6 +120,17 @@ def trace_html(frame: pd.DataFrame, *, question: str = "") -> str:
     >>> "<script>" in trace_html(trace_pool(pool_of([0.9]), ["<script>.md"]))
     False
     """
+    return _html.fragment(chain_table(frame, question=question))
+
+
+def chain_table(frame: pd.DataFrame, *, question: str = "") -> str:
+    """The chain's table alone (no stylesheet: for a widget), every value escaped.
+
+    >>> from askkit.ranking import pool_of
+    >>> from askkit.trace import trace_pool
+    >>> chain_table(trace_pool(pool_of([0.9]), ["/n0.md"])).startswith("<table")
+    True
+    """
     rows = [
         (
             row.section if not row.query_id else f"{row.query_id} · {row.section}",
@@ -128,4 +139,4 @@ def trace_html(frame: pd.DataFrame, *, question: str = "") -> str:
         )
         for row in chain_rows(frame)
     ]
-    return _html.fragment(_html.stage_table(CHAIN_STAGES, rows, caption=question))
+    return _html.stage_table(CHAIN_STAGES, rows, caption=question)
