@@ -10,7 +10,7 @@ that opens the :class:`SourceReader` at the section's best chunk.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import ipywidgets as w
@@ -34,7 +34,7 @@ from askkit.widgets._cut_model import cut_model, cut_plot_png
 from askkit.widgets.reader import SourceReader
 from askkit.wire import ChunkResult
 
-__all__ = ["ChainView"]
+__all__ = ["ChainPanel", "ChainView"]
 
 
 class ChainView(w.VBox):  # type: ignore[misc]
@@ -155,3 +155,48 @@ class ChainView(w.VBox):  # type: ignore[misc]
         source = AskSource.from_chunk(position, chunk)
         self.reader.show(source)
         return source
+
+
+class ChainPanel(w.Accordion):  # type: ignore[misc]
+    """The Explorer's *why not* panel: the notes to follow, a trace button, the chain.
+
+    ``on_trace`` receives the ``(path, heading)`` pairs typed in the box
+    (``path#heading``, comma-separated; no ``#``: the whole note).
+    """
+
+    def __init__(self, on_trace: Callable[[list[tuple[str, str | None]]], None]) -> None:
+        self.sections_box = w.Text(
+            placeholder="notes of interest: path#heading, comma-separated",
+            description="follow",
+            layout=w.Layout(width="60%"),
+        )
+        self.trace_button = w.Button(description="trace")
+        self.trace_button.add_class("askkit-chain-trace")
+        self.status = w.HTML(
+            _html.message("run a query, name the notes to follow, click trace", tone="muted")
+        )
+        self.view: ChainView | None = None
+        self._box = w.VBox([w.HBox([self.sections_box, self.trace_button]), self.status])
+        super().__init__([self._box])
+        self.set_title(0, "why not: follow notes through kimun's stages")
+        self.selected_index = None
+        self.add_class("askkit-chain-panel")
+        self.trace_button.on_click(lambda _b: on_trace(self.pairs()))
+
+    def pairs(self) -> list[tuple[str, str | None]]:
+        """The notes typed in the box, as ``(path, heading or None)``."""
+        wanted = [s.strip() for s in self.sections_box.value.split(",") if s.strip()]
+        return [(s.split("#", 1)[0], s.split("#", 1)[1] if "#" in s else None) for s in wanted]
+
+    def say(self, text: str, *, error: bool = False) -> None:
+        """One status line above the chain (escaped)."""
+        lead = "trace" if error else ""
+        self.status.value = _html.message(text, tone="error" if error else "muted", lead=lead)
+
+    def show(self, view: ChainView) -> ChainView:
+        """Show ``view`` in the panel, and open it."""
+        self.view = view
+        self._box.children = [self._box.children[0], self.status, view]
+        self.say(f"{len(view.rows)} notes followed")
+        self.selected_index = 0  # type: ignore[assignment]
+        return view

@@ -52,3 +52,32 @@ def test_the_chain_matches_the_trace_and_escapes_every_value() -> None:
     _assert_safe(view.chain_html.value)
     frame = trace_pool(pool, [(SCRIPT + ".md", None)])
     assert view.frame.equals(frame)
+
+
+def test_the_explorers_why_not_panel_traces_the_shown_query() -> None:
+    from askkit.widgets import Explorer
+
+    index = LocalIndex(DATA / "vault", cache_dir=False, progress=False)
+    explorer = Explorer(index, vault=DATA / "vault")
+    explorer.search(QUESTION)
+    panel = explorer.chain_panel
+    panel.sections_box.value = (
+        "projects/sourdough.md#Feeding schedule, journal/2026-01-12.md#Evening"
+    )
+    panel.trace_button.click()
+    assert panel.view is not None
+    assert panel.selected_index == 0
+    assert [row.stopped for row in panel.view.rows] == ["context", "cut"]
+    assert "2 notes followed" in panel.status.value
+    panel.view.buttons[1].click()
+    assert panel.view.reader.source is not None
+
+
+def test_the_why_not_panel_shows_an_error_instead_of_losing_it() -> None:
+    from askkit.widgets import Explorer
+
+    explorer = Explorer(LocalIndex(DATA / "vault", cache_dir=False, progress=False))
+    explorer.chain_panel.sections_box.value = "a.md"
+    explorer.chain_panel.trace_button.click()  # no query yet
+    assert "run a query first" in explorer.chain_panel.status.value
+    assert explorer.chain_panel.view is None
