@@ -93,7 +93,8 @@ def chain_rows(frame: pd.DataFrame) -> list[ChainRow]:
             if stage == str(stop["stage"]):
                 tones.append("stop" if bool(row.passed) else "lost")
             else:
-                tones.append("pass" if bool(row.passed) or stage not in FUNNEL_STAGES else "lost")
+                informs = stage not in FUNNEL_STAGES  # a failed search row removes nothing
+                tones.append("pass" if bool(row.passed) else "none" if informs else "lost")
             whys.append(str(row.why))
         first = group.iloc[0]
         rows.append(

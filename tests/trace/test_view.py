@@ -27,3 +27,11 @@ def test_the_html_escapes_paths_headings_and_sentences() -> None:
     assert "&lt;img src=x onerror=alert(1)&gt;.md" in out
     assert "why &lt;not&gt;?" in out
     assert out.count("<tr>") == 3  # the header and two sections
+
+
+def test_a_note_missing_from_search_is_not_marked_as_lost() -> None:
+    pool = pool_of([0.9, 0.8, 0.2, 0.1], ["/a.md", "/b.md", "/c.md", "/d.md"])
+    row = chain_rows(trace_pool(pool, ["/c.md"]))[0]
+    search = CHAIN_STAGES.index("search")
+    assert (row.cells[search], row.tones[search]) == ("not listed", "none")
+    assert row.tones[CHAIN_STAGES.index("cut")] == "lost"
