@@ -259,9 +259,11 @@ def _line(text: str, head: str) -> str:
     return next((line for line in text.splitlines() if line.startswith(head)), "")
 
 
-def _cited(answer: str, context: int) -> tuple[set[int], list[int]]:
-    ordinals = [c.index for c in scan(answer)]
-    return set(ordinals), sorted({n for n in ordinals if n > context})
+def _cited(answer: str, context: Sequence[ChunkResult]) -> tuple[set[int], list[int]]:
+    """The ordinals the answer cites, and those no chunk of the context holds (dangling)."""
+    cited = {c.index for c in scan(answer)}
+    held = {c.ordinal for c in context}
+    return cited, sorted(n for n in cited if n not in held)
 
 
 @dataclass(frozen=True)
@@ -453,12 +455,13 @@ def _answer_stage(rows: _Rows, q: _Query) -> bool:
     rows.add("context", True, why, ordinal=ordinals[0], **numbers)
     if q.answer is None:
         return False
-    cited, dangling = _cited(q.answer, len(q.context))
+    cited, dangling = _cited(q.answer, q.context)
     hits = [n for n in ordinals if n in cited]
     dangle = (
         f"; dangling citation{'s' if len(dangling) > 1 else ''} "
         + ", ".join(f"[{n}]" for n in dangling)
-        + f" point{'' if len(dangling) > 1 else 's'} past the {len(q.context)}-chunk context"
+        + f" match{'' if len(dangling) > 1 else 'es'} no source of the {len(q.context)}-chunk "
+        "context"
         if dangling
         else ""
     )

@@ -146,3 +146,30 @@ def test_the_columnar_funnel_equals_the_per_query_one(index: LocalIndex) -> None
     slow = funnel(trace_pools_reference(pools, DATA / "qrels.tsv"))
     pd.testing.assert_frame_equal(fast, slow)
     assert fast.loc["total", "judged"] == 104
+
+
+def test_a_saved_answer_job_traces_its_context_citations_and_dangling_ones() -> None:
+    from askkit.trace import trace_log
+
+    qrels = pd.DataFrame(
+        {
+            "query_id": ["answer_job"] * 3,
+            "path": ["projects/sourdough.md", "journal/2026-03-29.md", "garden/herbs.md"],
+            "heading": ["Feeding schedule", "", ""],
+            "grade": [3, 1, 2],
+        }
+    )
+    frame = trace_log(DATA / "answer_job.json", qrels)
+    stops = frame[frame["stopped"]].set_index("section")
+    feeding = stops.loc["projects/sourdough.md#Feeding schedule"]
+    assert (feeding["stage"], feeding["passed"], feeding["ordinal"]) == ("cited", True, 1)
+    journal = stops.loc["journal/2026-03-29.md"]
+    assert (journal["stage"], journal["passed"], journal["ordinal"]) == ("cited", False, 6)
+    assert journal["why"] == (
+        "in the context as [6] but the answer cites [1], [2], [3], [4], [7]; "
+        "dangling citation [7] matches no source of the 5-chunk context"
+    )
+    herbs = stops.loc["garden/herbs.md"]
+    assert herbs["stage"] == "pool"
+    assert herbs["why"].startswith("not among the answer's 5 logged sources")
+    assert funnel(frame).loc["total", "cited"] == 1

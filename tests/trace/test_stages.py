@@ -115,7 +115,7 @@ def test_the_answer_context_and_citations_finish_the_trace() -> None:
     assert (cited["stage"], cited["passed"], cited["ordinal"]) == ("cited", True, 3)
     usage = stop(frame, "a.md#Usage")
     assert (usage["stage"], usage["passed"], usage["ordinal"]) == ("cited", True, 2)
-    assert "dangling citation [9] points past the 3-chunk context" in usage["why"]
+    assert "dangling citation [9] matches no source of the 3-chunk context" in usage["why"]
     not_cited = stop(trace_pool(POOL, [("b.md", "Start")], answer="Only [1]."), "b.md#Start")
     assert (not_cited["stage"], not_cited["passed"]) == ("cited", False)
     assert not_cited["why"] == "in the context as [3] but the answer cites [1]"
