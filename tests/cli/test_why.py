@@ -88,3 +88,17 @@ def test_bad_inputs_are_one_line_and_status_2(
     argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert says in error_of(argv, capsys)
+
+
+@pytest.mark.slow
+def test_kimuns_dense_retrieval_with_the_real_model(
+    minilm_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [*VAULT_ARGS, "--embedder", "fastembed:AllMiniLML6V2", "--query", "q01", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    stops = {row["section"]: row for row in out["sections"]}
+    evening = stops["journal/2026-01-12.md#Evening"]
+    assert (evening["stage"], evening["rank"]) == ("cut", 63)
+    assert stops["projects/sourdough.md#Feeding schedule"]["stage"] == "context"
+    assert {row["suggested"] for row in out["what_if"]} >= {"fixed top_k=63"}
