@@ -161,11 +161,15 @@ def gather(
 ) -> dict[str, Any]:
     """What :func:`~askkit.trace.trace_pool` needs of a retriever, a vault and a reranker.
 
-    ``pool``, ``headings``, ``ranking`` (the whole index, asked only when a
+    ``pool`` (the store's pool before de-duplication when the retriever has
+    ``vector_pool``, as the dense ones do; else its ``pool``), ``headings``,
+    ``ranking`` (the whole index, asked only when a
     section is outside the pool and the retriever has a length),
     ``rerank_scores`` and ``reranker_failed``.
     """
-    pool = retriever.pool(question)
+    # the store's pool before de-duplication, when the retriever gives it (dense retrievers)
+    vector_pool = getattr(retriever, "vector_pool", None)
+    pool = vector_pool(question) if callable(vector_pool) else retriever.pool(question)
     headings = vault_headings(vault) if isinstance(vault, Vault | str | os.PathLike) else vault
     ranking = None
     if isinstance(retriever, Sized) and any(not any(w.holds(c) for c in pool) for w in sections):

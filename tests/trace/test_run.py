@@ -6,6 +6,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given
@@ -173,3 +174,47 @@ def test_a_saved_answer_job_traces_its_context_citations_and_dangling_ones() -> 
     assert herbs["stage"] == "pool"
     assert herbs["why"].startswith("not among the answer's 5 logged sources")
     assert funnel(frame).loc["total", "cited"] == 1
+
+
+class QueryVector:
+    """An embedder for one stored query vector (the store's chunks are already embedded)."""
+
+    name = "test:query"
+    fingerprint = "test:query:8"
+    dimension = 8
+
+    def __init__(self, vector: np.ndarray) -> None:
+        self.vector = vector
+
+    def embed_documents(
+        self, chunks: Sequence[tuple[str, str]], *, progress: bool | None = None
+    ) -> np.ndarray:
+        raise AssertionError("a store retriever never embeds documents")
+
+    def embed_query(self, query: str) -> np.ndarray:
+        return self.vector
+
+
+def test_a_kimun_store_shows_folded_chunks_and_the_rank_beyond_the_pool(tmp_path: Path) -> None:
+    from askkit.dense import StoreRetriever
+    from askkit.testing.stores import random_store_rows, write_kimun_sqlite
+
+    rows, vectors = random_store_rows(120, 8, seed=3)
+    query = vectors[0]
+    far = int(np.argmin(vectors @ query))  # the stored chunk scoring worst: outside the 80
+    doubled = [*rows, dict(rows[0])]  # the query's own chunk stored twice: kimun folds it
+    write_kimun_sqlite(
+        tmp_path / "store",
+        {"v": (doubled, np.vstack([vectors, vectors[0]]))},
+        fingerprint="test:query:8",
+    )
+    retriever = StoreRetriever(tmp_path / "store", "v", QueryVector(query))
+    near = (rows[0]["path"], rows[0]["title"].split("\x1f")[-1])
+    lost = (rows[far]["path"], rows[far]["title"].split("\x1f")[-1])
+    frame = trace("q", retriever, [near, lost])
+    dedup = frame[(frame["section"] == "#".join(near)) & (frame["stage"] == "dedup")]
+    assert dedup["why"].iloc[0] == "1 identical chunk folded into the one at rank 1"
+    out = frame[(frame["section"] == "#".join(lost)) & frame["stopped"]].iloc[0]
+    assert out["stage"] == "pool"
+    assert out["rank"] > 80
+    assert "of 120 over the whole index" in out["why"]  # the 121 stored chunks, folded
