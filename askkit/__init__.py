@@ -53,6 +53,7 @@ _LAZY_MODULES = frozenset(
         "widgets",
         "testing",
         "ranking",
+        "trace",
     }
 )
 
