@@ -141,6 +141,12 @@ def why_command(args: argparse.Namespace, console: Console) -> int:
         retriever = _retriever(args)
         traced = trace_queries(retriever, queries, qrels, settings, vault=args.vault)
         table = what_if(retriever.pools(queries, progress=False), qrels, settings, trace=traced)
+    if traced.empty:
+        where = "turn id" if args.log is not None else "query"
+        raise UsageError(
+            f"--qrels: no {where} has a judged relevant section (grade >= 1): the "
+            f"{'log' if args.log is not None else 'queries'} and the qrels must use the same ids"
+        )
     stops = traced[traced["stopped"]]
     if args.json:
         rows = stops[["query_id", "section", "stage", "passed", "rank", "ordinal", "why"]]

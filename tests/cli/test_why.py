@@ -82,6 +82,7 @@ def test_a_turn_log_traces_its_answers_context(capsys: pytest.CaptureFixture[str
         ),
         ([*VAULT_ARGS, "--settings", str(DATA / "qrels.tsv")], "qrels.tsv"),
         ([*VAULT_ARGS, "--top", "0"], "--top"),
+        (["why", str(DATA / "turns.jsonl"), "--qrels", QRELS], "no turn id has a judged relevant"),
     ],
 )
 def test_bad_inputs_are_one_line_and_status_2(
