@@ -21,6 +21,7 @@ from askkit.trace.run import (
     trace,
     trace_log,
     trace_queries,
+    trace_turn,
     vault_headings,
 )
 from askkit.trace.stages import (
@@ -67,6 +68,7 @@ __all__ = [
     "trace_pools",
     "trace_pools_reference",
     "trace_queries",
+    "trace_turn",
     "vault_headings",
     "what_if",
 ]

@@ -34,7 +34,7 @@ from askkit.dense.rerankers import Reranker, rerank_document
 from askkit.metrics.qrels import PathOrFrame
 from askkit.ranking import CutSettings, deduplicate_chunks
 from askkit.ranking.pools import checked_queries
-from askkit.sources import innermost_heading
+from askkit.sources import Turn, innermost_heading
 from askkit.trace.columnar import relevant_sections
 from askkit.trace.stages import (
     FUNNEL_STAGES,
@@ -55,6 +55,7 @@ __all__ = [
     "trace",
     "trace_log",
     "trace_queries",
+    "trace_turn",
     "vault_headings",
 ]
 
@@ -276,17 +277,48 @@ def trace_log(log: Any, qrels: PathOrFrame, *, progress: bool = False) -> pd.Dat
         answer = turn["answer"].iloc[0] if "answer" in turn.columns else None
         answer = None if answer is None or pd.isna(answer) or not str(answer).strip() else answer
         frames.append(
-            trace_pool(
-                chunks,
-                wanted,
-                CutSettings(strategy="fixed", top_k=max(len(chunks), 1)),
-                query_id=str(query_id),
-                context=chunks,
-                answer=None if answer is None else str(answer),
-                logged=True,
-            )
+            _trace_answer(chunks, wanted, None if answer is None else str(answer), str(query_id))
         )
     return pd.concat(frames, ignore_index=True) if frames else trace_frame([])
+
+
+def trace_turn(
+    turn: Turn,
+    sections: Iterable[Interest | tuple[str, str | None] | str] | pd.DataFrame,
+    *,
+    query_id: str = "",
+) -> pd.DataFrame:
+    """Trace one answer (a kimun server's answer job, :meth:`askkit.Turn.from_answer`, or a
+    saved payload, :func:`askkit.read_turn`): its sources are the context it was given.
+
+    As :func:`trace_log` for one turn: the cut keeps the sources all, a section
+    missing from them stops at ``pool`` (and says the pool is not logged), one
+    in them gets its ``[n]`` and whether the answer cites it (dangling citations named).
+
+    >>> from askkit import read_turn
+    >>> turn = read_turn("data/answer_job.json")
+    >>> frame = trace_turn(turn, [("journal/2026-03-29.md", None)])
+    >>> print(frame[frame["stopped"]]["why"].iloc[0])
+    in the context as [6] but the answer cites [1], [2], [3], [4], [7]; dangling citation [7] matches no source of the 5-chunk context
+    """  # noqa: E501 - a doctest's output is one line
+    chunks = [source.to_chunk() for source in turn.sources]
+    chunks.sort(key=lambda c: c.ordinal if c.ordinal is not None else 0)
+    return _trace_answer(chunks, sections, turn.answer if turn.answer.strip() else None, query_id)
+
+
+def _trace_answer(
+    chunks: list[ChunkResult], sections: Any, answer: str | None, query_id: str
+) -> pd.DataFrame:
+    """An answer's sources stand for the pool; the cut (fixed, all of them) keeps them all."""
+    return trace_pool(
+        chunks,
+        sections,
+        CutSettings(strategy="fixed", top_k=max(len(chunks), 1)),
+        query_id=query_id,
+        context=chunks,
+        answer=answer,
+        logged=True,
+    )
 
 
 def _stops(frame: pd.DataFrame) -> pd.DataFrame:

@@ -218,3 +218,17 @@ def test_a_kimun_store_shows_folded_chunks_and_the_rank_beyond_the_pool(tmp_path
     assert out["stage"] == "pool"
     assert out["rank"] > 80
     assert "of 120 over the whole index" in out["why"]  # the 121 stored chunks, folded
+
+
+def test_a_kimun_servers_answer_job_is_traced_to_its_citations() -> None:
+    from askkit.testing import KimunTestServer
+    from askkit.trace import trace_turn
+
+    with KimunTestServer() as server, server.client() as client:
+        turn = client.answer("How often do I feed the starter?")
+    frame = trace_turn(turn, [("projects/sourdough.md", "Feeding schedule"), "garden/herbs.md"])
+    stops = frame[frame["stopped"]].set_index("section")
+    feeding = stops.loc["projects/sourdough.md#Feeding schedule"]
+    assert (feeding["stage"], feeding["passed"], feeding["ordinal"]) == ("cited", True, 1)
+    assert "dangling citation [7]" in feeding["why"]
+    assert stops.loc["garden/herbs.md", "stage"] == "pool"
