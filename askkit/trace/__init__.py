@@ -14,6 +14,7 @@ from askkit.trace.columnar import (
     trace_pools,
     trace_pools_reference,
 )
+from askkit.trace.interest import Interest, section_id, sections_of
 from askkit.trace.run import (
     PoolRetriever,
     funnel,
@@ -29,10 +30,7 @@ from askkit.trace.stages import (
     STAGE_DTYPE,
     STAGES,
     TRACE_COLUMNS,
-    Interest,
     ranked_pool,
-    section_id,
-    sections_of,
     trace_frame,
     trace_pool,
 )

@@ -36,15 +36,8 @@ from askkit.ranking import CutSettings, deduplicate_chunks
 from askkit.ranking.pools import checked_queries
 from askkit.sources import Turn, innermost_heading
 from askkit.trace.columnar import relevant_sections
-from askkit.trace.stages import (
-    FUNNEL_STAGES,
-    STAGE_DTYPE,
-    STAGES,
-    Interest,
-    sections_of,
-    trace_frame,
-    trace_pool,
-)
+from askkit.trace.interest import Interest, sections_of
+from askkit.trace.stages import FUNNEL_STAGES, STAGE_DTYPE, STAGES, trace_frame, trace_pool
 from askkit.vault import DEFAULT_KIMUN, KimunVersion, Vault, chunk_note
 from askkit.wire import ChunkResult
 

@@ -86,7 +86,7 @@ def _cutoff(pool: Sequence[Scored], position: int, settings: CutSettings) -> Cut
     exact = ranged.normalised(pool[position].similarity_score)
     if not exact >= 0.0:
         return None
-    value = min(math.floor(exact * _STEP), _STEP)
+    value = min(math.floor(exact * _STEP) + 1, _STEP)  # one step above: f64 may round down
     while value >= 0:
         candidate = settings.replace(strategy="score-range", score_range_cutoff=value / _STEP)
         if _keeps(pool, position, candidate):

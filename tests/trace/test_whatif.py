@@ -120,3 +120,11 @@ def test_a_suggested_setting_keeps_its_section_when_the_cut_is_rerun(
             strategy="score-range", score_range_cutoff=cutoff.score_range_cutoff + 0.001
         )
         assert cutoff.score_range_cutoff + 0.001 > 1 or position >= cut_len(pool, higher)
+
+
+def test_the_suggested_cutoff_is_the_largest_even_when_f64_rounds_the_exact_one_down() -> None:
+    pool = pool_of([0.2, 0.125, 0.05])  # normalised 0.49999999999999994, kept at 0.5
+    cutoff = smallest_changes(pool, 1, CutSettings(score_range_cutoff=0.9))[1][3]
+    assert cutoff is not None
+    assert cutoff.score_range_cutoff == 0.5
+    assert cut_len(pool, cutoff) == 2
