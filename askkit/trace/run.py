@@ -163,11 +163,12 @@ def gather(
     """
     # the store's pool before de-duplication, when the retriever gives it (dense retrievers)
     vector_pool = getattr(retriever, "vector_pool", None)
-    pool = vector_pool(question) if callable(vector_pool) else retriever.pool(question)
+    ranked = vector_pool if callable(vector_pool) else retriever.pool
+    pool = ranked(question)
     headings = vault_headings(vault) if isinstance(vault, Vault | str | os.PathLike) else vault
     ranking = None
     if isinstance(retriever, Sized) and any(not any(w.holds(c) for c in pool) for w in sections):
-        ranking = retriever.pool(question, max(len(retriever), 1))
+        ranking = ranked(question, max(len(retriever), 1))
     scores, failed = _rerank_scores(reranker, question, pool)
     return {
         "pool": pool,

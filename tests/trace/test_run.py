@@ -217,7 +217,7 @@ def test_a_kimun_store_shows_folded_chunks_and_the_rank_beyond_the_pool(tmp_path
     out = frame[(frame["section"] == "#".join(lost)) & frame["stopped"]].iloc[0]
     assert out["stage"] == "pool"
     assert out["rank"] > 80
-    assert "of 120 over the whole index" in out["why"]  # the 121 stored chunks, folded
+    assert "of 121 over the whole index" in out["why"]  # every stored chunk, as the store ranks
 
 
 def test_a_kimun_servers_answer_job_is_traced_to_its_citations() -> None:
