@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from askkit.errors import SchemaError
 from askkit.ranking import CutSettings, answer_context, cut_len, pool_of
-from askkit.trace import FUNNEL_STAGES, STAGES, Interest, sections_of, trace_pool
+from askkit.trace import FUNNEL_STAGES, STAGES, Interest, trace_pool
 from askkit.wire import ChunkResult
 
 
@@ -131,13 +130,6 @@ def test_a_whole_note_is_followed_by_any_of_its_chunks() -> None:
     frame = trace_pool(POOL, ["a.md", Interest("d.md")])
     assert stop(frame, "a.md")["ordinal"] == 1
     assert stop(frame, "d.md")["stage"] == "cut"
-
-
-def test_sections_of_reads_a_qrels_frame_and_refuses_one_without_paths() -> None:
-    qrels = pd.DataFrame({"path": ["a.md", "a.md", "b.md"], "heading": ["A", "A", None]})
-    assert sections_of(qrels) == [Interest("a.md", "A"), Interest("b.md")]
-    with pytest.raises(SchemaError, match="need a 'path' column"):
-        sections_of(pd.DataFrame({"heading": ["A"]}))
 
 
 def test_the_trace_frame_is_typed_and_its_stages_ordered() -> None:
