@@ -66,6 +66,7 @@ __all__ = [
     "source_meta",
     "source_title",
     "sources_table",
+    "stage_table",
     "turn_html",
     "turn_view",
 ]
@@ -618,4 +619,44 @@ def data_table(
     return (
         f'<table class="askkit-data"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+_STAGE_TONES = {
+    "pass": "background:#e8f3e8",
+    "stop": "background:#e6f0ff;font-weight:bold",
+    "lost": "background:#fbe3e3;font-weight:bold;color:#b00",
+    "none": "color:#bbb",
+}
+
+
+def stage_table(
+    stages: Sequence[str],
+    rows: Sequence[tuple[str, Sequence[tuple[str, str, str]], str]],
+    *,
+    caption: str = "",
+) -> str:
+    """Sections as rows across stages as columns: each cell a short mark, a tone, a tooltip.
+
+    ``rows`` are ``(label, cells, why)``, one cell per stage: ``(text, tone,
+    title)`` with tone ``pass``, ``stop`` (the last stage reached),
+    ``lost`` (the stage that dropped it) or ``none`` (not reached).
+
+    >>> cells = [("#3", "pass", "x"), ("cut", "lost", "why")]
+    >>> out = stage_table(["pool", "cut"], [("a<b>", cells, "w")])
+    >>> "a&lt;b&gt;" in out, 'title="why"' in out
+    (True, True)
+    """
+    head = "".join(f"<th>{esc(s)}</th>" for s in ("section", *stages, "why"))
+    body = []
+    for label, cells, why in rows:
+        tds = "".join(
+            f'<td style="{_STAGE_TONES.get(tone, "")}" title="{esc(title)}">{esc(text)}</td>'
+            for text, tone, title in cells
+        )
+        body.append(f"<tr><td>{esc(label)}</td>{tds}<td>{esc(why)}</td></tr>")
+    shown = f"<caption>{esc(caption)}</caption>" if caption else ""
+    return (
+        f'<table class="askkit-data askkit-trace">{shown}<thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
     )

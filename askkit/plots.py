@@ -30,6 +30,7 @@ __all__ = [
     "cut_sweep",
     "delta_bars",
     "figure_png",
+    "funnel",
     "histogram_edges",
     "metric_curve",
     "relevance_histogram",
@@ -352,4 +353,44 @@ def cut_sweep(
     ax.set_ylabel("recall of the pool's relevant notes")
     ax.set_title("Context cut: recall vs context size")
     ax.legend(fontsize=8)
+    return ax
+
+
+def funnel(table: pd.DataFrame, *, top: int = 5, ax: Axes | None = None) -> Axes:
+    """The relevant sections surviving each stage, from :func:`askkit.trace.funnel`.
+
+    One bar per stage (the ``total`` row), labelled with its count; the
+    ``top`` queries that lose the most are named in a box.
+    """
+    ax = _axes(ax)
+    if "total" not in table.index or "judged" not in table.columns:
+        raise ValueError("not a funnel table: it needs a 'total' row and a 'judged' column")
+    stages = [c for c in table.columns if c != "lost"]
+    counts = table.loc["total", stages].to_numpy(dtype=np.float64)
+    positions = np.arange(len(stages))
+    ax.bar(positions, counts, color="#4c78a8")
+    for x, count in zip(positions.tolist(), counts.tolist(), strict=True):
+        ax.annotate(f"{count:.0f}", (x, count), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(positions, stages, rotation=30, ha="right")
+    ax.set_ylim(0, max(float(counts.max()) if len(counts) else 0.0, 1.0) * 1.15)
+    ax.set_ylabel("relevant sections")
+    ax.set_title("Where relevant sections are lost")
+    queries = table.drop(index="total")
+    if "lost" in queries.columns and len(queries):
+        worst = queries.sort_values("lost", ascending=False, kind="stable").head(top)
+        worst = worst[worst["lost"] > 0]
+        if len(worst):
+            lines = [f"{q}: {int(n)} lost" for q, n in zip(worst.index, worst["lost"], strict=True)]
+            ax.text(
+                0.98,
+                0.98,
+                "most lost\n" + "\n".join(lines),
+                transform=ax.transAxes,
+                ha="right",
+                va="top",
+                fontsize=8,
+                bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.8},
+            )
+    if not counts.any():
+        _no_data(ax, "no judged relevant section")
     return ax

@@ -15,7 +15,10 @@ also has a **Context cut** section (:func:`askkit.ranking.sweep_context_cut`):
 kimun's three context cuts replayed on each turn's sources as its ranked pool,
 recall against context size, the best setting per strategy and the
 recommended ``[reranker]`` block for kimun's ``server.toml``. ``askkit cut``
-prints the same summary in a terminal.
+prints the same summary in a terminal. A section **Where relevant notes are
+lost** follows each judged relevant section through the turns' answers
+(:func:`askkit.trace.trace_log`): the funnel plot and the per-query table
+(``askkit why LOG`` prints it in a terminal).
 
 A report starts with askkit's marker, ``<meta name="generator" content="askkit
 VERSION">``, at a fixed place in its first line. :meth:`Report.write` replaces
@@ -326,6 +329,28 @@ def _cut_section(frame: pd.DataFrame, qrels: Any, objective: str, min_recall: fl
     return head + cut.html(image)
 
 
+def _lost_section(frame: pd.DataFrame, qrels: Any) -> str:
+    """Where relevant notes are lost: the funnel of the turns' answers, plot and table."""
+    from askkit import plots
+    from askkit.trace import funnel, trace_log
+
+    head = (
+        "<h2>Where relevant notes are lost</h2><p>Each judged relevant section followed "
+        "through the turns' answers: in the context the answer was given (as <code>[n]</code>) "
+        "and cited by the answer, or where it stopped (<code>askkit why</code>).</p>"
+    )
+    try:
+        traced = trace_log(frame, qrels)
+    except AskkitError as exc:
+        return head + _html.message(str(exc), tone="warn", lead="No funnel")
+    table = funnel(traced)
+    if traced.empty:
+        why = "no turn id is the query id of a judged relevant section"
+        return head + _no_plot("Where relevant sections are lost", why)
+    image = _img(lambda ax: plots.funnel(table, ax=ax), alt="where relevant sections are lost")
+    return head + f'<div class="figs">{image}</div>' + _html.data_table(table)
+
+
 def build_report(
     run: Any,
     qrels: Any = None,
@@ -396,6 +421,7 @@ def build_report(
         figures += judged.figures
         headline = judged.headline
         sections.append(_cut_section(frame, qrels, objective, min_recall))
+        sections.append(_lost_section(frame, qrels))
     else:
         figures.append(_img(lambda ax: plots.score_vs_rank(frame, ax=ax)))
     images = "".join(figures)

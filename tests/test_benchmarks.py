@@ -191,3 +191,13 @@ def test_cranfield_compares_bm25_dense_and_hybrid_with_significance(minilm_env: 
         assert run in out
     assert "| hybrid (rrf) | ndcg@10 |" in out
     assert "p (randomization)" in out
+
+
+def test_trace_bench_prints_both_paths_their_ratio_and_equality() -> None:
+    out = _run(
+        "--queries", "200", "--loop-queries", "50", "--repeat", "1", script="trace_bench.py"
+    )  # fmt: skip
+    assert "200 queries x 80 chunks x 3 relevant sections (600 sections)" in out
+    assert "columnar `trace_pools`" in out
+    assert "EXTRAPOLATED from 50 queries" in out
+    assert "| frames equal (every column, every row) | True | True | met |" in out

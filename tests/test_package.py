@@ -61,6 +61,11 @@ def test_import_askkit_is_light() -> None:
     assert loaded_after("import askkit, askkit.dense, askkit.dense.embedders", heavy) == set()
 
 
+def test_the_trace_is_light_too() -> None:
+    heavy = (*HEAVY, "fastembed", "onnx", "onnxruntime", "all_minilm_l6_v2")
+    assert loaded_after("import askkit; askkit.trace.trace_pool", heavy) == set()
+
+
 def test_py_typed_marker_ships() -> None:
     assert (ROOT / "askkit" / "py.typed").is_file()
 
@@ -187,6 +192,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "metrics",
         "ranking",
         "retrieve dense",
+        "trace",
         "compare plots",
         "report widgets gate gate_vault",
         "cli testing",

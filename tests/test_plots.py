@@ -189,3 +189,23 @@ def test_figure_png_draws_off_screen() -> None:
     png = plots.figure_png(lambda ax: ax.plot([1, 2, 3]), size=(3, 2), layout="tight")
     assert png.startswith(b"\x89PNG")
     assert plt.get_fignums() == []  # no pyplot figure made or left open
+
+
+def test_funnel_draws_a_bar_per_stage_and_names_the_queries_losing_most() -> None:
+    from askkit.ranking import pool_of
+    from askkit.trace import funnel, trace_pool
+
+    pool = pool_of([0.9, 0.8, 0.2, 0.1])
+    frames = [
+        trace_pool(pool, ["/n0.md", "/n2.md", "/x.md"], query_id="q1"),
+        trace_pool(pool, ["/n0.md"], query_id="q2"),
+    ]
+    table = funnel(pd.concat(frames, ignore_index=True))
+    ax = plots.funnel(table)
+    heights = [p.get_height() for p in ax.patches]
+    assert heights == [4, 4, 3, 3, 2, 2]
+    assert ax.get_xticklabels()[0].get_text() == "judged"
+    assert any("q1: 2 lost" in t.get_text() for t in ax.texts)
+    assert not any("q2" in t.get_text() for t in ax.texts)
+    with pytest.raises(ValueError, match="not a funnel table"):
+        plots.funnel(table.drop(index="total"))

@@ -47,8 +47,9 @@ def test_full_report(run_log: Path) -> None:
     page = report.html
     assert page.startswith("<!doctype html>")
     assert "<script" not in page
-    assert page.count('src="data:image/png;base64,') == 5
+    assert page.count('src="data:image/png;base64,') == 6
     assert "<h2>Metrics</h2>" in page
+    assert "<h2>Where relevant notes are lost</h2>" in page
     assert "<h2>Context cut</h2>" in page
     assert "<h2>Coverage</h2>" in page
     assert report.turns == 37
@@ -130,6 +131,40 @@ def test_bad_options() -> None:
         build_report(DATA / "turns.jsonl", level="chunk")
     with pytest.raises(ValueError, match="max_queries"):
         build_report(DATA / "turns.jsonl", max_queries=-1)
+
+
+# -- the Where relevant notes are lost section ---------------------------------------------
+
+
+def lost_section(page: str) -> str:
+    return page.split("<h2>Where relevant notes are lost</h2>", 1)[1].split("<h2>", 1)[0]
+
+
+def test_the_lost_section_shows_the_funnel_plot_and_the_per_query_table(run_log: Path) -> None:
+    from askkit.trace import funnel, trace_log
+
+    section = lost_section(build_report(run_log, DATA / "qrels.tsv").html)
+    assert 'alt="where relevant sections are lost" src="data:image/png;base64,' in section
+    table = funnel(trace_log(run_log, DATA / "qrels.tsv"))
+    total = table.loc["total"]
+    cells = "".join(f'<td class="num">{int(v)}</td>' for v in total.tolist())
+    assert f"<td>total</td>{cells}" in section
+    assert section.count("<tr>") == len(table) + 1  # the header, each query and the total
+    assert total["judged"] == 104
+
+
+def test_the_lost_section_escapes_ids(tmp_path: Path) -> None:
+    evil = "<script>alert(1)</script>"
+    log = tmp_path / "evil.jsonl"
+    chunk = {"path": "a.md", "title": evil, "content": evil, "hash": "h", "ordinal": 1}
+    log.write_text(
+        json.dumps({"id": evil, "question": evil, "chunks": [{**chunk, "similarity_score": 1.0}]})
+        + "\n"
+    )
+    qrels = pd.DataFrame({"query_id": [evil], "path": ["a.md"], "heading": [evil], "grade": [2]})
+    section = lost_section(build_report(log, qrels).html)
+    assert "<script>alert" not in section
+    assert f"<td>{esc(evil)}</td>" in section
 
 
 # -- the Context cut section ---------------------------------------------------------------

@@ -97,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     from askkit.cli import report as _cli_report
     from askkit.cli import server as _cli_server
     from askkit.cli import vault as _cli_vault
+    from askkit.cli import why as _cli_why
 
     _cli_vault.register(sub)
     p = sub.add_parser("search", help="retrieve chunks for a query, locally or from a kimun server")
@@ -126,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_metrics.register(sub)
     _cli_diff.register(sub)
     _cli_dense.register(sub)
+    _cli_why.register(sub)
     return parser
 
 

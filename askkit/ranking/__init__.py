@@ -56,6 +56,7 @@ from askkit.ranking.surfaces import (
 )
 from askkit.ranking.sweep import (
     SWEEP_COLUMNS,
+    PoolCuts,
     recommend,
     settings_grid,
     sweep_cuts,
@@ -73,6 +74,7 @@ __all__ = [
     "CutSettings",
     "CutSweep",
     "LargestDrop",
+    "PoolCuts",
     "Reranked",
     "ScoreRange",
     "Scored",

@@ -59,7 +59,7 @@ import pandas as pd
 from askkit.errors import SchemaError
 from askkit.metrics.measures import discounted, gain, ideal_dcg, ndcg, precision, recall, relevant
 from askkit.metrics.qrels import PathOrFrame, read_qrels
-from askkit.ranking._columnar import Kernels, prepare
+from askkit.ranking._columnar import Kernels, order_rows, prepare
 from askkit.ranking.cut import cut_len
 from askkit.ranking.pool import pool_of
 from askkit.ranking.settings import STRATEGIES, CutSettings, Strategy
@@ -70,6 +70,7 @@ __all__ = [
     "SWEEP_COLUMNS",
     "SWEEP_MEASURES",
     "Objective",
+    "PoolCuts",
     "recommend",
     "settings_grid",
     "sweep_cuts",
@@ -214,6 +215,54 @@ def _aggregate(
         },
         columns=SWEEP_COLUMNS,
     )
+
+
+class PoolCuts:
+    """Many ranked pools' cut lengths under any setting, columnar (the sweep's kernels).
+
+    ``pools`` is the long pool frame (``query_id``, ``path``, ``score``,
+    optionally ``rank``), each query's pool best first. The lengths equal
+    :func:`~askkit.ranking.cut.cut_len` on each pool exactly.
+
+    >>> pools = pd.DataFrame({"query_id": ["q1"] * 3 + ["q2"],
+    ...                       "path": ["a.md", "b.md", "c.md", "a.md"],
+    ...                       "score": [0.9, 0.4, 0.3, 0.5]})
+    >>> cuts = PoolCuts(pools)
+    >>> cuts.query_ids.tolist(), cuts.cut_len(CutSettings()).tolist()
+    (['q1', 'q2'], [1, 1])
+    >>> cuts.begin.tolist(), cuts.order is None
+    ([0, 3], True)
+    """
+
+    def __init__(self, pools: pd.DataFrame) -> None:
+        _check_pools(pools)
+        empty = pd.DataFrame(
+            {
+                "query_id": pd.Series([], dtype=object),
+                "path": pd.Series([], dtype=object),
+                "grade": pd.Series([], dtype=np.int64),
+            }
+        )
+        prepared = prepare(pools, empty)
+        self._kernels = Kernels(prepared)
+        #: The queries in first-appearance order.
+        self.query_ids = prepared.query_ids
+        #: Each query's first row in pool order.
+        self.begin = self._kernels.begin
+        codes, _ = pd.factorize(pools["query_id"].astype(str), sort=False)
+        rank = pools["rank"].to_numpy(dtype=np.float64) if "rank" in pools.columns else None
+        #: The rows in pool order (``None``: already so), as ``prepare`` ordered them.
+        self.order = order_rows(
+            codes.astype(np.int64), pools["score"].to_numpy(dtype=np.float64), rank
+        )
+
+    def cut_len(self, settings: CutSettings) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """Each query's cut length (the answer's context size) under ``settings``."""
+        if settings.strategy == "fixed":
+            return self._kernels.fixed(settings.top_k)
+        if settings.strategy == "score-range":
+            return self._kernels.score_range(settings.score_range_cutoff)
+        return self._kernels.largest_drop(settings.window)
 
 
 def sweep_cuts(

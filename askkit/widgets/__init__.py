@@ -4,6 +4,7 @@
 * :class:`SourceReader`: the source in its note, the section highlighted.
 * :class:`TurnView`: question, answer with clickable ``[n]`` citations, sources, reader.
 * :class:`CutView`: a ranked pool's scores, each context cut's boundary, its knobs.
+* :class:`ChainView`: one question through kimun's stages, each note of interest a row.
 * :class:`Explorer`: query a retriever, browse and read the results, score histogram,
   and the context cut of the query's pool.
 * :class:`Labeler`: grade the source in a reader 0-3 into a qrels TSV.
@@ -18,6 +19,7 @@ tested without a widget, and every HTML string they show is the markup of
 
 from __future__ import annotations
 
+from askkit.widgets.chain import ChainView
 from askkit.widgets.cut import CutView
 from askkit.widgets.explorer import Explorer, HistoryEntry
 from askkit.widgets.labeler import GRADE_LABELS, Labeler, read_queries
@@ -27,6 +29,7 @@ from askkit.widgets.turn import TurnView
 
 __all__ = [
     "GRADE_LABELS",
+    "ChainView",
     "CutView",
     "Explorer",
     "HistoryEntry",

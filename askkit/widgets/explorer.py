@@ -47,6 +47,7 @@ from askkit.widgets._switch import (
     server_notices,
 )
 from askkit.widgets._switch import describe as _describe
+from askkit.widgets.chain import ChainPanel, ChainView
 from askkit.widgets.cut import CutView
 from askkit.widgets.reader import SourceReader
 from askkit.widgets.table import SourcesView
@@ -212,6 +213,8 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self.retriever_box.observe(self._on_switch, names="value")
         self.view.on_select(lambda src: self.reader.show(src, query=self._current_query()))
         self.cut_panel.observe(self._on_cut_panel, names="selected_index")
+        self._vault = vault
+        self.chain_panel = ChainPanel(on_trace=self._chain_clicked)
         super().__init__(self._layout())
         self.add_class("askkit-explorer")
         self._show_histogram()
@@ -239,6 +242,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
             self.view,
             self.reader,
             self.cut_panel,
+            self.chain_panel,
         ]
 
     def __repr__(self) -> str:
@@ -362,6 +366,31 @@ class Explorer(w.VBox):  # type: ignore[misc]
                 if worker.is_alive():
                     return False
         return True
+
+    # --------------------------------------------------------------------- the chain panel
+
+    def trace(self, sections: Any, query: str | None = None) -> ChainView:
+        """Follow ``sections`` through the stages of ``query`` (default: the shown query).
+
+        The pool is the retriever's (as the cut panel's); the chain opens in
+        the *why not* panel, built by :class:`ChainView` with the cut panel's
+        settings and the Explorer's vault.
+        """
+        query = self._shown_query if query is None else query
+        choice = self._shown_choice or self._choice
+        if not query:
+            raise ValueError("run a query first, or give one: trace(sections, query)")
+        pool = list(choice.fetch_pool(query))
+        settings = self._cut_view.settings if self._cut_view is not None else self._cut_settings
+        return self.chain_panel.show(
+            ChainView(pool, sections, settings, vault=self._vault, question=query)
+        )
+
+    def _chain_clicked(self, pairs: list[tuple[str, str | None]]) -> None:
+        try:
+            self.trace(pairs)
+        except Exception as exc:  # shown in the panel, never lost
+            self.chain_panel.say(_describe(exc), error=True)
 
     # ----------------------------------------------------------------------- the cut panel
 

@@ -253,3 +253,41 @@ def test_cut_view_renders_and_its_strategy_moves_the_cut(
     cut.locator(".askkit-row", has_text="notes/3.md").first.wait_for(timeout=30_000)
     assert page.dialogs == []  # type: ignore[attr-defined]
     save_screenshot(cut, "cutview.png", tmp_path)
+
+
+def test_chain_view_shows_the_stages_and_opens_a_lost_section(
+    lab: Lab, page: Any, tmp_path: Path
+) -> None:
+    lab.write_notebook(
+        "chain_test.ipynb",
+        [
+            "from askkit.retrieve.local import LocalIndex\n"
+            "from askkit.widgets import ChainView\n"
+            f"VAULT = {str(VAULT)!r}\n"
+            "index = LocalIndex(VAULT, cache_dir=False, progress=False)\n"
+            "question = 'What ratio do I feed my sourdough starter at room temperature?'\n"
+            "sections = [('projects/sourdough.md', 'Feeding schedule'),\n"
+            "            ('journal/2026-01-12.md', 'Evening')]\n"
+            "view = ChainView.ask(question, index, sections, vault=VAULT)\n"
+            "view",
+        ],
+    )
+    chain = _open_and_run_all(page, lab, "chain_test.ipynb", ".askkit-chain-view")
+    table = chain.locator(".askkit-trace")
+    table.wait_for(state="visible", timeout=30_000)
+    lost = table.locator("tr", has_text="journal/2026-01-12.md#Evening")
+    lost.locator("td", has_text="#25 cut").wait_for(timeout=30_000)
+    assert "normalised 0.32 < cutoff 0.40" in lost.inner_text()
+    kept = table.locator("tr", has_text="projects/sourdough.md#Feeding schedule")
+    kept.locator("td", has_text="[1]").first.wait_for(timeout=30_000)
+    plot = chain.locator(".askkit-chain-plot")
+    plot.wait_for(state="visible", timeout=30_000)
+    box = plot.bounding_box()
+    assert box is not None
+    assert box["width"] > 100
+    chain.locator(".askkit-chain-open", has_text="journal/2026-01-12.md#Evening").click()
+    reader = chain.locator(".askkit-reader")
+    reader.locator(".askkit-title", has_text="Evening").wait_for(timeout=30_000)
+    reader.locator(".askkit-located").wait_for(state="visible", timeout=30_000)
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    save_screenshot(chain, "chainview.png", tmp_path)

@@ -109,6 +109,7 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
     evaluate = ("eval", x.qrels, x.run)
     gate = ("diff", x.run, x.run, "--qrels", x.qrels)
     gate_vault = ("diff", "--vault", x.vault, "--queries", x.queries, "--qrels", x.qrels)
+    why_vault = ("why", "--qrels", x.qrels, "--vault", x.vault, "--queries", x.queries)
     embedder = ("--embedder", f"ollama:{x.server}:nomic-embed-text")
     search_store = ("search", "q", "--store", x.folder, "--vault-id", "notes", *embedder)
     return {
@@ -275,6 +276,35 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
             *special(*gate_vault, "--new-settings", "FILE"),
             c("folder for a file", *gate_vault, "--base-settings", x.folder),
             c("negative count", *gate_vault, "--pool-size", "0"),
+        ],
+        "why": [
+            c("missing file", "why", x.missing, "--qrels", x.qrels),
+            c("unreadable file", "why", x.unreadable, "--qrels", x.qrels),
+            c("folder for a file", "why", x.run, "--qrels", x.folder),
+            c("folder for a file", "why", x.folder, "--qrels", x.qrels),
+            *special("why", "FILE", "--qrels", x.qrels),
+            *special("why", x.run, "--qrels", "FILE"),
+            c("folder for a file", *why_vault[:-1], x.folder),
+            *special(*why_vault[:-1], "FILE"),
+            c("folder for a file", *why_vault, "--settings", x.folder),
+            c("unreadable file", *why_vault, "--settings", x.unreadable),
+            *special(*why_vault, "--settings", "FILE"),
+            c(
+                "file for a folder",
+                "why",
+                "--qrels",
+                x.qrels,
+                "--vault",
+                x.file,
+                "--queries",
+                x.queries,
+            ),
+            c("missing file", *why_vault[:-1], x.missing),
+            c("negative count", *why_vault, "--top", "-1"),
+            c("invalid number", *why_vault, "--top", "ten"),
+            c("nan", *why_vault, "--top", "nan"),
+            c("inf", *why_vault, "--top", "inf"),
+            c("unreachable server", *why_vault, *embedder),
         ],
     }
 

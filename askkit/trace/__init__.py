@@ -1,0 +1,72 @@
+"""Follow a question through kimun's whole answer: where each note of interest stopped, and why.
+
+:func:`trace_pool` follows sections through one query's stages (the pool,
+de-duplication, the reranker, the cut, the search surface, the context and
+the citations); :func:`trace` does it from a retriever and a question.
+"""
+
+from __future__ import annotations
+
+from askkit.trace.columnar import (
+    SECTION_COLUMNS,
+    SectionPools,
+    relevant_sections,
+    trace_pools,
+    trace_pools_reference,
+)
+from askkit.trace.interest import Interest, section_id, sections_of
+from askkit.trace.run import (
+    PoolRetriever,
+    funnel,
+    gather,
+    trace,
+    trace_log,
+    trace_queries,
+    trace_turn,
+    vault_headings,
+)
+from askkit.trace.stages import (
+    FUNNEL_STAGES,
+    STAGE_DTYPE,
+    STAGES,
+    TRACE_COLUMNS,
+    ranked_pool,
+    trace_frame,
+    trace_pool,
+)
+from askkit.trace.view import CHAIN_STAGES, ChainRow, chain_rows, chain_table, trace_html
+from askkit.trace.whatif import WHAT_IF_COLUMNS, smallest_changes, what_if
+
+__all__ = [
+    "CHAIN_STAGES",
+    "FUNNEL_STAGES",
+    "SECTION_COLUMNS",
+    "STAGES",
+    "STAGE_DTYPE",
+    "TRACE_COLUMNS",
+    "WHAT_IF_COLUMNS",
+    "ChainRow",
+    "Interest",
+    "PoolRetriever",
+    "SectionPools",
+    "chain_rows",
+    "chain_table",
+    "funnel",
+    "gather",
+    "ranked_pool",
+    "relevant_sections",
+    "section_id",
+    "sections_of",
+    "smallest_changes",
+    "trace",
+    "trace_frame",
+    "trace_html",
+    "trace_log",
+    "trace_pool",
+    "trace_pools",
+    "trace_pools_reference",
+    "trace_queries",
+    "trace_turn",
+    "vault_headings",
+    "what_if",
+]

@@ -1,0 +1,364 @@
+"""Trace questions through a retriever: one question, or a judged query set, and its funnel.
+
+:func:`trace` asks a retriever (:class:`askkit.retrieve.LocalIndex`,
+:class:`askkit.dense.DenseIndex`, :class:`askkit.dense.StoreRetriever`:
+anything with ``pool(text, size)``) for the question's candidate pool, reads
+the vault's sections now, optionally runs a reranker, and follows the
+sections of interest through :func:`~askkit.trace.trace_pool`.
+:func:`trace_queries` does it for every judged query; :func:`funnel` counts
+the relevant sections that survive each stage.
+
+Examples
+--------
+>>> from askkit.ranking import pool_of
+>>> from askkit.trace import trace_pool
+>>> pool = pool_of([0.9, 0.8, 0.2, 0.1])
+>>> frame = trace_pool(pool, ["/n0.md", "/n2.md", "/x.md"], query_id="q1")
+>>> funnel(frame).reset_index()[["query_id", "judged", "pool", "cut", "context", "lost"]]
+  query_id  judged  pool  cut  context  lost
+0       q1       3     2    1        1     2
+1    total       3     2    1        1     2
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence, Sized
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from askkit.dense.rerankers import Reranker, rerank_document
+from askkit.metrics.qrels import PathOrFrame
+from askkit.ranking import CutSettings, deduplicate_chunks
+from askkit.ranking.pools import checked_queries
+from askkit.sources import Turn, innermost_heading
+from askkit.trace.columnar import relevant_sections
+from askkit.trace.interest import Interest, sections_of
+from askkit.trace.stages import FUNNEL_STAGES, STAGE_DTYPE, STAGES, trace_frame, trace_pool
+from askkit.vault import DEFAULT_KIMUN, KimunVersion, Vault, chunk_note
+from askkit.wire import ChunkResult
+
+__all__ = [
+    "PoolRetriever",
+    "funnel",
+    "gather",
+    "trace",
+    "trace_log",
+    "trace_queries",
+    "trace_turn",
+    "vault_headings",
+]
+
+
+class PoolRetriever(Protocol):
+    """What a trace needs of a retriever: its candidate pool for a text."""
+
+    def pool(self, query: str, size: int | None = None) -> list[ChunkResult]: ...
+
+
+def vault_headings(
+    vault: Vault | str | os.PathLike[str], *, kimun: KimunVersion = DEFAULT_KIMUN
+) -> dict[str, set[str]]:
+    """Each note's innermost section headings now, as kimun cuts the note (by printed path).
+
+    >>> import pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "bread.md").write_text("# Bread\\n## Starter\\nFeed it.\\n")
+    >>> vault_headings(root)
+    {'bread.md': {'Starter'}}
+    """
+    notes = vault if isinstance(vault, Vault) else Vault(vault)
+    return {
+        str(path): {innermost_heading(s.title) for s in chunk_note(notes.read(path), kimun=kimun)}
+        for path in notes.notes()
+    }
+
+
+def _rerank_scores(
+    reranker: Reranker | None, question: str, pool: Sequence[ChunkResult]
+) -> tuple[list[tuple[int, float]] | None, bool]:
+    if reranker is None:
+        return None, False
+    documents = [rerank_document(c.title, c.content) for c in deduplicate_chunks(pool)]
+    try:
+        return list(reranker.score(question, documents)), False
+    except Exception:  # kimun keeps the vector order on any reranker failure
+        return None, True
+
+
+def trace(
+    question: str,
+    retriever: PoolRetriever,
+    sections: Iterable[Interest | tuple[str, str | None] | str] | pd.DataFrame,
+    settings: CutSettings | None = None,
+    *,
+    vault: Vault | str | os.PathLike[str] | Mapping[str, set[str]] | None = None,
+    reranker: Reranker | None = None,
+    answer: str | None = None,
+    context: Sequence[ChunkResult] | None = None,
+    query_id: str = "",
+) -> pd.DataFrame:
+    """Follow the sections of interest through kimun's answer to ``question``.
+
+    Parameters
+    ----------
+    question:
+        The question, as kimun's retrieval query.
+    retriever:
+        Gives the candidate pool (``pool(text, size)``, in vector order: give
+        the reranker here, not to the retriever). With ``len(retriever)`` a
+        section outside the pool gets its rank over the whole index.
+    sections:
+        The notes or sections of interest (:func:`~askkit.trace.sections_of`).
+    settings:
+        kimun's cut settings (``CutSettings.from_file("server.toml")``).
+    vault:
+        The vault (or :func:`vault_headings`), to say whether each section
+        still exists; ``None`` skips that check.
+    reranker:
+        A reranker as kimun's server runs it (:mod:`askkit.dense.rerankers`);
+        a failing one leaves the vector order, as kimun does.
+    answer, context:
+        An answer's text (its ``[n]`` citations) and the context it was
+        given; see :func:`~askkit.trace.trace_pool`.
+    query_id:
+        Copied to every row.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The trace (:data:`~askkit.trace.TRACE_COLUMNS`).
+    """
+    wanted = sections_of(sections)
+    inputs = gather(question, retriever, wanted, vault=vault, reranker=reranker)
+    return trace_pool(
+        inputs.pop("pool"),
+        wanted,
+        settings,
+        query_id=query_id,
+        context=context,
+        answer=answer,
+        **inputs,
+    )
+
+
+def gather(
+    question: str,
+    retriever: PoolRetriever,
+    sections: Sequence[Interest],
+    *,
+    vault: Vault | str | os.PathLike[str] | Mapping[str, set[str]] | None = None,
+    reranker: Reranker | None = None,
+) -> dict[str, Any]:
+    """What :func:`~askkit.trace.trace_pool` needs of a retriever, a vault and a reranker.
+
+    ``pool`` (the store's pool before de-duplication when the retriever has
+    ``vector_pool``, as the dense ones do; else its ``pool``), ``headings``,
+    ``ranking`` (the whole index, asked only when a
+    section is outside the pool and the retriever has a length),
+    ``rerank_scores`` and ``reranker_failed``.
+    """
+    # the store's pool before de-duplication, when the retriever gives it (dense retrievers)
+    vector_pool = getattr(retriever, "vector_pool", None)
+    ranked = vector_pool if callable(vector_pool) else retriever.pool
+    pool = ranked(question)
+    headings = vault_headings(vault) if isinstance(vault, Vault | str | os.PathLike) else vault
+    ranking = None
+    if isinstance(retriever, Sized) and any(not any(w.holds(c) for c in pool) for w in sections):
+        ranking = ranked(question, max(len(retriever), 1))
+    scores, failed = _rerank_scores(reranker, question, pool)
+    return {
+        "pool": pool,
+        "headings": headings,
+        "ranking": ranking,
+        "rerank_scores": scores,
+        "reranker_failed": failed,
+    }
+
+
+def trace_queries(
+    retriever: PoolRetriever,
+    queries: Any,
+    qrels: PathOrFrame,
+    settings: CutSettings | None = None,
+    *,
+    vault: Vault | str | os.PathLike[str] | Mapping[str, set[str]] | None = None,
+    reranker: Reranker | None = None,
+    answers: Mapping[str, str] | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Trace every judged query's relevant sections (grade >= 1) through ``retriever``.
+
+    ``queries`` as :func:`askkit.metrics.read_queries` reads them; the
+    queries without a relevant judgment are skipped. ``answers`` maps a
+    query id to its answer's text (then ``cited`` is traced). The vault is
+    read once.
+    """
+    texts = checked_queries(queries)
+    sections = relevant_sections(qrels, texts)
+    headings = vault_headings(vault) if isinstance(vault, Vault | str | os.PathLike) else vault
+    frames: list[pd.DataFrame] = []
+    groups = list(sections.groupby("query_id", sort=False, observed=True))
+    bar = tqdm(groups, desc="trace", unit="query", disable=not progress or len(groups) < 2)
+    for query_id, wanted in bar:
+        frames.append(
+            trace(
+                texts[str(query_id)],
+                retriever,
+                wanted,
+                settings,
+                vault=headings,
+                reranker=reranker,
+                answer=None if answers is None else answers.get(str(query_id)),
+                query_id=str(query_id),
+            )
+        )
+    return pd.concat(frames, ignore_index=True) if frames else trace_frame([])
+
+
+def _logged_chunks(turn: pd.DataFrame) -> list[ChunkResult]:
+    """A logged turn's sources as the chunks its answer was given, by ordinal."""
+    ordered = turn.sort_values(["ordinal"], kind="stable")
+    dates = ordered["wire_date"] if "wire_date" in ordered.columns else None
+    return [
+        ChunkResult(
+            path=str(path),
+            title=str(title),
+            date=None if dates is None or pd.isna(date) else str(date),
+            content=str(text),
+            hash=str(digest),
+            similarity_score=float(score),
+            ordinal=int(ordinal),
+        )
+        for path, title, date, text, digest, score, ordinal in zip(
+            ordered["path"],
+            ordered["title"],
+            dates if dates is not None else [None] * len(ordered),
+            ordered["text"],
+            ordered["hash"],
+            ordered["score"],
+            ordered["ordinal"],
+            strict=True,
+        )
+    ]
+
+
+def trace_log(log: Any, qrels: PathOrFrame, *, progress: bool = False) -> pd.DataFrame:
+    """Trace each logged answer's relevant sections: in its context as ``[n]``, cited or not.
+
+    ``log`` is a turn log (a JSONL file or a sources frame,
+    :func:`askkit.frame.sources_frame`) whose turn ids are the qrels' query
+    ids. A log holds the context the server's cut kept, not the pool, so
+    its sources stand for the pool and the cut keeps them all; a relevant
+    section missing from them stops at ``pool`` and says so.
+    """
+    from askkit.frame import sources_frame
+    from askkit.ranking.pools import check_turn_ids
+
+    frame = log if isinstance(log, pd.DataFrame) else sources_frame(log)
+    check_turn_ids(frame)
+    turns = {str(t): group for t, group in frame.groupby("turn_id", sort=False, observed=True)}
+    sections = relevant_sections(qrels, turns)
+    frames: list[pd.DataFrame] = []
+    groups = list(sections.groupby("query_id", sort=False, observed=True))
+    bar = tqdm(groups, desc="trace", unit="turn", disable=not progress or len(groups) < 2)
+    for query_id, wanted in bar:
+        turn = turns[str(query_id)]
+        chunks = _logged_chunks(turn)
+        answer = turn["answer"].iloc[0] if "answer" in turn.columns else None
+        answer = None if answer is None or pd.isna(answer) or not str(answer).strip() else answer
+        frames.append(
+            _trace_answer(chunks, wanted, None if answer is None else str(answer), str(query_id))
+        )
+    return pd.concat(frames, ignore_index=True) if frames else trace_frame([])
+
+
+def trace_turn(
+    turn: Turn,
+    sections: Iterable[Interest | tuple[str, str | None] | str] | pd.DataFrame,
+    *,
+    query_id: str = "",
+) -> pd.DataFrame:
+    """Trace one answer (a kimun server's answer job, :meth:`askkit.Turn.from_answer`, or a
+    saved payload, :func:`askkit.read_turn`): its sources are the context it was given.
+
+    As :func:`trace_log` for one turn: the cut keeps the sources all, a section
+    missing from them stops at ``pool`` (and says the pool is not logged), one
+    in them gets its ``[n]`` and whether the answer cites it (dangling citations named).
+
+    >>> from askkit import read_turn
+    >>> turn = read_turn("data/answer_job.json")
+    >>> frame = trace_turn(turn, [("journal/2026-03-29.md", None)])
+    >>> print(frame[frame["stopped"]]["why"].iloc[0])
+    in the context as [6] but the answer cites [1], [2], [3], [4], [7]; dangling citation [7] matches no source of the 5-chunk context
+    """  # noqa: E501 - a doctest's output is one line
+    chunks = [source.to_chunk() for source in turn.sources]
+    chunks.sort(key=lambda c: c.ordinal if c.ordinal is not None else 0)
+    return _trace_answer(chunks, sections, turn.answer if turn.answer.strip() else None, query_id)
+
+
+def _trace_answer(
+    chunks: list[ChunkResult], sections: Any, answer: str | None, query_id: str
+) -> pd.DataFrame:
+    """An answer's sources stand for the pool; the cut (fixed, all of them) keeps them all."""
+    return trace_pool(
+        chunks,
+        sections,
+        CutSettings(strategy="fixed", top_k=max(len(chunks), 1)),
+        query_id=query_id,
+        context=chunks,
+        answer=answer,
+        logged=True,
+    )
+
+
+def _stops(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per section: the query, its terminal stage and whether it passed it."""
+    if "stage" in frame.columns:
+        stopped = frame[frame["stopped"]]
+        return pd.DataFrame(
+            {
+                "query_id": stopped["query_id"].to_numpy(),
+                "stop": stopped["stage"].astype(STAGE_DTYPE).to_numpy(),
+                "passed": stopped["passed"].to_numpy(dtype=bool),
+                "answered": bool((frame["stage"] == "cited").any()),
+            }
+        )
+    return pd.DataFrame(
+        {
+            "query_id": frame["query_id"].to_numpy(),
+            "stop": frame["stopped"].astype(STAGE_DTYPE).to_numpy(),
+            "passed": frame["passed"].to_numpy(dtype=bool),
+            "answered": False,
+        }
+    )
+
+
+def funnel(frame: pd.DataFrame) -> pd.DataFrame:
+    """How many sections survive each stage, per query and in total.
+
+    ``frame`` is a trace (:func:`trace_queries`) or the columnar sections
+    frame (:func:`~askkit.trace.trace_pools`). A section counts at a stage
+    when it passed it: it stopped later, or stopped there having passed it
+    (the last stage reached). The counts never grow from one stage to the
+    next. ``cited`` is shown only when an answer was traced; ``lost`` is
+    ``judged`` minus the last stage's count. The last row is the ``total``.
+    """
+    stops = _stops(frame)
+    answered = bool(stops["answered"].any()) if len(stops) else False
+    stages = list(FUNNEL_STAGES if answered else FUNNEL_STAGES[:-1])
+    code = pd.Categorical(stops["stop"], dtype=STAGE_DTYPE).codes.astype(np.int64)
+    passed = stops["passed"].to_numpy(dtype=bool)
+    columns = {}
+    for stage in stages:
+        at = STAGES.index(stage)
+        columns[stage] = ((code > at) | ((code == at) & passed)).astype(np.int64)
+    counts = pd.DataFrame(columns, index=pd.Index(stops["query_id"].astype(str), name="query_id"))
+    per_query = counts.groupby(level=0, sort=False).sum()
+    per_query.loc["total"] = per_query.sum(axis=0)
+    per_query = per_query.astype(np.int64)
+    per_query["lost"] = per_query[stages[0]] - per_query[stages[-1]]
+    return per_query

@@ -1,0 +1,525 @@
+"""Follow sections of interest through every stage of kimun's Ask, one question at a time.
+
+A trace is a frame with one row per section of interest and stage it
+reached (:data:`TRACE_COLUMNS`): the stage (an ordered categorical of
+:data:`STAGES`), whether the section passed it, the numbers that decided it
+(its rank, score, the limit it was held against, its ``[n]``) and a
+plain-words ``why``. Every decision is taken by :mod:`askkit.ranking`
+(:func:`~askkit.ranking.deduplicate_chunks`, :func:`~askkit.ranking.rerank`,
+:func:`~askkit.ranking.cut_len`, :func:`~askkit.ranking.why_not`,
+:func:`~askkit.ranking.search_rows`, :func:`~askkit.ranking.answer_context`)
+and :func:`askkit.citations.scan`; this module only follows the sections
+through them.
+
+The stages, in order (see ``docs/trace.md``):
+
+``judged`` the section is of interest; ``sectioned`` its note is in the vault
+with a section of that heading now; ``pool`` one of its chunks is among the
+candidate pool; ``dedup`` (informational) its identical chunks folded;
+``rerank`` the reranker did not push it out of a context the vector order
+would have kept it in; ``cut`` the context cut keeps one of its chunks;
+``search`` (informational) its note is a row of kimun's search; ``context``
+it is in the answer's context, as ``[n]``; ``cited`` the answer cites it.
+
+Each section has exactly one ``stopped`` row: the first stage it failed, or
+the last stage it reached.
+
+Examples
+--------
+>>> from askkit.ranking import pool_of
+>>> pool = pool_of([0.9, 0.8, 0.3, 0.1], paths=["/a.md", "/a.md", "/b.md", "/c.md"])
+>>> frame = trace_pool(pool, [("/b.md", None), ("/z.md", None)])
+>>> stopped = frame[frame["stopped"]]
+>>> list(zip(stopped["section"], stopped["stage"], stopped["passed"]))
+[('/b.md', 'cut', False), ('/z.md', 'pool', False)]
+>>> print(stopped["why"].iloc[0])
+Answer (score-range): cut: normalised 0.25 < cutoff 0.40 (score 0.3 < threshold 0.42); the context keeps rank 1.
+"""  # noqa: E501 - a doctest's output is one line
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from askkit.citations import scan
+from askkit.frame.schema import STRING
+from askkit.ranking import (
+    CANDIDATE_POOL,
+    CutSettings,
+    answer_context,
+    cut_len,
+    deduplicate_chunks,
+    largest_drop,
+    rerank,
+    score_range,
+    search_rows,
+    why_not,
+)
+from askkit.sources import innermost_heading
+from askkit.trace.interest import Interest, sections_of
+from askkit.wire import ChunkResult
+
+__all__ = [
+    "FUNNEL_STAGES",
+    "STAGES",
+    "STAGE_DTYPE",
+    "TRACE_COLUMNS",
+    "ranked_pool",
+    "trace_frame",
+    "trace_pool",
+]
+
+#: Every stage of the trace, in kimun's order.
+STAGES: tuple[str, ...] = (
+    "judged",
+    "sectioned",
+    "pool",
+    "dedup",
+    "rerank",
+    "cut",
+    "search",
+    "context",
+    "cited",
+)
+#: The stages a section can stop at (``dedup`` and ``search`` inform, never remove).
+FUNNEL_STAGES: tuple[str, ...] = (
+    "judged",
+    "sectioned",
+    "pool",
+    "rerank",
+    "cut",
+    "context",
+    "cited",
+)
+#: The ordered categorical of the ``stage`` column.
+STAGE_DTYPE = pd.CategoricalDtype(list(STAGES), ordered=True)
+#: The trace frame's columns and dtypes.
+TRACE_COLUMNS: dict[str, Any] = {
+    "query_id": STRING,
+    "section": STRING,
+    "path": STRING,
+    "heading": STRING,
+    "stage": STAGE_DTYPE,
+    "passed": np.dtype("bool"),
+    "stopped": np.dtype("bool"),
+    "rank": pd.Int64Dtype(),
+    "rank_before": pd.Int64Dtype(),
+    "score": np.dtype("float64"),
+    "limit": np.dtype("float64"),
+    "ordinal": pd.Int64Dtype(),
+    "why": STRING,
+}
+
+
+def _num(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _ranks(chunks: Sequence[ChunkResult], interest: Interest) -> list[int]:
+    return [i for i, c in enumerate(chunks) if interest.holds(c)]
+
+
+@dataclass
+class _Rows:
+    query_id: str
+    interest: Interest
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, stage: str, passed: bool, why: str, **numbers: Any) -> None:
+        self.rows.append(
+            {
+                "query_id": self.query_id,
+                "section": self.interest.section,
+                "path": self.interest.path,
+                "heading": self.interest.heading,
+                "stage": stage,
+                "passed": passed,
+                "stopped": False,
+                "rank": numbers.get("rank"),
+                "rank_before": numbers.get("rank_before"),
+                "score": numbers.get("score", np.nan),
+                "limit": numbers.get("limit", np.nan),
+                "ordinal": numbers.get("ordinal"),
+                "why": why,
+            }
+        )
+
+    def finish(self) -> list[dict[str, Any]]:
+        """Mark the one terminal row: the first failed funnel stage, else the last reached."""
+        funnel = [r for r in self.rows if r["stage"] in FUNNEL_STAGES]
+        failed = next((r for r in funnel if not r["passed"]), None)
+        (failed if failed is not None else funnel[-1])["stopped"] = True
+        return self.rows
+
+
+def _limit(pool: Sequence[ChunkResult], settings: CutSettings) -> float:
+    """The number the configured cut holds a chunk against (``top_k`` for fixed)."""
+    if settings.strategy == "fixed":
+        return float(settings.top_k)
+    if settings.strategy == "score-range":
+        threshold = score_range(pool, settings.score_range_cutoff).threshold
+        return np.nan if threshold is None else threshold
+    dropped = largest_drop(pool, settings.window)
+    return dropped.boundary if dropped.keep is not None else np.nan
+
+
+def _line(text: str, head: str) -> str:
+    return next((line for line in text.splitlines() if line.startswith(head)), "")
+
+
+def _cited(answer: str, context: Sequence[ChunkResult]) -> tuple[set[int], list[int]]:
+    """The ordinals the answer cites, and those no chunk of the context holds (dangling)."""
+    cited = {c.index for c in scan(answer)}
+    held = {c.ordinal for c in context}
+    return cited, sorted(n for n in cited if n not in held)
+
+
+@dataclass(frozen=True)
+class _Query:
+    """One query's pools and answer, as every stage reads them."""
+
+    raw: Sequence[ChunkResult]
+    pool: Sequence[ChunkResult]
+    ranked: Sequence[ChunkResult]
+    reranked: Any
+    settings: CutSettings
+    headings: Mapping[str, set[str]] | None
+    ranking: Sequence[ChunkResult] | None
+    context: Sequence[ChunkResult]
+    answer: str | None
+    logged: bool = False
+
+
+def _vault_stage(rows: _Rows, q: _Query) -> bool:
+    """judged, sectioned: is the section in the vault now?"""
+    interest = rows.interest
+    rows.add("judged", True, "of interest")
+    if q.headings is None:
+        rows.add("sectioned", True, "not checked: no vault given")
+    elif interest.path not in q.headings:
+        rows.add("sectioned", False, f"{interest.path} is not in the vault")
+        return False
+    elif interest.heading is not None and interest.heading not in q.headings[interest.path]:
+        rows.add(
+            "sectioned",
+            False,
+            f"{interest.path} has no section headed {interest.heading!r} now (the note "
+            "changed since it was judged, or the heading is misspelt)",
+        )
+        return False
+    else:
+        rows.add("sectioned", True, "the note has this section now")
+    return True
+
+
+def _pool_stage(rows: _Rows, q: _Query) -> bool:
+    """pool, dedup: is one of its chunks in the candidate pool?"""
+    interest = rows.interest
+    last = q.raw[-1].similarity_score if q.raw else np.nan
+    mine = _ranks(q.raw, interest)
+    if not mine:
+        where = [] if q.ranking is None else _ranks(q.ranking, interest)
+        if where:
+            r = where[0]
+            score = q.ranking[r].similarity_score  # type: ignore[index]
+            why = (
+                f"not in the candidate pool: its best chunk ranks {r + 1} of {len(q.ranking)} "  # type: ignore[arg-type]
+                f"over the whole index (score {_num(score)} < {_num(last)}, the pool's "
+                f"{len(q.raw)}th and last score; kimun retrieves {CANDIDATE_POOL})"
+            )
+            rows.add("pool", False, why, rank=r + 1, score=score, limit=last)
+        elif q.logged:
+            why = (
+                f"not among the answer's {len(q.raw)} logged sources (a log holds the context "
+                f"the server's cut kept, not its pool of {CANDIDATE_POOL})"
+            )
+            rows.add("pool", False, why, limit=last)
+        else:
+            why = (
+                f"not in the candidate pool of {len(q.raw)} chunks (kimun retrieves "
+                f"{CANDIDATE_POOL})"
+                + (
+                    f"; none of its chunks is among the {len(q.ranking)} chunks the index "
+                    "ranks for this question"
+                    if q.ranking is not None
+                    else ""
+                )
+            )
+            rows.add("pool", False, why, limit=last)
+        return False
+    best = mine[0]
+    rows.add(
+        "pool",
+        True,
+        f"in the candidate pool: best chunk at rank {best + 1} of {len(q.raw)} "
+        f"(score {_num(q.raw[best].similarity_score)})",
+        rank=best + 1,
+        score=q.raw[best].similarity_score,
+        limit=last,
+    )
+    kept_mine = _ranks(q.pool, interest)
+    folded = len(mine) - len(kept_mine)
+    rows.add(
+        "dedup",
+        True,
+        f"{folded} identical chunk{'s' if folded != 1 else ''} folded into the one at rank "
+        f"{kept_mine[0] + 1}"
+        if folded
+        else "no chunk of it folded by de-duplication",
+        rank=kept_mine[0] + 1,
+        score=q.pool[kept_mine[0]].similarity_score,
+    )
+    return True
+
+
+def _rerank_stage(rows: _Rows, q: _Query) -> bool:
+    """rerank: did the reranker push it out of a context the vector order keeps?"""
+    interest = rows.interest
+    kept = cut_len(q.ranked, q.settings)
+    final = _ranks(q.ranked, interest)
+    kept_mine = _ranks(q.pool, interest)
+    if q.reranked is None:
+        rows.add("rerank", True, "no reranker: the vector order is kept", rank=final[0] + 1)
+    elif not q.reranked.reranked:
+        rows.add("rerank", True, q.reranked.fallback_reason, rank=final[0] + 1)
+    else:
+        before, after = kept_mine[0], final[0]
+        vector_kept = before < cut_len(q.pool, q.settings)
+        lost = after >= kept and vector_kept
+        moved = "kept it at" if before == after else f"moved it from rank {before + 1} to"
+        score = q.ranked[after].similarity_score
+        sanitised = " after sanitising" if q.reranked.sanitised else ""
+        tail = (
+            "; the vector order would keep it in the context, the reranked cut drops it"
+            if lost
+            else ""
+        )
+        rows.add(
+            "rerank",
+            not lost,
+            f"the reranker {moved} rank {after + 1} (score {_num(score)}{sanitised}){tail}",
+            rank=after + 1,
+            rank_before=before + 1,
+            score=score,
+        )
+        if lost:
+            return False
+    return True
+
+
+def _cut_stage(rows: _Rows, q: _Query) -> bool:
+    """cut, search: does the context cut keep it, and is its note a search row?"""
+    interest = rows.interest
+    kept = cut_len(q.ranked, q.settings)
+    final = _ranks(q.ranked, interest)
+    chunk = q.ranked[final[0]]
+    said = why_not(q.ranked, chunk, q.settings)
+    answer_line = _line(said, "Answer")
+    inside = [i for i in final if i < kept]
+    limit = _limit(q.ranked, q.settings)
+    if not inside:
+        rows.add(
+            "cut", False, answer_line, rank=final[0] + 1, score=chunk.similarity_score, limit=limit
+        )
+    else:
+        rows.add(
+            "cut",
+            True,
+            answer_line,
+            rank=inside[0] + 1,
+            score=q.ranked[inside[0]].similarity_score,
+            limit=limit,
+        )
+    listed = search_rows(q.ranked, q.settings)
+    row = next((r for r, c in enumerate(listed) if c.path == interest.path), None)
+    if row is None:
+        rows.add("search", False, _line(said, "Search"))
+    elif interest.holds(listed[row]):
+        rows.add("search", True, f"listed as search row {row + 1} by this section", rank=row + 1)
+    else:
+        other = innermost_heading(listed[row].title)
+        rows.add(
+            "search",
+            True,
+            f"its note is search row {row + 1}, represented by another chunk ({other!r})",
+            rank=row + 1,
+        )
+    return bool(inside)
+
+
+def _answer_stage(rows: _Rows, q: _Query) -> bool:
+    """context, cited: its [n] in the answer's context, and whether the answer cites it."""
+    interest = rows.interest
+    kept = cut_len(q.ranked, q.settings)
+    first = next(i for i in _ranks(q.ranked, interest) if i < kept)
+    numbers = {"rank": first + 1, "score": q.ranked[first].similarity_score}
+    ordinals = [c.ordinal for c in q.context if interest.holds(c) and c.ordinal is not None]
+    if not ordinals:
+        why = "kept by the cut, but not among the answer's context"
+        rows.add("context", False, why, **numbers)
+        return False
+    marks = ", ".join(f"[{n}]" for n in ordinals)
+    why = f"in the answer's context as {marks}"
+    rows.add("context", True, why, ordinal=ordinals[0], **numbers)
+    if q.answer is None:
+        return False
+    cited, dangling = _cited(q.answer, q.context)
+    hits = [n for n in ordinals if n in cited]
+    dangle = (
+        f"; dangling citation{'s' if len(dangling) > 1 else ''} "
+        + ", ".join(f"[{n}]" for n in dangling)
+        + f" match{'' if len(dangling) > 1 else 'es'} no source of the {len(q.context)}-chunk "
+        "context"
+        if dangling
+        else ""
+    )
+    if hits:
+        rows.add("cited", True, f"cited as [{hits[0]}]{dangle}", ordinal=hits[0], **numbers)
+    else:
+        shown = ", ".join(f"[{n}]" for n in sorted(cited)) or "nothing"
+        rows.add(
+            "cited",
+            False,
+            f"in the context as {marks} but the answer cites {shown}{dangle}",
+            ordinal=ordinals[0],
+            **numbers,
+        )
+    return True
+
+
+def _trace_one(rows: _Rows, q: _Query) -> None:
+    for stage in (_vault_stage, _pool_stage, _rerank_stage, _cut_stage, _answer_stage):
+        if not stage(rows, q):
+            return
+
+
+def _reranked(
+    deduped: list[ChunkResult], scores: Sequence[tuple[int, float]] | None, failed: bool
+) -> Any:
+    if scores is None and not failed:
+        return None
+    return rerank(deduped, None if failed else scores)
+
+
+def ranked_pool(
+    pool: Sequence[ChunkResult],
+    rerank_scores: Sequence[tuple[int, float]] | None = None,
+    *,
+    reranker_failed: bool = False,
+) -> list[ChunkResult]:
+    """The pool the cut reads: de-duplicated, then reranked when scores are given (kimun's order).
+
+    >>> from askkit.ranking import pool_of
+    >>> [c.path for c in ranked_pool(pool_of([0.9, 0.8]), [(0, 0.1), (1, 0.7)])]
+    ['/n1.md', '/n0.md']
+    """
+    deduped = deduplicate_chunks(pool)
+    reranked = _reranked(deduped, rerank_scores, reranker_failed)
+    return list(reranked.pool) if reranked is not None else deduped
+
+
+def trace_pool(
+    pool: Sequence[ChunkResult],
+    sections: Iterable[Interest | tuple[str, str | None] | str] | pd.DataFrame,
+    settings: CutSettings | None = None,
+    *,
+    query_id: str = "",
+    rerank_scores: Sequence[tuple[int, float]] | None = None,
+    reranker_failed: bool = False,
+    headings: Mapping[str, set[str]] | None = None,
+    ranking: Sequence[ChunkResult] | None = None,
+    context: Sequence[ChunkResult] | None = None,
+    answer: str | None = None,
+    logged: bool = False,
+) -> pd.DataFrame:
+    """Follow each section of interest through kimun's stages on one query's candidate pool.
+
+    Parameters
+    ----------
+    pool:
+        The candidate pool as the vector store returned it (best first, at
+        most :data:`~askkit.ranking.CANDIDATE_POOL` chunks; de-duplicated
+        here as kimun does).
+    sections:
+        The notes or sections to follow (:func:`sections_of`).
+    settings:
+        The server's cut settings (default kimun's).
+    query_id:
+        The query's id, copied to every row.
+    rerank_scores:
+        The reranker's ``(index into the de-duplicated pool, score)`` pairs,
+        as its backend returned them (:func:`askkit.ranking.rerank`);
+        ``reranker_failed`` when the reranker call failed.
+    headings:
+        Each note's innermost headings now (:func:`vault_headings`); ``None``
+        does not check the vault.
+    ranking:
+        The whole index ranked for this query (best first): gives a section
+        outside the pool its own rank and score.
+    context:
+        The answer's context as the server sent it (chunks with ordinals);
+        default: the cut's own (:func:`askkit.ranking.answer_context`).
+    answer:
+        The answer's text: its ``[n]`` citations make the ``cited`` stage.
+    logged:
+        ``pool`` is a logged answer's sources (the context the server's cut
+        kept, not its whole pool): said so when a section is missing.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`TRACE_COLUMNS`, one row per section and stage reached.
+
+    Examples
+    --------
+    >>> from askkit.ranking import pool_of
+    >>> frame = trace_pool(pool_of([0.9, 0.5, 0.1]), ["/n0.md"], answer="Yes [1].")
+    >>> for stage, why in zip(frame["stage"].tail(2), frame["why"].tail(2)):
+    ...     print(stage, "|", why)
+    context | in the answer's context as [1]
+    cited | cited as [1]
+    """
+    settings = CutSettings() if settings is None else settings
+    raw = list(pool)
+    deduped = deduplicate_chunks(raw)
+    reranked = _reranked(deduped, rerank_scores, reranker_failed)
+    ranked = list(reranked.pool) if reranked is not None else deduped
+    shown = answer_context(ranked, settings) if context is None else list(context)
+    rows: list[dict[str, Any]] = []
+    for interest in sections_of(sections):
+        one = _Rows(query_id, interest)
+        _trace_one(
+            one,
+            _Query(
+                raw=raw,
+                pool=deduped,
+                ranked=ranked,
+                reranked=reranked,
+                settings=settings,
+                headings=headings,
+                ranking=ranking,
+                context=shown,
+                answer=answer,
+                logged=logged,
+            ),
+        )
+        rows.extend(one.finish())
+    return trace_frame(rows)
+
+
+def trace_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Rows as the typed trace frame (:data:`TRACE_COLUMNS`).
+
+    >>> trace_frame([]).columns.tolist()[:5]
+    ['query_id', 'section', 'path', 'heading', 'stage']
+    """
+    return pd.DataFrame(
+        {
+            name: pd.Series([r[name] for r in rows], dtype=dtype)
+            for name, dtype in TRACE_COLUMNS.items()
+        }
+    )

@@ -1,0 +1,234 @@
+"""Tracing questions through a real retriever over the bundled vault, and the funnel."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from askkit.ranking import CutSettings, pool_of
+from askkit.retrieve import LocalIndex
+from askkit.trace import (
+    FUNNEL_STAGES,
+    funnel,
+    trace,
+    trace_pool,
+    trace_pools,
+    trace_pools_reference,
+    trace_queries,
+    vault_headings,
+)
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+@pytest.fixture(scope="module")
+def index() -> LocalIndex:
+    return LocalIndex(DATA / "vault", cache_dir=False, progress=False)
+
+
+@pytest.fixture(scope="module")
+def traced(index: LocalIndex) -> pd.DataFrame:
+    return trace_queries(index, DATA / "queries.tsv", DATA / "qrels.tsv", vault=DATA / "vault")
+
+
+def stopped(frame: pd.DataFrame, query_id: str, section: str) -> pd.Series:
+    rows = frame[(frame["query_id"] == query_id) & (frame["section"] == section) & frame["stopped"]]
+    assert len(rows) == 1
+    return rows.iloc[0]
+
+
+def test_the_bundled_questions_lose_sections_at_the_pool_and_the_cut(traced: pd.DataFrame) -> None:
+    evening = stopped(traced, "q01", "journal/2026-01-12.md#Evening")
+    assert (evening["stage"], evening["rank"]) == ("cut", 25)
+    assert evening["why"].startswith("Answer (score-range): cut: normalised 0.32 < cutoff 0.40")
+    missing = stopped(traced, "q04", "journal/2026-04-21.md#2026-04-21")
+    assert missing["stage"] == "pool"
+    assert "chunks the index ranks for this question" in missing["why"]
+    kept = stopped(traced, "q01", "projects/sourdough.md#Feeding schedule")
+    assert (kept["stage"], kept["ordinal"]) == ("context", 1)
+
+
+def test_the_funnel_of_the_bundled_questions(traced: pd.DataFrame) -> None:
+    table = funnel(traced)
+    total = table.loc["total"]
+    assert total["judged"] == 104
+    assert total["judged"] >= total["pool"] >= total["cut"] >= total["context"]
+    assert total["lost"] == total["judged"] - total["context"]
+    assert "cited" not in table.columns
+    assert (table.drop(index="total").sum() == total).all()
+
+
+def test_a_heading_renamed_since_judging_stops_at_sectioned(
+    tmp_path: Path, index: LocalIndex
+) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(DATA / "vault", vault)
+    note = vault / "projects" / "sourdough.md"
+    note.write_text(note.read_text().replace("Feeding schedule", "Feeding"))
+    assert "Feeding" in vault_headings(vault)["projects/sourdough.md"]
+    question = "What ratio do I feed my sourdough starter at room temperature?"
+    frame = trace(question, index, [("projects/sourdough.md", "Feeding schedule")], vault=vault)
+    row = frame[frame["stopped"]].iloc[0]
+    assert (row["stage"], row["passed"]) == ("sectioned", False)
+
+
+class Reversed:
+    """A reranker that scores later chunks higher (raw logits, as a cross-encoder's)."""
+
+    def score(self, query: str, documents: Sequence[str]) -> list[tuple[int, float]]:
+        return [(i, float(i)) for i in range(len(documents))]
+
+
+class Broken:
+    def score(self, query: str, documents: Sequence[str]) -> list[tuple[int, float]]:
+        raise ConnectionError("the reranker is down")
+
+
+def test_a_reranker_moves_sections_and_a_broken_one_keeps_the_vector_order(
+    index: LocalIndex,
+) -> None:
+    question = "What ratio do I feed my sourdough starter at room temperature?"
+    section = [("projects/sourdough.md", "Feeding schedule")]
+    moved = trace(question, index, section, reranker=Reversed())
+    rerank = moved[moved["stage"] == "rerank"].iloc[0]
+    assert rerank["rank_before"] == 1
+    assert rerank["rank"] > 1
+    assert "after sanitising" in rerank["why"]
+    kept = trace(question, index, section, reranker=Broken())
+    assert "the reranker call failed" in kept[kept["stage"] == "rerank"].iloc[0]["why"]
+
+
+def test_answers_add_the_cited_stage_to_the_funnel(index: LocalIndex) -> None:
+    frame = trace_queries(
+        index, DATA / "queries.tsv", DATA / "qrels.tsv", answers={"q01": "Feed 1:5:5 [1]."}
+    )
+    table = funnel(frame)
+    assert table.loc["q01", "cited"] == 1
+    assert table.loc["q02", "cited"] == 0
+
+
+@st.composite
+def many(draw: st.DrawFn) -> pd.DataFrame:
+    frames = []
+    for q in range(draw(st.integers(1, 4))):
+        n = draw(st.integers(0, 15))
+        scores = sorted(draw(st.lists(st.integers(0, 20), min_size=n, max_size=n)), reverse=True)
+        paths = draw(st.lists(st.sampled_from(["/a.md", "/b.md", "/c.md"]), min_size=n, max_size=n))
+        pool = pool_of([s / 20 for s in scores], paths)
+        wanted = draw(
+            st.lists(st.sampled_from(["/a.md", "/b.md", "/z.md"]), min_size=1, max_size=3)
+        )
+        answer = draw(st.none() | st.just("[1] [2]"))
+        frames.append(trace_pool(pool, wanted, CutSettings(), query_id=f"q{q}", answer=answer))
+    return pd.concat(frames, ignore_index=True)
+
+
+@given(many())
+def test_the_funnel_never_grows_and_every_section_ends_once(frame: pd.DataFrame) -> None:
+    table = funnel(frame)
+    stages = [s for s in FUNNEL_STAGES if s in table.columns]
+    values = table[stages].to_numpy()
+    assert (values[:, 1:] <= values[:, :-1]).all()
+    sections = frame.groupby(["query_id", "section"]).ngroups
+    assert table.loc["total", "judged"] == sections
+    assert frame["stopped"].sum() == sections
+
+
+def test_the_columnar_funnel_equals_the_per_query_one(index: LocalIndex) -> None:
+    pools = index.pools(DATA / "queries.tsv", progress=False)
+    fast = funnel(trace_pools(pools, DATA / "qrels.tsv"))
+    slow = funnel(trace_pools_reference(pools, DATA / "qrels.tsv"))
+    pd.testing.assert_frame_equal(fast, slow)
+    assert fast.loc["total", "judged"] == 104
+
+
+def test_a_saved_answer_job_traces_its_context_citations_and_dangling_ones() -> None:
+    from askkit.trace import trace_log
+
+    qrels = pd.DataFrame(
+        {
+            "query_id": ["answer_job"] * 3,
+            "path": ["projects/sourdough.md", "journal/2026-03-29.md", "garden/herbs.md"],
+            "heading": ["Feeding schedule", "", ""],
+            "grade": [3, 1, 2],
+        }
+    )
+    frame = trace_log(DATA / "answer_job.json", qrels)
+    stops = frame[frame["stopped"]].set_index("section")
+    feeding = stops.loc["projects/sourdough.md#Feeding schedule"]
+    assert (feeding["stage"], feeding["passed"], feeding["ordinal"]) == ("cited", True, 1)
+    journal = stops.loc["journal/2026-03-29.md"]
+    assert (journal["stage"], journal["passed"], journal["ordinal"]) == ("cited", False, 6)
+    assert journal["why"] == (
+        "in the context as [6] but the answer cites [1], [2], [3], [4], [7]; "
+        "dangling citation [7] matches no source of the 5-chunk context"
+    )
+    herbs = stops.loc["garden/herbs.md"]
+    assert herbs["stage"] == "pool"
+    assert herbs["why"].startswith("not among the answer's 5 logged sources")
+    assert funnel(frame).loc["total", "cited"] == 1
+
+
+class QueryVector:
+    """An embedder for one stored query vector (the store's chunks are already embedded)."""
+
+    name = "test:query"
+    fingerprint = "test:query:8"
+    dimension = 8
+
+    def __init__(self, vector: np.ndarray) -> None:
+        self.vector = vector
+
+    def embed_documents(
+        self, chunks: Sequence[tuple[str, str]], *, progress: bool | None = None
+    ) -> np.ndarray:
+        raise AssertionError("a store retriever never embeds documents")
+
+    def embed_query(self, query: str) -> np.ndarray:
+        return self.vector
+
+
+def test_a_kimun_store_shows_folded_chunks_and_the_rank_beyond_the_pool(tmp_path: Path) -> None:
+    from askkit.dense import StoreRetriever
+    from askkit.testing.stores import random_store_rows, write_kimun_sqlite
+
+    rows, vectors = random_store_rows(120, 8, seed=3)
+    query = vectors[0]
+    far = int(np.argmin(vectors @ query))  # the stored chunk scoring worst: outside the 80
+    doubled = [*rows, dict(rows[0])]  # the query's own chunk stored twice: kimun folds it
+    write_kimun_sqlite(
+        tmp_path / "store",
+        {"v": (doubled, np.vstack([vectors, vectors[0]]))},
+        fingerprint="test:query:8",
+    )
+    retriever = StoreRetriever(tmp_path / "store", "v", QueryVector(query))
+    near = (rows[0]["path"], rows[0]["title"].split("\x1f")[-1])
+    lost = (rows[far]["path"], rows[far]["title"].split("\x1f")[-1])
+    frame = trace("q", retriever, [near, lost])
+    dedup = frame[(frame["section"] == "#".join(near)) & (frame["stage"] == "dedup")]
+    assert dedup["why"].iloc[0] == "1 identical chunk folded into the one at rank 1"
+    out = frame[(frame["section"] == "#".join(lost)) & frame["stopped"]].iloc[0]
+    assert out["stage"] == "pool"
+    assert out["rank"] > 80
+    assert "of 121 over the whole index" in out["why"]  # every stored chunk, as the store ranks
+
+
+def test_a_kimun_servers_answer_job_is_traced_to_its_citations() -> None:
+    from askkit.testing import KimunTestServer
+    from askkit.trace import trace_turn
+
+    with KimunTestServer() as server, server.client() as client:
+        turn = client.answer("How often do I feed the starter?")
+    frame = trace_turn(turn, [("projects/sourdough.md", "Feeding schedule"), "garden/herbs.md"])
+    stops = frame[frame["stopped"]].set_index("section")
+    feeding = stops.loc["projects/sourdough.md#Feeding schedule"]
+    assert (feeding["stage"], feeding["passed"], feeding["ordinal"]) == ("cited", True, 1)
+    assert "dangling citation [7]" in feeding["why"]
+    assert stops.loc["garden/herbs.md", "stage"] == "pool"

@@ -1,0 +1,37 @@
+"""The chain model and its HTML: every stage a cell, the stop marked, values escaped."""
+
+from __future__ import annotations
+
+from askkit.ranking import pool_of
+from askkit.trace import CHAIN_STAGES, chain_rows, trace_html, trace_pool
+
+
+def test_each_section_is_a_row_with_a_cell_per_stage() -> None:
+    pool = pool_of([0.9, 0.8, 0.2, 0.1], ["/a.md", "/b.md", "/c.md", "/d.md"])
+    frame = trace_pool(pool, ["/a.md", "/c.md", "/z.md"], query_id="q1", answer="[2]")
+    rows = {row.section: row for row in chain_rows(frame)}
+    assert rows["/a.md"].cells == ("yes", "#1", "#1", "#1", "#1", "[1]", "[1] not cited")
+    assert rows["/a.md"].tones[-1] == "lost"
+    assert rows["/c.md"].stopped == "cut"
+    assert rows["/c.md"].tones[CHAIN_STAGES.index("cut")] == "lost"
+    assert rows["/c.md"].why.startswith("Answer (score-range): cut:")
+    assert rows["/z.md"].cells[CHAIN_STAGES.index("pool")] == "out"
+    assert rows["/z.md"].cells[-1] == "·"
+
+
+def test_the_html_escapes_paths_headings_and_sentences() -> None:
+    pool = pool_of([0.9, 0.1], ["<img src=x onerror=alert(1)>.md", "/b.md"])
+    frame = trace_pool(pool, [("<img src=x onerror=alert(1)>.md", None), ("/b.md", "<b>")])
+    out = trace_html(frame, question="why <not>?")
+    assert "<img" not in out
+    assert "&lt;img src=x onerror=alert(1)&gt;.md" in out
+    assert "why &lt;not&gt;?" in out
+    assert out.count("<tr>") == 3  # the header and two sections
+
+
+def test_a_note_missing_from_search_is_not_marked_as_lost() -> None:
+    pool = pool_of([0.9, 0.8, 0.2, 0.1], ["/a.md", "/b.md", "/c.md", "/d.md"])
+    row = chain_rows(trace_pool(pool, ["/c.md"]))[0]
+    search = CHAIN_STAGES.index("search")
+    assert (row.cells[search], row.tones[search]) == ("not listed", "none")
+    assert row.tones[CHAIN_STAGES.index("cut")] == "lost"
