@@ -475,6 +475,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
             self._show_history()
             return sources
         notices = self._server_notices(choice, failed=error is not None)
+        notices += [("warn", f"stand-in: {note}") for note in choice.stand_ins]
         if error is not None:
             self._show_error(error, f"{choice.name} failed" if self.several else None)
         else:
