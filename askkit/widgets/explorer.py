@@ -423,7 +423,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
         )
         try:
             pool: Sequence[Any] = choice.fetch_pool(query)
-            self.cut_view.set_pool(pool)
+            self.cut_view.set_pool(pool, question=query)
         except Exception as exc:  # any retriever failure is shown to the user
             self.cut_view.set_pool(None)
             by = f" ({choice.name})" if self.several else ""
