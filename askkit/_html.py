@@ -39,6 +39,7 @@ __all__ = [
     "CONTEXT_LINES",
     "CSS",
     "LOCATED_ID",
+    "SORT_SCRIPT",
     "SourceCells",
     "answer_html",
     "bar_scale",
@@ -77,6 +78,33 @@ CSS = (
     "border-bottom:1px solid #ddd}"
     ".askkit td.num{text-align:right;font-variant-numeric:tabular-nums}"
     ".askkit .cite{font-weight:bold;color:#1f5fa8;text-decoration:none}"
+)
+#: A page's one script, for a static page such as the report: every ``askkit-sortable``
+#: table (:func:`data_table`) gets a filter box (rows containing the typed text) and
+#: headers that sort by their column (numbers as numbers, again to reverse). It only
+#: reorders and hides the rows the page already holds (no HTML is built from text);
+#: without script the tables are plain tables.
+SORT_SCRIPT = (
+    "<script>(function(){var A=Array.prototype;"
+    "A.forEach.call(document.querySelectorAll('table.askkit-sortable'),function(t){"
+    "var b=t.tBodies[0],h=t.tHead&&t.tHead.rows[0];if(!b||!h)return;"
+    "var f=document.createElement('input');f.type='search';f.className='askkit-filter';"
+    "f.placeholder='filter rows';f.setAttribute('aria-label','filter the rows of the table below');"
+    "f.addEventListener('input',function(){var q=f.value.toLowerCase();"
+    "A.forEach.call(b.rows,function(r){"
+    "r.style.display=r.textContent.toLowerCase().indexOf(q)<0?'none':'';});});"
+    "t.parentNode.insertBefore(f,t);"
+    "A.forEach.call(h.cells,function(c,i){c.style.cursor='pointer';c.title='sort by this column';"
+    "c.addEventListener('click',function(){"
+    "var up=c.getAttribute('aria-sort')!=='ascending';"
+    "A.forEach.call(h.cells,function(o){o.removeAttribute('aria-sort');});"
+    "c.setAttribute('aria-sort',up?'ascending':'descending');"
+    "function key(r){var s=r.cells[i]?r.cells[i].textContent.trim():'';"
+    "return /^[-+]?[0-9][0-9,]*[.]?[0-9]*(e[-+]?[0-9]+)?$/i.test(s)?"
+    "[0,parseFloat(s.replace(/,/g,''))]:[1,s.toLowerCase()];}"
+    "var rows=A.slice.call(b.rows);rows.sort(function(x,y){var p=key(x),q=key(y);"
+    "if(p[0]!==q[0])return p[0]-q[0];var d=p[1]<q[1]?-1:p[1]>q[1]?1:0;return up?d:-d;});"
+    "rows.forEach(function(r){b.appendChild(r);});});});});})();</script>"
 )
 #: Lines shown above the located section before the rest of the note is folded away.
 CONTEXT_LINES = 2
@@ -589,12 +617,16 @@ def data_table(
     significant: bool = False,
     index: bool = True,
     na: str = "NaN",
+    sortable: bool = False,
 ) -> str:
     """A small frame (or series) as a table: index and columns escaped, floats to ``digits``.
 
     ``digits`` counts decimals, or significant digits when ``significant``
     (p-values); ``index=False`` leaves the index out. A NaN cell shows ``na``
     (say why the value cannot be computed, e.g. ``"no judged queries"``).
+    ``sortable`` marks the table for :data:`SORT_SCRIPT` (a page that carries
+    it lets a reader sort by a column and filter the rows; without a script the
+    table is a plain table).
 
     >>> import pandas as pd
     >>> out = data_table(pd.Series([0.5], index=["<i>"], name="mean"), digits=2)
@@ -615,7 +647,8 @@ def data_table(
         + "</tr>"
         for i, label in enumerate(frame.index.tolist())
     ]
+    classes = "askkit-data askkit-sortable" if sortable else "askkit-data"
     return (
-        f'<table class="askkit-data"><thead><tr>{head}</tr></thead>'
+        f'<table class="{classes}"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )

@@ -187,7 +187,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "ranking",
         "retrieve dense",
         "compare plots",
-        "report widgets",
+        "report _report_runs widgets",
         "cli testing",
     )
 )

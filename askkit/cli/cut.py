@@ -149,6 +149,8 @@ def cut_command(args: argparse.Namespace, console: Console) -> int:
     hits = picked.nonzero()[0]
     title = "best setting per strategy" if args.brief else "context cut sweep"
     console.print(frame_table(table, title=title, highlight=int(hits[0]) if len(hits) else None))
+    if cut.all_truncated:  # the note above says why nothing is recommended
+        return 0
     if cut.recommended is None:
         raise UsageError(f"--min-recall: {cut.problem}")
     console.print(Text(f"recommended: {cut.recommended.label}", style="bold"))
