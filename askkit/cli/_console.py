@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -86,13 +87,29 @@ def frame_table(
     """A rich table of a small frame's columns (no index): floats to ``digits``, bools as ✓.
 
     ``highlight`` is a row position shown in bold. Numbers are right-aligned.
+    A value is never cut: in a narrow terminal the headers wrap (``mean_`` /
+    ``chunks``) and each column keeps the width of its widest value.
     """
-    table = Table(title=title or None, title_justify="left", expand=False)
+    # a light frame (a rule under the header, no outer border): more room for the values
+    table = Table(
+        title=title or None,
+        title_justify="left",
+        expand=False,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
     columns = [frame.iloc[:, j].tolist() for j in range(frame.shape[1])]  # Python scalars
-    for name, values in zip(frame.columns, columns, strict=True):
+    cells = [[_cell(v, digits) for v in values] for values in columns]
+    for name, values, texts in zip(frame.columns, columns, cells, strict=True):
         numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
-        table.add_column(Text(str(name)), justify="right" if numeric and values else "left")
+        table.add_column(
+            Text(str(name)),
+            justify="right" if numeric and values else "left",
+            overflow="fold",
+            min_width=max((t.cell_len for t in texts), default=1),
+        )
     for i in range(frame.shape[0]):
         style = "bold" if i == highlight else None
-        table.add_row(*(_cell(col[i], digits) for col in columns), style=style)
+        table.add_row(*(texts[i] for texts in cells), style=style)
     return table

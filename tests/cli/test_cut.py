@@ -294,3 +294,25 @@ def test_cut_on_scores_near_the_float_limit_prints_no_warning(
     assert captured.err == ""
     assert "37 pools" not in captured.out
     assert "no [reranker] block is recommended" in captured.out  # 4-chunk pools: all cut
+
+
+def test_an_80_column_terminal_shows_every_setting_and_value_whole(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["cut", "--vault", VAULT, "--queries", QUERIES, "--qrels", QRELS]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out
+    index = LocalIndex(VAULT, cache_dir=False, progress=False)
+    sweep = sweep_cuts(index.pools(QUERIES), QRELS)
+    rows = [line for line in out.splitlines() if line[2:].startswith(tuple(sweep["setting"]))]
+    assert len(rows) == len(sweep)  # one whole row per setting, none cut or wrapped
+    assert all(len(row) <= 80 for row in rows)
+    best = recommend(sweep)
+    starred = [row for row in rows if row.startswith("★ ")]
+    assert len(starred) == 1
+    chunks = f"{sweep.set_index('setting').loc[best.label, 'mean_chunks']:.3f}"
+    assert starred[0].split()[1:4] == [*best.label.split(), chunks]
+    for row, (_, expected) in zip(rows, sweep.iterrows(), strict=True):
+        assert f"{expected['recall']:.3f}" in row
+    assert "lost: queries whose context keeps none" in out
