@@ -40,6 +40,7 @@ __all__ = [
     "CSS",
     "LOCATED_ID",
     "SORT_SCRIPT",
+    "SOURCES_ORDER",
     "SourceCells",
     "answer_html",
     "bar_scale",
@@ -79,6 +80,8 @@ CSS = (
     ".askkit td.num{text-align:right;font-variant-numeric:tabular-nums}"
     ".askkit .cite{font-weight:bold;color:#1f5fa8;text-decoration:none}"
 )
+#: What a turn's sources table says of its order.
+SOURCES_ORDER = "Sources by [n], the number the answer cites them by."
 #: A page's one script, for a static page such as the report: every ``askkit-sortable``
 #: table (:func:`data_table`) gets a filter box (rows containing the typed text) and
 #: headers that sort by their column (numbers as numbers, again to reverse). It only
@@ -577,19 +580,27 @@ def turn_html(
     """Question, answer with :func:`citation` links to the rows, dangling note, sources table.
 
     ``cited`` defaults to each source's ordinal being cited in the answer;
-    ``extra`` and ``below`` go to :func:`sources_table`.
+    ``extra`` and ``below`` go to :func:`sources_table` (each aligned with
+    ``turn.sources``). The rows are in ``[n]`` order, the numbers the answer
+    cites (a payload may list them in any order), and the table says so.
     """
     if cited is None:
         ordinals = set(turn.cited_ordinals())
         cited = [s.ordinal in ordinals for s in turn.sources]
+    order = sorted(range(len(turn.sources)), key=lambda i: turn.sources[i].ordinal)
+    sources = [turn.sources[i] for i in order]
+    cited = [cited[i] for i in order]
+    extra = [(head, [cells[i] for i in order]) for head, cells in extra]
+    below = None if below is None else [below[i] for i in order]
     answer = ""
     if turn.answer:
         answer = (
             f'<div class="askkit-answer" style="white-space:pre-wrap">{ANSWER_LABEL} '
             f"{answer_html(turn, anchor=anchor)}</div>{dangling_note(turn)}"
         )
-    table = sources_table(turn.sources, cited=cited, anchor=anchor, extra=extra, below=below)
-    return f"{question_html(turn.question)}{answer}{table}"
+    table = sources_table(sources, cited=cited, anchor=anchor, extra=extra, below=below)
+    by = _muted(SOURCES_ORDER, italic=True) if sources else ""
+    return f"{question_html(turn.question)}{answer}{by}{table}"
 
 
 def turn_view(turn: Turn) -> str:

@@ -362,3 +362,27 @@ def test_data_table_says_why_a_value_is_missing() -> None:
     assert "nan" not in out.lower()
     assert "<i>no &lt;judged&gt; queries</i>" in out
     assert '<td class="num">0.5000</td>' in out
+
+
+def test_a_turns_sources_table_is_in_citation_order_with_its_columns_aligned() -> None:
+    import re
+
+    from askkit import read_turn
+    from askkit._html import SOURCES_ORDER, turn_html
+    from tests.conftest import DATA
+
+    turn = read_turn(DATA / "answer_job.json")
+    assert [s.ordinal for s in turn.sources] == [4, 1, 6, 2, 3]
+    extra = [("mark", [f"m{s.ordinal}" for s in turn.sources])]
+    below = [f"b{s.ordinal}" for s in turn.sources]
+    html = turn_html(turn, anchor="t", extra=extra, below=below)
+    assert SOURCES_ORDER in html
+    rows = re.findall(
+        r'<tr id="t-(\d+)">(.*?)</tr><tr class="askkit-below"><td></td><td[^>]*>(.*?)</td>', html
+    )
+    assert [r[0] for r in rows] == ["1", "2", "3", "4", "6"]
+    for ordinal, cells, under in rows:  # each row keeps its own extra cell and below
+        assert f"<td>m{ordinal}</td>" in cells
+        assert under == f"b{ordinal}"
+    cited = {r[0]: "✓" in r[1] for r in rows}
+    assert cited == {"1": True, "2": True, "3": True, "4": True, "6": False}

@@ -28,7 +28,7 @@ def sources_table(
 
     ``cited`` holds the cited ordinals; ``None`` leaves the cited column out.
     """
-    table = Table(title=title or None, title_justify="left", expand=False)
+    table = Table(title=Text(title) if title else None, title_justify="left", expand=False)
     table.add_column("n", justify="right", style="bold")
     table.add_column("heading")
     table.add_column("path", style="cyan", overflow="fold", min_width=12)
@@ -70,7 +70,9 @@ def print_turn(console: Console, turn: Turn) -> None:
             nums = ", ".join(f"[{n}]" for n in dangling)
             console.print(Text(f"cited with no source: {nums}", style="bold red"))
     cited = set(turn.cited_ordinals()) if turn.answer else None
-    console.print(sources_table(turn.sources, cited=cited))
+    # by [n], the numbers the answer cites (a payload may list them in any order)
+    by_number = sorted(turn.sources, key=lambda s: s.ordinal)
+    console.print(sources_table(by_number, cited=cited, title="sources, by [n]"))
 
 
 def _cell(value: Any, digits: int) -> Text:
@@ -92,7 +94,7 @@ def frame_table(
     """
     # a light frame (a rule under the header, no outer border): more room for the values
     table = Table(
-        title=title or None,
+        title=Text(title) if title else None,
         title_justify="left",
         expand=False,
         box=box.SIMPLE_HEAD,
