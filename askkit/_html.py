@@ -214,7 +214,7 @@ def grade_status(
 
 def citation_title(source: AskSource) -> str:
     """The plain-text tooltip of a resolving citation: display heading and path."""
-    return f"{source.display_heading()} — {source.path}"
+    return f"{source.shown_heading()} — {source.path}"
 
 
 def citation(marker: str, index: int, source: AskSource | None, *, anchor: str = "") -> str:
@@ -341,7 +341,7 @@ def source_cells(
     ``top`` is the :func:`bar_scale` of the table; ``clip`` keeps heading, path
     and date on one line, cut with an ellipsis, the whole value in a tooltip.
     """
-    heading = source.display_heading()
+    heading = source.shown_heading()
     path = str(source.path)
     cells = {
         "heading": esc(heading) if heading else _muted("(no heading)", italic=True),
@@ -434,27 +434,35 @@ def source_title(source: AskSource | None) -> str:
     """A source's title: its display heading (``no source selected`` for ``None``)."""
     if source is None:
         return f'<div class="askkit-title" style="{_MUTED}"><i>no source selected</i></div>'
-    title = source.display_heading()
+    title = source.shown_heading()
     shown = esc(title) if title else "<i>(no heading)</i>"
     return f'<div class="askkit-title" style="font-size:15px;font-weight:bold">{shown}</div>'
 
 
 def source_meta(source: AskSource, *, note_hash: str | None = None) -> str:
-    """Path, date, score, ordinal and hash; a warning when ``note_hash`` (the vault's)
-    differs from the hash the source was indexed with."""
+    """Path, date, score and ordinal; a warning, with both hashes, when ``note_hash``
+    (the vault's) differs from the hash the source was indexed with. The hash itself is
+    an opaque number: it is shown only there, where it means something.
+
+    >>> from askkit.sources import AskSource, VaultPath
+    >>> src = AskSource(VaultPath("a.md"), "A", None, 0.5, "x", 1, hash="111")
+    >>> "111" in source_meta(src), "111" in source_meta(src, note_hash="222")
+    (False, True)
+    """
     items = [
         ("path", str(source.path)),
         ("date", source.date or "—"),
         ("score", number_label(source.score)),
         ("ordinal", f"[{source.ordinal}]"),
-        ("hash", source.hash or "—"),
     ]
     cells = " · ".join(f"{esc(k)} <code>{esc(v)}</code>" for k, v in items)
     warn = ""
     if note_hash is not None and source.hash and note_hash != source.hash:
         warn = (
             f'<div class="askkit-stale" style="{_AMBER}">the note in the vault has changed '
-            f"since it was indexed (vault hash <code>{esc(note_hash)}</code>)</div>"
+            f"since it was indexed (indexed hash <code>{esc(source.hash)}</code>, vault hash "
+            f"<code>{esc(note_hash)}</code>): the section shown may not be the one retrieved"
+            "</div>"
         )
     return f'<div class="askkit-meta" style="color:#555;font-size:12px">{cells}</div>{warn}'
 

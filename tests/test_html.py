@@ -237,11 +237,15 @@ def test_source_title_and_meta() -> None:
     assert "<i>(no heading)</i>" in h.source_title(plain(1, ""))
     s = plain(2, "Noon", "2026-04-08")
     meta = h.source_meta(s)
-    for shown in ("a.md", "2026-04-08", "0.5000", "[2]", "h2"):
+    for shown in ("a.md", "2026-04-08", "0.5000", "[2]"):
         assert f"<code>{shown}</code>" in meta
+    assert "h2" not in meta  # the hash only where it matters: the note changed
     assert "changed since" not in h.source_meta(s, note_hash="h2")
     stale = h.source_meta(s, note_hash="<new>")
-    assert "changed since it was indexed (vault hash <code>&lt;new&gt;</code>)" in stale
+    assert (
+        "changed since it was indexed (indexed hash <code>h2</code>, "
+        "vault hash <code>&lt;new&gt;</code>)" in stale
+    )
 
 
 def test_highlight_escapes_around_matches() -> None:

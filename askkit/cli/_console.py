@@ -39,7 +39,7 @@ def sources_table(
     for s in sources:
         row = [
             Text(f"[{s.ordinal}]"),
-            Text(s.display_heading()),
+            Text(s.shown_heading()),
             Text(str(s.path)),
             Text(s.date or "—"),
             Text(number_label(s.score)),
