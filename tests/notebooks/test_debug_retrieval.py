@@ -39,8 +39,22 @@ def test_debug_retrieval_notebook_runs(minilm_env: Path) -> None:
     # the chunk table shows the breadcrumb as the Explorer does, never the raw U+001F
     chunk_table = str(cell_outputs(nb, "rows.assign(title=")[0]["data"]["text/html"])
     assert "Bread troubleshooting › Flat loaf" in chunk_table
+    # BM25's miss, shown as a lesson: its first note is not the answer; dense's is
+    assert (
+        "BM25 first: Bread troubleshooting › Sour enough to hurt (baking/troubleshooting.md)"
+        in text
+    )
+    assert "the answer: BM25 chunk 3; its note is listed as Sourdough › Starter [2]" in text
+    assert "dense first: Sourdough › Starter › Feeding schedule (projects/sourdough.md)" in text
+    lesson = next(c.source for c in nb.cells if c.source.startswith("### BM25's miss"))
+    assert "It is BM25's third chunk" in lesson
+    assert "*often* included, the rarest" in lesson
+    why = cell_outputs(nb, "why = index.explain(query, top)")[-1]["data"]["text/plain"]
+    shares = {m[0]: float(m[1]) for m in re.findall(r"(\w+)\s+matched\s+\d+\s+([\d.]+)", why)}
+    assert set(shares) == {"often", "feed", "starter", "sourdough"}
+    assert max(shares, key=shares.__getitem__) == "often"  # the rarest word counts most
     # journal headings read as the Explorer's: the date, then the heading
-    every_chunk = str(cell_outputs(nb, "per_note=False")[0]["data"]["text/html"])
+    every_chunk = str(cell_outputs(nb, "all_hits = index.search(query, k=15")[0]["data"]["text/html"])
     assert "2026-02-09 · Evening › Notes" in every_chunk
     assert ">Evening › Notes<" not in every_chunk
     assert_clean_outputs(nb)

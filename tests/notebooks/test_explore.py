@@ -54,8 +54,8 @@ def test_explore_notebook_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     assert "BM25: first [1] " in text
     assert "dense + reranker (stand-in): first [1] " in text
     assert (
-        "<Explorer: 'how often should I feed the sourdough starter' -> 10 sources from 'dense'; 4 queries>"
-        in text
+        "<Explorer: 'how often should I feed the sourdough starter' -> 10 sources from 'dense'; "
+        "4 queries>" in text
     )
     assert "<TurnView: 'How often do I feed the starter?', 5 sources, 4 cited, 1 dangling" in text
     assert (
