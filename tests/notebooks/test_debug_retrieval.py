@@ -53,6 +53,7 @@ def test_debug_retrieval_notebook_runs(minilm_env: Path) -> None:
     shares = {m[0]: float(m[1]) for m in re.findall(r"(\w+)\s+matched\s+\d+\s+([\d.]+)", why)}
     assert set(shares) == {"often", "feed", "starter", "sourdough"}
     assert max(shares, key=shares.__getitem__) == "often"  # the rarest word counts most
+    assert "not in pool" in text  # a rank BM25 has none for, said in words (never NaN)
     # journal headings read as the Explorer's: the date, then the heading
     every_chunk = str(cell_outputs(nb, "all_hits = index.search(query, k=15")[0]["data"]["text/html"])
     assert "2026-02-09 · Evening › Notes" in every_chunk
