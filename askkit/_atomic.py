@@ -45,6 +45,7 @@ __all__ = [
     "lock_path",
     "locked",
     "temp_pattern",
+    "umask",
 ]
 
 #: The mode of a written file (as :func:`tempfile.mkstemp` creates it).
@@ -141,8 +142,12 @@ def _link(fd: int, target: Path, dir_fd: int) -> Path | None:
     return None
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, shared: bool = False) -> None:
     """Replace ``path`` with ``data`` atomically (parent folders are created).
+
+    A replaced file keeps its permissions. A new file is private (``0600``),
+    or, with ``shared=True`` (a file meant to be passed on, such as a report),
+    has the mode the user's umask gives any new file (``0666 & ~umask``).
 
     Examples
     --------
@@ -159,7 +164,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     _remove_stale(target)
     dir_fd = os.open(parent, os.O_RDONLY)
     try:
-        _replace(target, data, dir_fd, previous)
+        _replace(target, data, dir_fd, previous, shared=shared)
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
@@ -199,28 +204,48 @@ def _replaceable(target: Path) -> os.stat_result | None:
     return st
 
 
-def _keep_mode(fd: int, previous: os.stat_result | None) -> None:
-    """Give the new file the replaced file's permissions (and its group, where allowed)."""
+def umask() -> int:
+    """The process's umask, read without changing it where the system says it
+    (``/proc/self/status`` on Linux), else set and restored at once."""
+    try:
+        with Path("/proc/self/status").open(encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+def _keep_mode(fd: int, previous: os.stat_result | None, *, shared: bool = False) -> None:
+    """Give the new file the replaced file's permissions (and its group, where allowed);
+    a new shared file the mode the umask gives."""
     if previous is None:
+        if shared:
+            os.fchmod(fd, 0o666 & ~umask())
         return
     os.fchmod(fd, stat.S_IMODE(previous.st_mode))
     with contextlib.suppress(OSError):
         os.fchown(fd, -1, previous.st_gid)
 
 
-def _replace(target: Path, data: bytes, dir_fd: int, previous: os.stat_result | None) -> None:
+def _replace(
+    target: Path, data: bytes, dir_fd: int, previous: os.stat_result | None, *, shared: bool
+) -> None:
     tmp: Path | None = None
     fd = _unnamed(target.parent, data)
     try:
         if fd is not None:
-            _keep_mode(fd, previous)
+            _keep_mode(fd, previous, shared=shared)
             tmp = _link(fd, target, dir_fd)
         if tmp is None:
             tmp = _named(target, data)
-            if previous is not None:
+            if previous is not None or shared:
                 keep = os.open(tmp, os.O_RDONLY)
                 try:
-                    _keep_mode(keep, previous)
+                    _keep_mode(keep, previous, shared=shared)
                 finally:
                     os.close(keep)
         tmp.replace(target)
@@ -253,9 +278,11 @@ def _named(target: Path, data: bytes) -> Path:
     return tmp
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
-    """Replace ``path`` with ``text`` atomically."""
-    atomic_write_bytes(path, text.encode(encoding))
+def atomic_write_text(
+    path: str | os.PathLike[str], text: str, encoding: str = "utf-8", *, shared: bool = False
+) -> None:
+    """Replace ``path`` with ``text`` atomically (``shared``: see :func:`atomic_write_bytes`)."""
+    atomic_write_bytes(path, text.encode(encoding), shared=shared)
 
 
 def lock_path(path: str | os.PathLike[str]) -> Path:

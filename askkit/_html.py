@@ -39,6 +39,8 @@ __all__ = [
     "CONTEXT_LINES",
     "CSS",
     "LOCATED_ID",
+    "SORT_SCRIPT",
+    "SOURCES_ORDER",
     "SourceCells",
     "answer_html",
     "bar_scale",
@@ -78,6 +80,35 @@ CSS = (
     "border-bottom:1px solid #ddd}"
     ".askkit td.num{text-align:right;font-variant-numeric:tabular-nums}"
     ".askkit .cite{font-weight:bold;color:#1f5fa8;text-decoration:none}"
+)
+#: What a turn's sources table says of its order.
+SOURCES_ORDER = "Sources by [n], the number the answer cites them by."
+#: A page's one script, for a static page such as the report: every ``askkit-sortable``
+#: table (:func:`data_table`) gets a filter box (rows containing the typed text) and
+#: headers that sort by their column (numbers as numbers, again to reverse). It only
+#: reorders and hides the rows the page already holds (no HTML is built from text);
+#: without script the tables are plain tables.
+SORT_SCRIPT = (
+    "<script>(function(){var A=Array.prototype;"
+    "A.forEach.call(document.querySelectorAll('table.askkit-sortable'),function(t){"
+    "var b=t.tBodies[0],h=t.tHead&&t.tHead.rows[0];if(!b||!h)return;"
+    "var f=document.createElement('input');f.type='search';f.className='askkit-filter';"
+    "f.placeholder='filter rows';f.setAttribute('aria-label','filter the rows of the table below');"
+    "f.addEventListener('input',function(){var q=f.value.toLowerCase();"
+    "A.forEach.call(b.rows,function(r){"
+    "r.style.display=r.textContent.toLowerCase().indexOf(q)<0?'none':'';});});"
+    "t.parentNode.insertBefore(f,t);"
+    "A.forEach.call(h.cells,function(c,i){c.style.cursor='pointer';c.title='sort by this column';"
+    "c.addEventListener('click',function(){"
+    "var up=c.getAttribute('aria-sort')!=='ascending';"
+    "A.forEach.call(h.cells,function(o){o.removeAttribute('aria-sort');});"
+    "c.setAttribute('aria-sort',up?'ascending':'descending');"
+    "function key(r){var s=r.cells[i]?r.cells[i].textContent.trim():'';"
+    "return /^[-+]?[0-9][0-9,]*[.]?[0-9]*(e[-+]?[0-9]+)?$/i.test(s)?"
+    "[0,parseFloat(s.replace(/,/g,''))]:[1,s.toLowerCase()];}"
+    "var rows=A.slice.call(b.rows);rows.sort(function(x,y){var p=key(x),q=key(y);"
+    "if(p[0]!==q[0])return p[0]-q[0];var d=p[1]<q[1]?-1:p[1]>q[1]?1:0;return up?d:-d;});"
+    "rows.forEach(function(r){b.appendChild(r);});});});});})();</script>"
 )
 #: Lines shown above the located section before the rest of the note is folded away.
 CONTEXT_LINES = 2
@@ -184,7 +215,7 @@ def grade_status(
 
 def citation_title(source: AskSource) -> str:
     """The plain-text tooltip of a resolving citation: display heading and path."""
-    return f"{source.display_heading()} — {source.path}"
+    return f"{source.shown_heading()} — {source.path}"
 
 
 def citation(marker: str, index: int, source: AskSource | None, *, anchor: str = "") -> str:
@@ -311,7 +342,7 @@ def source_cells(
     ``top`` is the :func:`bar_scale` of the table; ``clip`` keeps heading, path
     and date on one line, cut with an ellipsis, the whole value in a tooltip.
     """
-    heading = source.display_heading()
+    heading = source.shown_heading()
     path = str(source.path)
     cells = {
         "heading": esc(heading) if heading else _muted("(no heading)", italic=True),
@@ -404,27 +435,35 @@ def source_title(source: AskSource | None) -> str:
     """A source's title: its display heading (``no source selected`` for ``None``)."""
     if source is None:
         return f'<div class="askkit-title" style="{_MUTED}"><i>no source selected</i></div>'
-    title = source.display_heading()
+    title = source.shown_heading()
     shown = esc(title) if title else "<i>(no heading)</i>"
     return f'<div class="askkit-title" style="font-size:15px;font-weight:bold">{shown}</div>'
 
 
 def source_meta(source: AskSource, *, note_hash: str | None = None) -> str:
-    """Path, date, score, ordinal and hash; a warning when ``note_hash`` (the vault's)
-    differs from the hash the source was indexed with."""
+    """Path, date, score and ordinal; a warning, with both hashes, when ``note_hash``
+    (the vault's) differs from the hash the source was indexed with. The hash itself is
+    an opaque number: it is shown only there, where it means something.
+
+    >>> from askkit.sources import AskSource, VaultPath
+    >>> src = AskSource(VaultPath("a.md"), "A", None, 0.5, "x", 1, hash="111")
+    >>> "111" in source_meta(src), "111" in source_meta(src, note_hash="222")
+    (False, True)
+    """
     items = [
         ("path", str(source.path)),
         ("date", source.date or "—"),
         ("score", number_label(source.score)),
         ("ordinal", f"[{source.ordinal}]"),
-        ("hash", source.hash or "—"),
     ]
     cells = " · ".join(f"{esc(k)} <code>{esc(v)}</code>" for k, v in items)
     warn = ""
     if note_hash is not None and source.hash and note_hash != source.hash:
         warn = (
             f'<div class="askkit-stale" style="{_AMBER}">the note in the vault has changed '
-            f"since it was indexed (vault hash <code>{esc(note_hash)}</code>)</div>"
+            f"since it was indexed (indexed hash <code>{esc(source.hash)}</code>, vault hash "
+            f"<code>{esc(note_hash)}</code>): the section shown may not be the one retrieved"
+            "</div>"
         )
     return f'<div class="askkit-meta" style="color:#555;font-size:12px">{cells}</div>{warn}'
 
@@ -550,19 +589,27 @@ def turn_html(
     """Question, answer with :func:`citation` links to the rows, dangling note, sources table.
 
     ``cited`` defaults to each source's ordinal being cited in the answer;
-    ``extra`` and ``below`` go to :func:`sources_table`.
+    ``extra`` and ``below`` go to :func:`sources_table` (each aligned with
+    ``turn.sources``). The rows are in ``[n]`` order, the numbers the answer
+    cites (a payload may list them in any order), and the table says so.
     """
     if cited is None:
         ordinals = set(turn.cited_ordinals())
         cited = [s.ordinal in ordinals for s in turn.sources]
+    order = sorted(range(len(turn.sources)), key=lambda i: turn.sources[i].ordinal)
+    sources = [turn.sources[i] for i in order]
+    cited = [cited[i] for i in order]
+    extra = [(head, [cells[i] for i in order]) for head, cells in extra]
+    below = None if below is None else [below[i] for i in order]
     answer = ""
     if turn.answer:
         answer = (
             f'<div class="askkit-answer" style="white-space:pre-wrap">{ANSWER_LABEL} '
             f"{answer_html(turn, anchor=anchor)}</div>{dangling_note(turn)}"
         )
-    table = sources_table(turn.sources, cited=cited, anchor=anchor, extra=extra, below=below)
-    return f"{question_html(turn.question)}{answer}{table}"
+    table = sources_table(sources, cited=cited, anchor=anchor, extra=extra, below=below)
+    by = _muted(SOURCES_ORDER, italic=True) if sources else ""
+    return f"{question_html(turn.question)}{answer}{by}{table}"
 
 
 def turn_view(turn: Turn) -> str:
@@ -590,12 +637,16 @@ def data_table(
     significant: bool = False,
     index: bool = True,
     na: str = "NaN",
+    sortable: bool = False,
 ) -> str:
     """A small frame (or series) as a table: index and columns escaped, floats to ``digits``.
 
     ``digits`` counts decimals, or significant digits when ``significant``
     (p-values); ``index=False`` leaves the index out. A NaN cell shows ``na``
     (say why the value cannot be computed, e.g. ``"no judged queries"``).
+    ``sortable`` marks the table for :data:`SORT_SCRIPT` (a page that carries
+    it lets a reader sort by a column and filter the rows; without a script the
+    table is a plain table).
 
     >>> import pandas as pd
     >>> out = data_table(pd.Series([0.5], index=["<i>"], name="mean"), digits=2)
@@ -616,8 +667,9 @@ def data_table(
         + "</tr>"
         for i, label in enumerate(frame.index.tolist())
     ]
+    classes = "askkit-data askkit-sortable" if sortable else "askkit-data"
     return (
-        f'<table class="askkit-data"><thead><tr>{head}</tr></thead>'
+        f'<table class="{classes}"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
 

@@ -181,9 +181,13 @@ class Comparison:
     ) -> pd.DataFrame:
         """The ``n`` queries whose ``measure`` changed most, with both rankings side by side.
 
-        One row per (query, rank <= ``depth``): ``delta``, then the baseline's
-        ``doc``/``grade`` and the run's, as :func:`askkit.metrics.ranked_run`
-        ranks them (``grade`` -1 marks an unjudged document, NaN: no document).
+        One row per (query, rank <= ``depth``): ``delta`` (the run's ``measure``
+        minus the baseline's), then ``<baseline> doc``/``<baseline> grade`` and
+        ``<run> doc``/``<run> grade``, named after the two runs and ranked as
+        :func:`askkit.metrics.ranked_run` ranks them. A grade is the judgment
+        (an int), ``"unjudged"`` for a document the qrels do not judge (never 0:
+        that would read as judged not relevant), and ``""`` where a run has no
+        document at that rank. ``attrs`` holds ``baseline``, ``run`` and ``measure``.
         """
         measure = measure or self.measures[0]
         run = run or next(r for r in self.runs if r != self.baseline)
@@ -192,18 +196,20 @@ class Comparison:
         delta = self.deltas[(run, measure)]
         top = delta.abs().sort_values(ascending=False, kind="stable").index[:n]
         sides = []
-        for name, suffix in ((self.baseline, "baseline"), (run, "run")):
+        for name in (self.baseline, run):
             frame = self.frames[name]
             ranked = ranked_run(frame, self.qrels, level=self.level, ties=self.ties)
             ranked = ranked[ranked["query_id"].isin(top) & (ranked["rank"] <= depth)]
-            grade = ranked["grade"].where(ranked["judged"], -1)
+            grade = pd.Series(ranked["grade"].to_numpy(), dtype=object).where(
+                ranked["judged"].to_numpy(), "unjudged"
+            )
             sides.append(
                 pd.DataFrame(
                     {
                         "query_id": ranked["query_id"].to_numpy(),
                         "rank": ranked["rank"].to_numpy(),
-                        f"{suffix}_doc": ranked["doc"].to_numpy(),
-                        f"{suffix}_grade": grade.to_numpy(),
+                        f"{name} doc": ranked["doc"].to_numpy(dtype=object),
+                        f"{name} grade": grade.to_numpy(),
                     }
                 )
             )
@@ -212,16 +218,13 @@ class Comparison:
         merged["delta"] = merged["query_id"].map(delta).to_numpy(dtype=np.float64)
         merged["_order"] = merged["query_id"].map(order)
         merged = merged.sort_values(["_order", "rank"], kind="stable").drop(columns="_order")
-        cols = [
-            "query_id",
-            "delta",
-            "rank",
-            "baseline_doc",
-            "baseline_grade",
-            "run_doc",
-            "run_grade",
+        sides_cols = [
+            f"{name} {what}" for name in (self.baseline, run) for what in ("doc", "grade")
         ]
-        return merged[cols].reset_index(drop=True)
+        merged[sides_cols] = merged[sides_cols].astype(object).fillna("")
+        out = merged[["query_id", "delta", "rank", *sides_cols]].reset_index(drop=True)
+        out.attrs.update(baseline=self.baseline, run=run, measure=measure)
+        return out
 
     def __str__(self) -> str:
         return self.summary.round(4).to_string()

@@ -107,6 +107,16 @@ def _named(runs: Mapping[str, _R] | Sequence[_R] | _R) -> dict[str, _R]:
 _PLOT_LIMIT = 1e300
 
 
+def _label(name: object) -> str:
+    """A run's name as a matplotlib text shows it literally (``$`` is not mathtext)."""
+    return str(name).replace("$", r"\$")
+
+
+def _titled(title: str, name: str | None) -> str:
+    """``title``, naming the run when one is given: ``Score vs rank: dense``."""
+    return f"{title}: {_label(name)}" if name else title
+
+
 def _plottable(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """``values`` as float64 with finite extremes clipped to +-1e300 (inf and NaN kept)."""
     values = np.asarray(values, dtype=np.float64)
@@ -146,13 +156,23 @@ def score_distributions(
     bins: int = 30,
     ax: Axes | None = None,
 ) -> Axes:
-    """One step histogram of retrieved scores per run (shared bins), with a legend."""
+    """One step histogram of retrieved scores per run (shared bins), with a legend.
+
+    Overlay only runs whose scores share a scale (two BM25 runs, two models'
+    cosines): on one axis, BM25's unbounded sums squash a cosine run into a
+    spike. Give runs of other scales each their own axes; one run's title
+    names it.
+    """
     ax = _axes(ax)
     named = _named(runs)
     values = [
         _plottable(f["score"].to_numpy(dtype=np.float64, na_value=np.nan)) for f in named.values()
     ]
-    ax.set_title("Score distribution per run")
+    ax.set_title(
+        f"Score distribution: {_label(next(iter(named)))}"
+        if len(named) == 1
+        else "Score distribution per run"
+    )
     if not any(np.isfinite(v).any() for v in values):
         _no_data(ax, "No source has a score: nothing to draw.")
         return ax
@@ -174,14 +194,17 @@ def relevance_histogram(
     level: Level | None = None,
     bins: int = 30,
     relevance_level: int = 1,
+    name: str | None = None,
     ax: Axes | None = None,
 ) -> Axes:
     """Scores of relevant, non-relevant (judged) and unjudged documents, overlaid.
 
     Documents are de-duplicated as :func:`askkit.metrics.evaluate` does.
-    ``run`` with ``qrels`` (``level`` default ``"note"``), or a prepared run.
+    ``run`` with ``qrels`` (``level`` default ``"note"``), or a prepared run;
+    ``name`` names the run in the title.
     """
     ax = _axes(ax)
+    title = _titled("Scores by judgment", name)
     ranked = ranked_run(run, qrels, level=level)
     score = _plottable(ranked["score"].to_numpy(dtype=np.float64))
     judged = ranked["judged"].to_numpy(dtype=bool)
@@ -192,7 +215,7 @@ def relevance_histogram(
         "unjudged": score[~judged],
     }
     if not judged.any():
-        ax.set_title("Scores by judgment")
+        ax.set_title(title)
         _no_data(ax, "No retrieved document is judged: nothing to split by judgment.")
         return ax
     edges = histogram_edges(list(groups.values()), bins)
@@ -207,7 +230,7 @@ def relevance_histogram(
         )
     ax.set_xlabel("score")
     ax.set_ylabel("documents")
-    ax.set_title("Scores by judgment")
+    ax.set_title(title)
     ax.legend()
     return ax
 
@@ -218,6 +241,7 @@ def score_vs_rank(
     *,
     level: Level | None = None,
     relevance_level: int = 1,
+    name: str | None = None,
     ax: Axes | None = None,
 ) -> Axes:
     """Each source's score against its rank, plus the median score per rank.
@@ -225,7 +249,7 @@ def score_vs_rank(
     With ``qrels`` (or a prepared run), relevant documents are drawn in
     green, the rest in grey (documents de-duplicated as
     :func:`askkit.metrics.evaluate` does); without, the frame's own ``rank``
-    is used.
+    is used. ``name`` names the run in the title.
     """
     ax = _axes(ax)
     if qrels is None and isinstance(run, pd.DataFrame):
@@ -239,7 +263,14 @@ def score_vs_rank(
         rel = ranked["judged"].to_numpy(dtype=bool) & (
             ranked["grade"].to_numpy() >= relevance_level
         )
-        ax.scatter(rank[~rel], score[~rel], s=10, alpha=0.4, color="#7f7f7f", label="not relevant")
+        ax.scatter(
+            rank[~rel],
+            score[~rel],
+            s=10,
+            alpha=0.4,
+            color="#7f7f7f",
+            label="not relevant or unjudged",
+        )
         ax.scatter(rank[rel], score[rel], s=14, alpha=0.8, color="#2ca02c", label="relevant")
     median = pd.Series(score).groupby(rank).median()
     ax.plot(
@@ -247,7 +278,7 @@ def score_vs_rank(
     )
     ax.set_xlabel("rank")
     ax.set_ylabel("score")
-    ax.set_title("Score vs rank")
+    ax.set_title(_titled("Score vs rank", name))
     ax.legend()
     return ax
 
@@ -281,7 +312,8 @@ def metric_curve(
         return ax
     ax.set_xlabel("k")
     ax.set_ylabel(f"mean {measure}@k")
-    ax.legend()
+    # outside the axes, to their right: inside, "best" still covers a point
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8)
     return ax
 
 

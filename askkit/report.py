@@ -7,7 +7,8 @@ the coverage caveats, and a per-query drilldown with each query's answer, its
 sources (grade, citation, score) and, with a vault, each source's section as
 located in its note. The answers, sources tables and metrics tables are
 :mod:`askkit._html`'s, as in a notebook; every piece of user text is escaped;
-the page has no script and opens in any browser.
+the page opens in any browser, and its one small inline script (sorting and
+filtering the tables) only adds to tables that read whole without it.
 
 The run is prepared for scoring once (:func:`askkit.metrics.prepare`) and
 every table and plot of it reads that preparation. With judgments the report
@@ -28,13 +29,12 @@ an existing file only when it starts so (an earlier report), or with
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import os
 import re
 import stat
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -44,6 +44,13 @@ import pandas as pd
 from askkit import __version__, _html
 from askkit._atomic import atomic_write_text, followed
 from askkit._files import open_input
+from askkit._report_runs import (
+    LEVELS,
+    comparison_section,
+    img,
+    order_note,
+    per_query_table,
+)
 from askkit.errors import AskkitError, SchemaError, UsageError, VaultError
 from askkit.sources import AskSource, Turn
 
@@ -51,7 +58,9 @@ if TYPE_CHECKING:
     from askkit.metrics import Level
 
 __all__ = [
+    "CONVENTIONS",
     "DEFAULT_MEASURES",
+    "UNJUDGED",
     "Report",
     "build_report",
     "foreign_file",
@@ -108,6 +117,17 @@ def foreign_file(path: str | os.PathLike[str]) -> Path | None:
     return target
 
 
+#: How the drilldown shows a source the judgments do not grade.
+UNJUDGED = "unjudged"
+_UNJUDGED_CELL = '<i class="muted" title="no judgment names this document">unjudged</i>'
+#: The scoring rules, said on the page (a standalone file has no README beside it).
+CONVENTIONS = (
+    "Scored as trec_eval scores: an unjudged document counts as not relevant; a document "
+    "retrieved twice counts once, at its best rank; tied scores are ordered by document "
+    "id; a judged query the run never answered is left out of the mean; nDCG's gain is "
+    "the grade."
+)
+
 #: The page around the parts (tables and answers carry :data:`askkit._html.CSS`).
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
@@ -135,7 +155,9 @@ class Report:
 
         An existing file is replaced only when it is an earlier askkit report
         (:func:`is_askkit_report`) or ``force`` is true; a folder, a FIFO or a
-        device never is.
+        device never is. A report is meant to be shared: a new file gets the
+        mode the user's umask gives (``0644`` under the usual ``022``), a
+        replaced one keeps its own.
 
         Raises
         ------
@@ -150,7 +172,7 @@ class Report:
                 f"{foreign}: exists and is not an askkit report; askkit replaces only the "
                 "reports it wrote: write to another file, or pass force=True to replace it"
             )
-        atomic_write_text(out, self.html)
+        atomic_write_text(out, self.html, shared=True)  # to be passed on: the umask's mode
         return out
 
     def _repr_html_(self) -> str:
@@ -158,14 +180,6 @@ class Report:
             f"<p>askkit report: {self.turns} turns, {self.sources} sources, "
             f"{self.shown} shown in the drilldown</p>"
         )
-
-
-def _img(draw: Callable[[Any], Any], *, alt: str = "plot") -> str:
-    """A plot as an embedded ``<img>``."""
-    from askkit.plots import figure_png
-
-    png = figure_png(draw, size=(5.2, 3.4), dpi=110, layout="tight")
-    return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
 def _no_plot(title: str, why: str) -> str:
@@ -229,40 +243,63 @@ def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Lev
     mean = ev.mean.to_frame("mean").T
     mean.index.name = "run"
     sections = [
-        "<h2>Metrics</h2>" + _html.data_table(mean, na=NO_JUDGED),
-        f"<p>{len(ev.per_query)} judged queries; level <b>{_html.esc(level)}</b>; "
-        "trec_eval's conventions (see the README).</p>",
+        "<h2>Metrics</h2>" + _html.data_table(mean, na=NO_JUDGED, sortable=True),
+        f"<p>{len(ev.per_query)} judged queries, scored at {LEVELS[level]}. "
+        f"{_html.esc(CONVENTIONS)}</p>",
         "<h2>Coverage</h2><pre>" + _html.esc(cov.explain()) + "</pre>",
     ]
     ranked = ranked_run(run)
     if headline:
         figures = [
             _no_plot("Scores by judgment", headline),
-            _img(lambda ax: plots.score_vs_rank(frame, ax=ax)),
+            img(lambda ax: plots.score_vs_rank(frame, ax=ax)),
             _no_plot("ndcg@k", headline),
         ]
     else:
         figures = [
-            _img(lambda ax: plots.relevance_histogram(run, ax=ax))
+            img(lambda ax: plots.relevance_histogram(run, ax=ax))
             if bool(ranked["judged"].any())
             else _no_plot("Scores by judgment", "No retrieved document is judged."),
-            _img(lambda ax: plots.score_vs_rank(run, ax=ax)),
+            img(lambda ax: plots.score_vs_rank(run, ax=ax)),
         ]
         if len(ev.per_query):
-            figures.append(_img(lambda ax: plots.metric_curve({"run": run}, None, "ndcg", ax=ax)))
+            figures.append(img(lambda ax: plots.metric_curve({"run": run}, None, "ndcg", ax=ax)))
         else:
             figures.append(_no_plot("ndcg@k", "No judged query is in the run."))
     keys = pd.DataFrame({"query_id": frame["turn_id"], "doc": doc_ids(frame, level)})
-    grades = keys.merge(
-        ranked[["query_id", "doc", "grade"]].drop_duplicates(["query_id", "doc"]),
+    found = keys.merge(
+        ranked[["query_id", "doc", "grade", "judged"]].drop_duplicates(["query_id", "doc"]),
         on=["query_id", "doc"],
         how="left",
-    )["grade"]
-    grades.index = frame.index
+    )
+    # an unjudged document reads as unjudged, never as grade 0 (judged not relevant)
+    judged_rows = found["judged"].fillna(False).to_numpy(dtype=bool)
+    grades = pd.Series(
+        [
+            str(int(g)) if ok else UNJUDGED
+            for g, ok in zip(found["grade"], judged_rows, strict=True)
+        ],
+        index=frame.index,
+        dtype=object,
+    )
     worst = ev.per_query[measures[0]].sort_values(kind="stable").index
     rest = frame["turn_id"].drop_duplicates()
     order = pd.Index([*worst, *rest[~rest.isin(worst)]])
     return _Judged(sections, figures, ev.per_query, grades, order, headline)
+
+
+def _read_judgments(qrels: Any) -> pd.DataFrame:
+    """The judgments, read once (a file's errors name it, its line and field)."""
+    from askkit.metrics import read_qrels
+
+    return read_qrels(qrels)
+
+
+def _default_level(judgments: pd.DataFrame | None) -> Level:
+    """The judgments' own level, or note level without judgments."""
+    from askkit.metrics.ids import judged_level
+
+    return "note" if judgments is None else judged_level(judgments)
 
 
 def _turn_html(
@@ -288,8 +325,8 @@ def _turn_html(
     sources = to_sources(rows)
     extra: list[tuple[str, list[str]]] = []
     if grades is not None:
-        row_grades = grades.loc[rows.index].tolist()
-        extra.append(("grade", ["" if pd.isna(g) else str(int(g)) for g in row_grades]))
+        shown = grades.loc[rows.index].tolist()
+        extra.append(("grade", [_html.esc(g) if g != UNJUDGED else _UNJUDGED_CELL for g in shown]))
     located = None
     if store is not None:
         located = [
@@ -320,7 +357,7 @@ def _cut_section(frame: pd.DataFrame, qrels: Any, objective: str, min_recall: fl
         cut = sweep_context_cut(frame, qrels, objective=objective, min_recall=min_recall)
     except AskkitError as exc:
         return head + _html.message(str(exc), tone="warn", lead="no sweep")
-    image = _img(
+    image = img(
         lambda ax: plots.cut_sweep(
             cut.sweep, recommended=cut.recommended, min_recall=cut.min_recall, ax=ax
         ),
@@ -347,84 +384,21 @@ def _lost_section(frame: pd.DataFrame, qrels: Any) -> str:
     if traced.empty:
         why = "no turn id is the query id of a judged relevant section"
         return head + _no_plot("Where relevant sections are lost", why)
-    image = _img(lambda ax: plots.funnel(table, ax=ax), alt="where relevant sections are lost")
+    image = img(lambda ax: plots.funnel(table, ax=ax), alt="where relevant sections are lost")
     return head + f'<div class="figs">{image}</div>' + _html.data_table(table)
 
 
-def build_report(
-    run: Any,
-    qrels: Any = None,
+def _drilldown(
+    frame: pd.DataFrame,
+    order: pd.Index,
     *,
-    vault: str | os.PathLike[str] | None = None,
-    measures: Sequence[str] = DEFAULT_MEASURES,
-    level: str = "note",
-    max_queries: int = 200,
-    strict: bool = True,
-    title: str | None = None,
-    objective: str = "smallest-context",
-    min_recall: float = 0.9,
-) -> Report:
-    """Build the report for a run.
-
-    Parameters
-    ----------
-    run:
-        A turn log path (JSONL), a sources frame, or anything
-        :func:`askkit.frame.sources_frame` takes.
-    qrels:
-        Judgments (a TSV or TREC qrels path, or a frame); without them the
-        report shows scores and citations but no metrics.
-    vault:
-        A vault folder: each source's section is shown as located in its note.
-    max_queries:
-        How many queries the drilldown shows (worst first by the first
-        measure when judged, else in log order); the page says how many more
-        there were.
-    strict:
-        With ``False``, bad log records are skipped and listed in the report.
-    objective, min_recall:
-        How the Context cut section (with ``qrels``) picks its recommended
-        setting (:func:`askkit.ranking.sweep_context_cut`).
-    """
-    from askkit import plots
-
-    if level not in ("note", "section"):
-        raise SchemaError("level must be 'note' or 'section'", field="level", value=level)
-    if isinstance(max_queries, bool) or not isinstance(max_queries, int) or max_queries < 0:
-        raise SchemaError(
-            "max_queries must be a whole number >= 0", field="max_queries", value=max_queries
-        )
-    if qrels is not None and not len(measures):
-        raise SchemaError(
-            "no measure named: give at least one, e.g. ndcg@10", field="measures", value=measures
-        )
-    lvl = cast("Level", level)
-    frame, skipped, source_name = _load(run, strict)
-    # rows are found by label below: labels a caller's frame repeats would mix turns
-    frame = frame.reset_index(drop=True)
-    if frame.empty:
-        raise AskkitError(f"{source_name}: no sources to report on")
-    figures = [_img(lambda ax: plots.score_distributions({"run": frame}, ax=ax))]
-    sections: list[str] = []
-    headline = ""
-    per_query: pd.DataFrame | None = None
-    grades: pd.Series | None = None
-    order = pd.Index(frame["turn_id"].drop_duplicates())
-    if qrels is not None:
-        judged = _judged(frame, qrels, measures, lvl)
-        sections, per_query, grades, order = (
-            judged.sections,
-            judged.per_query,
-            judged.grades,
-            judged.order,
-        )
-        figures += judged.figures
-        headline = judged.headline
-        sections.append(_cut_section(frame, qrels, objective, min_recall))
-        sections.append(_lost_section(frame, qrels))
-    else:
-        figures.append(_img(lambda ax: plots.score_vs_rank(frame, ax=ax)))
-    images = "".join(figures)
+    max_queries: int,
+    per_query: pd.DataFrame | None,
+    grades: pd.Series | None,
+    vault: str | os.PathLike[str] | None,
+    measure: str | None,
+) -> tuple[list[str], int]:
+    """The Queries section (its parts) and how many queries it shows."""
     store = None
     if vault is not None:
         from askkit.vault import Vault
@@ -433,7 +407,11 @@ def build_report(
     notes: dict[str, str | None] = {}
     shown = order[:max_queries]
     groups = frame.groupby("turn_id", sort=False).groups
-    drill = [f"<h2>Queries ({len(shown)} of {len(order)} shown)</h2>"]
+    drill = [
+        f"<h2>Queries ({len(shown)} of {len(order)} shown)</h2>" + order_note(measure, per_query)
+    ]
+    if per_query is not None and len(per_query):
+        drill.append(per_query_table(frame, per_query))
     drill += [
         _turn_html(
             str(tid),
@@ -454,6 +432,115 @@ def build_report(
                 tone="muted",
             )
         )
+    return drill, len(shown)
+
+
+def build_report(
+    run: Any,
+    qrels: Any = None,
+    *,
+    vault: str | os.PathLike[str] | None = None,
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    level: str | None = None,
+    max_queries: int = 200,
+    strict: bool = True,
+    title: str | None = None,
+    objective: str = "smallest-context",
+    min_recall: float = 0.9,
+    others: Sequence[Any] = (),
+) -> Report:
+    """Build the report for a run.
+
+    Parameters
+    ----------
+    run:
+        A turn log path (JSONL), a sources frame, or anything
+        :func:`askkit.frame.sources_frame` takes.
+    qrels:
+        Judgments (a TSV or TREC qrels path, or a frame); without them the
+        report shows scores and citations but no metrics.
+    vault:
+        A vault folder: each source's section is shown as located in its note.
+    level:
+        Score ``"note"`` or ``"section"`` documents; default: the judgments'
+        own level (:func:`askkit.metrics.ids.judged_level`: section when a
+        judgment names a heading). The header says which.
+    max_queries:
+        How many queries the drilldown shows (worst first by the first
+        measure when judged, else in log order); the page says how many more
+        there were.
+    strict:
+        With ``False``, bad log records are skipped and listed in the report.
+    objective, min_recall:
+        How the Context cut section (with ``qrels``) picks its recommended
+        setting (:func:`askkit.ranking.sweep_context_cut`).
+    others:
+        More runs (anything ``run`` takes) to compare with ``run``, which is the
+        baseline: with ``qrels`` a **Runs compared** section shows every run's
+        metrics side by side with paired significance tests
+        (:func:`askkit.compare.compare`); the rest of the page is ``run``'s.
+    """
+    from askkit import plots
+
+    if level is not None and level not in ("note", "section"):
+        raise SchemaError("level must be 'note' or 'section'", field="level", value=level)
+    if others and qrels is None:
+        raise UsageError(
+            "comparing runs needs judgments: give qrels (askkit report RUN RUN --qrels FILE)"
+        )
+    if isinstance(max_queries, bool) or not isinstance(max_queries, int) or max_queries < 0:
+        raise SchemaError(
+            "max_queries must be a whole number >= 0", field="max_queries", value=max_queries
+        )
+    if qrels is not None and not len(measures):
+        raise SchemaError(
+            "no measure named: give at least one, e.g. ndcg@10", field="measures", value=measures
+        )
+    judgments = None if qrels is None else _read_judgments(qrels)
+    chosen = level is not None
+    lvl = cast("Level", level) if level is not None else _default_level(judgments)
+    frame, skipped, source_name = _load(run, strict)
+    # rows are found by label below: labels a caller's frame repeats would mix turns
+    frame = frame.reset_index(drop=True)
+    if frame.empty:
+        raise AskkitError(f"{source_name}: no sources to report on")
+    figures = [img(lambda ax: plots.score_distributions({"run": frame}, ax=ax))]
+    sections: list[str] = []
+    headline = ""
+    per_query: pd.DataFrame | None = None
+    grades: pd.Series | None = None
+    order = pd.Index(frame["turn_id"].drop_duplicates())
+    if judgments is not None:
+        judged = _judged(frame, judgments, measures, lvl)
+        sections, per_query, grades, order = (
+            judged.sections,
+            judged.per_query,
+            judged.grades,
+            judged.order,
+        )
+        figures += judged.figures
+        headline = judged.headline
+        if others:
+            sections.insert(
+                0,
+                comparison_section(
+                    frame, source_name, others, judgments=judgments, measures=measures, level=lvl
+                ),
+            )
+        sections.append(_cut_section(frame, judgments, objective, min_recall))
+        sections.append(_lost_section(frame, judgments))
+    else:
+        figures.append(img(lambda ax: plots.score_vs_rank(frame, ax=ax)))
+    images = "".join(figures)
+    drill, shown = _drilldown(
+        frame,
+        order,
+        max_queries=max_queries,
+        per_query=per_query,
+        grades=grades,
+        vault=vault,
+        measure=measures[0] if per_query is not None else None,
+    )
     skipped_html = ""
     if len(skipped):
         skipped_html = "<h2>Skipped records</h2>" + _html.data_table(skipped.set_index("line"))
@@ -464,6 +551,9 @@ def build_report(
         if qrels is not None and not isinstance(qrels, pd.DataFrame)
         else ""
     )
+    if judgments is not None:
+        why = "as asked (level=…)" if chosen else "the judgments' own level"
+        judged_by += f"; scored at {LEVELS[lvl]}, {why}"
     page = (
         _PAGE_START
         + f'<meta name="generator" content="askkit {_html.esc(__version__)}">'
@@ -477,8 +567,7 @@ def build_report(
         + "".join(sections)
         + "".join(drill)
         + skipped_html
+        + _html.SORT_SCRIPT
         + "</body></html>"
     )
-    return Report(
-        page, int(frame["turn_id"].nunique()), len(frame), len(shown), len(skipped), headline
-    )
+    return Report(page, int(frame["turn_id"].nunique()), len(frame), shown, len(skipped), headline)

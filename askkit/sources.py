@@ -33,6 +33,8 @@ from askkit.wire import AnswerResult, ChunkResult
 
 __all__ = [
     "BREADCRUMB_SEP",
+    "FRONTMATTER",
+    "FRONTMATTER_LABEL",
     "HEADING_JOINER",
     "AskSource",
     "CitationLink",
@@ -51,6 +53,10 @@ BREADCRUMB_SEP = "\x1f"
 HEADING_JOINER = " › "
 #: What the UI puts between a journal date and its heading: space, U+00B7, space.
 DATE_JOINER = " · "
+#: The title core gives a note's YAML frontmatter section (indexed last, when present).
+FRONTMATTER = "FrontMatter"
+#: How askkit shows that section's heading: what it is, not a heading of the note.
+FRONTMATTER_LABEL = "(the note's frontmatter)"
 
 # kimun's core/src/nfs/filename.rs, used with fullmatch for its ^...$. No DOTALL: Rust's
 # ``.`` never matches a newline, so "..foo\n" keeps its dots there ("..foo_").
@@ -371,6 +377,20 @@ class AskSource:
         if self.date is not None:
             return f"{self.date}{DATE_JOINER}{self.heading}" if self.heading else self.date
         return self.heading
+
+    def shown_heading(self) -> str:
+        """:meth:`display_heading` as askkit's tables, widgets and report show it: the
+        note's frontmatter section, which kimun titles ``FrontMatter``, is named for what
+        it is (:data:`FRONTMATTER_LABEL`); any other heading is kimun's.
+
+        >>> AskSource(VaultPath("a.md"), "FrontMatter", None, 0.5, "tags: [x]", 1).shown_heading()
+        "(the note's frontmatter)"
+        """
+        if self.heading != FRONTMATTER:
+            return self.display_heading()
+        if self.date is not None:
+            return f"{self.date}{DATE_JOINER}{FRONTMATTER_LABEL}"
+        return FRONTMATTER_LABEL
 
     def to_chunk(self) -> ChunkResult:
         """The wire chunk this source came from (title rebuilt when unknown)."""

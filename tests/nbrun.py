@@ -69,3 +69,36 @@ def askkit_widgets(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
         if "application/vnd.jupyter.widget-view+json" in out.get("data", {})
         and not PROGRESS.search(str(out["data"].get("text/plain", "")))
     ]
+
+
+def cell_outputs(nb: nbformat.NotebookNode, marker: str) -> list[nbformat.NotebookNode]:
+    """The outputs of the one code cell whose source contains ``marker``."""
+    cells = [c for c in nb.cells if c.cell_type == "code" and marker in c.source]
+    assert len(cells) == 1, f"{len(cells)} code cells contain {marker!r}"
+    return list(cells[0].get("outputs", []))
+
+
+def cell_images(nb: nbformat.NotebookNode, marker: str) -> list[bytes]:
+    """The PNG images the cell whose source contains ``marker`` displayed."""
+    import base64
+
+    return [
+        base64.b64decode(out["data"]["image/png"])
+        for out in cell_outputs(nb, marker)
+        if "image/png" in out.get("data", {})
+    ]
+
+
+def assert_clean_outputs(nb: nbformat.NotebookNode) -> None:
+    """No cell failed, and nothing rendered shows kimun's raw breadcrumb separator U+001F."""
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert errors == []
+    text = outputs_text(nb)
+    assert "\x1f" not in text, "a cell shows the raw breadcrumb separator U+001F"
+
+
+def first_cell_says_run_all(path: Path) -> None:
+    """The notebooks ship without outputs, so the first cell says to run them."""
+    nb = nbformat.read(path, as_version=4)
+    assert nb.cells[0].cell_type == "markdown"
+    assert "Run All" in nb.cells[0].source

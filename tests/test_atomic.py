@@ -153,3 +153,31 @@ def test_a_write_goes_through_a_link_and_never_replaces_a_device_fifo_or_hard_li
     with pytest.raises(UsageError, match="not a regular file"):
         atomic_write_bytes("/dev/null", b"x")
     assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_a_shared_file_gets_the_mode_the_umask_gives(tmp_path: Path, mask: int, mode: int) -> None:
+    import stat
+
+    from askkit._atomic import umask
+
+    before = os.umask(mask)
+    try:
+        assert umask() == mask
+        atomic_write_text(tmp_path / "report.html", "<p>x</p>", shared=True)
+        atomic_write_text(tmp_path / "private.txt", "x")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE((tmp_path / "report.html").stat().st_mode) == mode
+    assert stat.S_IMODE((tmp_path / "private.txt").stat().st_mode) == 0o600
+
+
+def test_a_replaced_shared_file_keeps_its_mode(tmp_path: Path) -> None:
+    import stat
+
+    target = tmp_path / "report.html"
+    target.write_text("old")
+    target.chmod(0o640)
+    atomic_write_text(target, "new", shared=True)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert target.read_text() == "new"

@@ -73,19 +73,37 @@ def test_most_changed_shows_both_rankings() -> None:
     cmp = compare({"base": a, "new": b}, qrels, ["mrr"], n_resamples=50)
     top = cmp.most_changed(2, depth=3)
     assert top["query_id"].nunique() == 2
+    # the columns name the two runs compared
     assert list(top.columns) == [
         "query_id",
         "delta",
         "rank",
-        "baseline_doc",
-        "baseline_grade",
-        "run_doc",
-        "run_grade",
+        "base doc",
+        "base grade",
+        "new doc",
+        "new grade",
     ]
+    assert top.attrs == {"baseline": "base", "run": "new", "measure": "mrr"}
     first = top[top["query_id"] == top["query_id"].iloc[0]]
     assert first["rank"].tolist() == [1, 2, 3]
-    assert first["baseline_doc"].iloc[2] == "rel.md"
+    assert first["base doc"].iloc[2] == "rel.md"
+    assert first["base grade"].iloc[2] == 1
+    # an unjudged document reads as unjudged, never as a grade
+    assert first["base grade"].iloc[0] == "unjudged"
+    assert -1 not in top["base grade"].tolist()
+    assert -1 not in top["new grade"].tolist()
     assert abs(first["delta"].iloc[0]) == pytest.approx(2 / 3)
+
+
+def test_most_changed_leaves_a_rank_without_a_document_empty() -> None:
+    a, b, qrels = make_runs()
+    cmp = compare({"base": a, "new": b}, qrels, ["mrr"], n_resamples=50)
+    top = cmp.most_changed(1, depth=4)
+    # the baseline ranks four documents, the run three: its fourth rank is empty
+    fourth = top[top["rank"] == 4].iloc[0]
+    assert fourth["base doc"] == "z.md"
+    assert fourth["new doc"] == ""
+    assert fourth["new grade"] == ""
 
 
 def test_compare_needs_two_runs_and_known_baseline() -> None:

@@ -44,3 +44,21 @@ def test_every_test_the_reliability_promises_cite_exists() -> None:
         elif name and not re.search(rf"^(?:async )?def {name}\b", path.read_text(), re.M):
             missing.append(f"{file}::{name}")
     assert missing == []
+
+
+def test_every_picture_in_the_readme_and_docs_is_a_browser_tests_screenshot() -> None:
+    """The README's images are true screenshots: each one a browser test takes, and there."""
+    taken = "\n".join(
+        p.read_text(encoding="utf-8") for p in (ROOT / "tests" / "browser").glob("*.py")
+    )
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    names = set()
+    for page in pages:
+        for link in re.findall(
+            r"\(((?:docs/)?screenshots/[\w.-]+\.png)\)", page.read_text(encoding="utf-8")
+        ):
+            name = link.rsplit("/", 1)[1]
+            names.add(name)
+            assert (ROOT / "docs" / "screenshots" / name).is_file(), f"{page.name}: {link}"
+            assert f'"{name}"' in taken, f"{page.name}: no browser test takes {name}"
+    assert {"explorer.png", "debug-retrieval.png", "report-compare.png"} <= names

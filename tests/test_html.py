@@ -237,11 +237,15 @@ def test_source_title_and_meta() -> None:
     assert "<i>(no heading)</i>" in h.source_title(plain(1, ""))
     s = plain(2, "Noon", "2026-04-08")
     meta = h.source_meta(s)
-    for shown in ("a.md", "2026-04-08", "0.5000", "[2]", "h2"):
+    for shown in ("a.md", "2026-04-08", "0.5000", "[2]"):
         assert f"<code>{shown}</code>" in meta
+    assert "h2" not in meta  # the hash only where it matters: the note changed
     assert "changed since" not in h.source_meta(s, note_hash="h2")
     stale = h.source_meta(s, note_hash="<new>")
-    assert "changed since it was indexed (vault hash <code>&lt;new&gt;</code>)" in stale
+    assert (
+        "changed since it was indexed (indexed hash <code>h2</code>, "
+        "vault hash <code>&lt;new&gt;</code>)" in stale
+    )
 
 
 def test_highlight_escapes_around_matches() -> None:
@@ -362,3 +366,27 @@ def test_data_table_says_why_a_value_is_missing() -> None:
     assert "nan" not in out.lower()
     assert "<i>no &lt;judged&gt; queries</i>" in out
     assert '<td class="num">0.5000</td>' in out
+
+
+def test_a_turns_sources_table_is_in_citation_order_with_its_columns_aligned() -> None:
+    import re
+
+    from askkit import read_turn
+    from askkit._html import SOURCES_ORDER, turn_html
+    from tests.conftest import DATA
+
+    turn = read_turn(DATA / "answer_job.json")
+    assert [s.ordinal for s in turn.sources] == [4, 1, 6, 2, 3]
+    extra = [("mark", [f"m{s.ordinal}" for s in turn.sources])]
+    below = [f"b{s.ordinal}" for s in turn.sources]
+    html = turn_html(turn, anchor="t", extra=extra, below=below)
+    assert SOURCES_ORDER in html
+    rows = re.findall(
+        r'<tr id="t-(\d+)">(.*?)</tr><tr class="askkit-below"><td></td><td[^>]*>(.*?)</td>', html
+    )
+    assert [r[0] for r in rows] == ["1", "2", "3", "4", "6"]
+    for ordinal, cells, under in rows:  # each row keeps its own extra cell and below
+        assert f"<td>m{ordinal}</td>" in cells
+        assert under == f"b{ordinal}"
+    cited = {r[0]: "✓" in r[1] for r in rows}
+    assert cited == {"1": True, "2": True, "3": True, "4": True, "6": False}

@@ -209,3 +209,33 @@ def test_funnel_draws_a_bar_per_stage_and_names_the_queries_losing_most() -> Non
     assert not any("q2" in t.get_text() for t in ax.texts)
     with pytest.raises(ValueError, match="not a funnel table"):
         plots.funnel(table.drop(index="total"))
+
+
+def test_one_run_is_named_in_the_title() -> None:
+    assert plots.score_distributions({"bm25": RUN_A}).get_title() == "Score distribution: bm25"
+    several = plots.score_distributions({"a": RUN_A, "b": RUN_B})
+    assert several.get_title() == "Score distribution per run"
+    hist = plots.relevance_histogram(RUN_A, QRELS, bins=4, name="dense")
+    assert hist.get_title() == "Scores by judgment: dense"
+    assert plots.score_vs_rank(RUN_A, QRELS, name="dense").get_title() == "Score vs rank: dense"
+    assert plots.score_vs_rank(RUN_A, QRELS, name="$x$").get_title() == r"Score vs rank: \$x\$"
+    assert plots.score_vs_rank(RUN_A, QRELS).get_title() == "Score vs rank"
+
+
+def test_the_metric_curve_legend_covers_no_point() -> None:
+    runs = {f"run {i}": RUN_A.assign(score=RUN_A["score"] * (i + 1)) for i in range(5)}
+    runs["b"] = RUN_B
+    fig, ax = plt.subplots(figsize=(6, 4))
+    plots.metric_curve(runs, QRELS, "ndcg", ks=[1, 2, 3], ax=ax)
+    fig.tight_layout()
+    fig.canvas.draw()
+    legend = ax.get_legend().get_window_extent()
+    points = np.vstack([ax.transData.transform(line.get_xydata()) for line in ax.lines])
+    inside = (
+        (points[:, 0] >= legend.x0)
+        & (points[:, 0] <= legend.x1)
+        & (points[:, 1] >= legend.y0)
+        & (points[:, 1] <= legend.y1)
+    )
+    assert not inside.any()
+    assert legend.x0 > ax.get_window_extent().x1  # beside the axes, not over them

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from askkit import __version__
-from askkit._html import esc
+from askkit._html import SORT_SCRIPT, esc
 from askkit.errors import AskkitError, SchemaError, UsageError
 from askkit.frame import sources_frame
 from askkit.metrics import evaluate
 from askkit.ranking import sweep_context_cut
-from askkit.report import Report, build_report, is_askkit_report
+from askkit.report import CONVENTIONS, Report, build_report, is_askkit_report
 from askkit.retrieve.local import LocalIndex
 from tests.conftest import DATA
 
@@ -37,16 +37,48 @@ def write_run_log(path: Path) -> Path:
     return path
 
 
+def write_pool_log(path: Path) -> Path:
+    """A turn log of whole pools, as a server set to keep them logs them: each bundled
+    query's BM25 pool, then other chunks of the vault scoring below it, 80 chunks each."""
+    index = LocalIndex(DATA / "vault", cache_dir=False, progress=False)
+    queries = pd.read_csv(DATA / "queries.tsv", sep="\t")
+    with path.open("w", encoding="utf-8") as fh:
+        for qid, question in zip(queries["query_id"], queries["question"], strict=True):
+            chunks = [c.to_dict() for c in index.pool(question)]
+            low = min(c["similarity_score"] for c in chunks)
+            taken = {(c["path"], c["title"], c["content"]) for c in chunks}
+            every = index.chunks
+            keys = zip(every["path"], every["title"], every["text"], strict=True)
+            rest = every[[k not in taken for k in keys]].head(80 - len(chunks))
+            filler = zip(rest["path"], rest["title"], rest["text"], strict=True)
+            chunks += [
+                {"path": p, "title": t, "content": x, "hash": "h"}
+                | {"similarity_score": low / 2 - i / 1000}
+                for i, (p, t, x) in enumerate(filler)
+            ]
+            for n, chunk in enumerate(chunks, start=1):
+                chunk["ordinal"] = n
+            fh.write(json.dumps({"id": qid, "question": question, "chunks": chunks}) + "\n")
+    return path
+
+
 @pytest.fixture(scope="module")
 def run_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_run_log(tmp_path_factory.mktemp("report") / "run.jsonl")
+
+
+@pytest.fixture(scope="module")
+def pool_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_pool_log(tmp_path_factory.mktemp("report") / "pools.jsonl")
 
 
 def test_full_report(run_log: Path) -> None:
     report = build_report(run_log, DATA / "qrels.tsv", vault=DATA / "vault")
     page = report.html
     assert page.startswith("<!doctype html>")
-    assert "<script" not in page
+    # askkit's one script (sorting and filtering tables), at the end; nothing else runs
+    assert page.count("<script") == 1
+    assert page.endswith(SORT_SCRIPT + "</body></html>")
     assert page.count('src="data:image/png;base64,') == 6
     assert "<h2>Metrics</h2>" in page
     assert "<h2>Where relevant notes are lost</h2>" in page
@@ -60,11 +92,19 @@ def test_full_report(run_log: Path) -> None:
 
 
 def test_metrics_table_equals_evaluate(run_log: Path) -> None:
-    report = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10", "mrr"])
-    expected = evaluate(sources_frame(run_log), DATA / "qrels.tsv", ["ndcg@10", "mrr"]).mean
-    table = report.html.split("<h2>Metrics</h2>", 1)[1].split("</table>", 1)[0]
-    shown = [float(x) for x in re.findall(r'<td class="num">([0-9.]+)</td>', table)]
-    assert shown == pytest.approx(expected.round(4).tolist(), abs=1e-4)
+    # the bundled judgments name sections: the report scores sections unless told otherwise
+    for level, asked in (("section", None), ("section", "section"), ("note", "note")):
+        report = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10", "mrr"], level=asked)
+        expected = evaluate(
+            sources_frame(run_log), DATA / "qrels.tsv", ["ndcg@10", "mrr"], level=level
+        ).mean
+        table = report.html.split("<h2>Metrics</h2>", 1)[1].split("</table>", 1)[0]
+        shown = [float(x) for x in re.findall(r'<td class="num">([0-9.]+)</td>', table)]
+        assert shown == pytest.approx(expected.round(4).tolist(), abs=1e-4)
+        header = report.html.split("<h2>", 1)[0]
+        assert f"scored at <b>{level}</b> level" in header
+        why = "the judgments' own level" if asked is None else "as asked (level=…)"
+        assert why in header
 
 
 def test_a_run_whose_rows_share_labels_reports_as_the_same_run_relabelled(run_log: Path) -> None:
@@ -174,23 +214,35 @@ def cut_section(page: str) -> str:
     return page.split("<h2>Context cut</h2>", 1)[1].split("<h2>", 1)[0]
 
 
-def test_context_cut_section_shows_the_sweep(run_log: Path) -> None:
-    page = build_report(run_log, DATA / "qrels.tsv").html
+def test_context_cut_section_shows_the_sweep(pool_log: Path) -> None:
+    page = build_report(pool_log, DATA / "qrels.tsv").html
     section = cut_section(page)
-    cut = sweep_context_cut(sources_frame(run_log), DATA / "qrels.tsv")
+    cut = sweep_context_cut(sources_frame(pool_log), DATA / "qrels.tsv")
     assert cut.recommended is not None
     assert esc(cut.recommended.to_toml()) in section
     assert 'alt="context cut sweep" src="data:image/png;base64,' in section
     assert "<h3>Best setting per strategy</h3>" in section
-    assert "already truncated 37 of 37 pools" in section
-    assert "the sweep can only cut further" in section
+    assert "already truncated" not in section
     assert f"Every setting ({len(cut.sweep)})" in section
 
 
-def test_context_cut_section_follows_the_objective(run_log: Path) -> None:
-    page = build_report(run_log, DATA / "qrels.tsv", objective="ndcg", min_recall=0.5).html
+def test_context_cut_section_on_truncated_pools_offers_no_toml(run_log: Path) -> None:
+    """A log of 10 sources per question: every pool was cut, so no block to merge."""
+    section = cut_section(build_report(run_log, DATA / "qrels.tsv").html)
+    assert "already truncated 37 of 37 pools" in section
+    assert "the sweep can only cut further" in section
+    assert "how much of the judged-relevant notes a tighter cut" in section
+    assert "cannot tell what a looser cut would add" in section
+    assert "no [reranker] block" in section
+    assert "<pre>" not in section
+    assert "score_range_cutoff = " not in section
+    assert "<h3>Best setting per strategy</h3>" in section  # the sweep is still shown
+
+
+def test_context_cut_section_follows_the_objective(pool_log: Path) -> None:
+    page = build_report(pool_log, DATA / "qrels.tsv", objective="ndcg", min_recall=0.5).html
     cut = sweep_context_cut(
-        sources_frame(run_log), DATA / "qrels.tsv", objective="ndcg", min_recall=0.5
+        sources_frame(pool_log), DATA / "qrels.tsv", objective="ndcg", min_recall=0.5
     )
     assert cut.recommended is not None
     assert esc(cut.recommended.to_toml()) in cut_section(page)
@@ -421,3 +473,110 @@ def test_any_report_is_marked_read_back_exactly_and_replaced_by_the_next(
     again = build_report(records[:1], title="again", max_queries=1)
     again.write(out)  # an earlier askkit report: replaced without force
     assert out.read_bytes() == again.html.encode("utf-8")
+
+
+# -- what the page says of itself ------------------------------------------------------------
+
+
+def drilldown_grades(page: str) -> list[str]:
+    """The grade cells of every drilldown sources table (the last column)."""
+    grades = []
+    for table in re.findall(r'<table class="askkit-sources">(.*?)</table>', page, flags=re.S):
+        heads = re.findall(r"<th>(.*?)</th>", table)
+        assert heads[-1] == "grade"
+        rows = re.findall(r"<tr id=[^>]*>(.*?)</tr>", table, flags=re.S)
+        grades.extend(re.findall(r"<td>(.*?)</td>", row, flags=re.S)[-1] for row in rows)
+    return grades
+
+
+def test_unjudged_sources_read_as_unjudged_never_as_grade_0(run_log: Path) -> None:
+    report = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10"])
+    grades = drilldown_grades(report.html)
+    assert len(grades) == report.sources == 370
+    unjudged = [g for g in grades if "unjudged" in g]
+    judged = [g for g in grades if "unjudged" not in g]
+    assert unjudged
+    assert judged
+    assert all(g in {"0", "1", "2", "3"} for g in judged)
+    # as many judged cells as the run has judged (query, section) rows
+    from askkit.frame import sources_frame
+    from askkit.metrics import read_qrels
+    from askkit.metrics.ids import doc_ids, qrels_doc_ids
+
+    frame = sources_frame(run_log)
+    qrels = read_qrels(DATA / "qrels.tsv")
+    keys = set(zip(qrels["query_id"], qrels_doc_ids(qrels, "section"), strict=True))
+    in_qrels = [k in keys for k in zip(frame["turn_id"], doc_ids(frame, "section"), strict=True)]
+    assert len(judged) == sum(in_qrels)
+
+
+def test_the_page_explains_itself_without_a_readme(run_log: Path) -> None:
+    page = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10"]).html
+    assert "README" not in page_text(page)
+    assert esc(CONVENTIONS) in page
+    assert "Worst first: judged queries by ndcg@10, lowest first" in page
+    plain = build_report(DATA / "turns.jsonl").html
+    assert "In the log&#x27;s order." in plain or "In the log's order." in plain
+
+
+def test_tables_are_sortable_and_plain_without_script(run_log: Path) -> None:
+    page = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10", "mrr"]).html
+    metrics = page.split("<h2>Metrics</h2>", 1)[1]
+    assert metrics.startswith('<table class="askkit-data askkit-sortable">')
+    per_query = page.split("Per-query measures", 1)[1].split("</details>", 1)[0]
+    assert '<table class="askkit-data askkit-sortable">' in per_query
+    # every judged query is a row of the plain HTML: the script only sorts and hides
+    assert per_query.count("<tr><td>q") == 37
+    assert "How did the knee problem change my training in March?" in per_query
+    assert "innerHTML" not in SORT_SCRIPT  # it moves rows; it never builds markup from text
+
+
+def test_a_written_report_gets_the_umasks_mode(small_report: Report, tmp_path: Path) -> None:
+    import os
+    import stat
+
+    before = os.umask(0o022)
+    try:
+        out = small_report.write(tmp_path / "shared.html")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+
+
+# -- several runs side by side ---------------------------------------------------------------
+
+
+def test_several_runs_are_compared_side_by_side(run_log: Path, tmp_path: Path) -> None:
+    from askkit.compare import compare
+
+    plain = tmp_path / "plain.jsonl"
+    index = LocalIndex(DATA / "vault", cache_dir=False, progress=False, stemmer=None)
+    queries = pd.read_csv(DATA / "queries.tsv", sep="\t")
+    with plain.open("w", encoding="utf-8") as fh:
+        for qid, question in zip(queries["query_id"], queries["question"], strict=True):
+            chunks = [c.to_dict() for c in index.search(question, k=10)]
+            fh.write(json.dumps({"id": qid, "question": question, "chunks": chunks}) + "\n")
+    measures = ["ndcg@10", "mrr"]
+    report = build_report(run_log, DATA / "qrels.tsv", measures=measures, others=[plain])
+    section = report.html.split("<h2>Runs compared</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "2 runs on 37 judged queries" in section
+    assert "the baseline is <b>run</b>" in section
+    cmp = compare(
+        {"run": sources_frame(run_log), "plain": sources_frame(plain)},
+        DATA / "qrels.tsv",
+        measures,
+        level="section",
+        baseline="run",
+    )
+    row = cmp.summary.loc[("plain", "ndcg@10")]
+    assert f'<td class="num">{int(row["wins"])}</td>' in section
+    assert f"{row['delta']:.4f}" in section
+    assert "p_random_holm" in section
+    assert 'alt="ndcg@k per run"' in section
+    # the rest of the page is the first run's
+    assert report.turns == 37
+
+
+def test_several_runs_need_judgments(run_log: Path) -> None:
+    with pytest.raises(UsageError, match="comparing runs needs judgments"):
+        build_report(run_log, others=[run_log])

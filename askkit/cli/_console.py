@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -27,7 +28,7 @@ def sources_table(
 
     ``cited`` holds the cited ordinals; ``None`` leaves the cited column out.
     """
-    table = Table(title=title or None, title_justify="left", expand=False)
+    table = Table(title=Text(title) if title else None, title_justify="left", expand=False)
     table.add_column("n", justify="right", style="bold")
     table.add_column("heading")
     table.add_column("path", style="cyan", overflow="fold", min_width=12)
@@ -38,7 +39,7 @@ def sources_table(
     for s in sources:
         row = [
             Text(f"[{s.ordinal}]"),
-            Text(s.display_heading()),
+            Text(s.shown_heading()),
             Text(str(s.path)),
             Text(s.date or "—"),
             Text(number_label(s.score)),
@@ -69,7 +70,9 @@ def print_turn(console: Console, turn: Turn) -> None:
             nums = ", ".join(f"[{n}]" for n in dangling)
             console.print(Text(f"cited with no source: {nums}", style="bold red"))
     cited = set(turn.cited_ordinals()) if turn.answer else None
-    console.print(sources_table(turn.sources, cited=cited))
+    # by [n], the numbers the answer cites (a payload may list them in any order)
+    by_number = sorted(turn.sources, key=lambda s: s.ordinal)
+    console.print(sources_table(by_number, cited=cited, title="sources, by [n]"))
 
 
 def _cell(value: Any, digits: int) -> Text:
@@ -86,13 +89,29 @@ def frame_table(
     """A rich table of a small frame's columns (no index): floats to ``digits``, bools as ✓.
 
     ``highlight`` is a row position shown in bold. Numbers are right-aligned.
+    A value is never cut: in a narrow terminal the headers wrap (``mean_`` /
+    ``chunks``) and each column keeps the width of its widest value.
     """
-    table = Table(title=title or None, title_justify="left", expand=False)
+    # a light frame (a rule under the header, no outer border): more room for the values
+    table = Table(
+        title=Text(title) if title else None,
+        title_justify="left",
+        expand=False,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
     columns = [frame.iloc[:, j].tolist() for j in range(frame.shape[1])]  # Python scalars
-    for name, values in zip(frame.columns, columns, strict=True):
+    cells = [[_cell(v, digits) for v in values] for values in columns]
+    for name, values, texts in zip(frame.columns, columns, cells, strict=True):
         numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
-        table.add_column(Text(str(name)), justify="right" if numeric and values else "left")
+        table.add_column(
+            Text(str(name)),
+            justify="right" if numeric and values else "left",
+            overflow="fold",
+            min_width=max((t.cell_len for t in texts), default=1),
+        )
     for i in range(frame.shape[0]):
         style = "bold" if i == highlight else None
-        table.add_row(*(_cell(col[i], digits) for col in columns), style=style)
+        table.add_row(*(texts[i] for texts in cells), style=style)
     return table

@@ -72,6 +72,23 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cut_command)
 
 
+#: The sweep's columns as the table names them: short, so an 80-column terminal shows
+#: every value whole (the legend under the table says what each is).
+_COLUMNS = {
+    "setting": "setting",
+    "mean_chunks": "chunks",
+    "mean_notes": "notes",
+    "recall": "recall",
+    "precision": "prec.",
+    "ndcg": "ndcg",
+    "queries_without_relevant": "lost",
+}
+_LEGEND = (
+    "chunks, notes: the answer's context (mean); recall, prec., ndcg: of the relevant "
+    "notes each pool holds; lost: queries whose context keeps none. ★: recommended."
+)
+
+
 def _strategies(text: str) -> list[str]:
     chosen = [s.strip() for s in text.split(",") if s.strip()]
     unknown = [s for s in chosen if s not in _STRATEGIES]
@@ -138,17 +155,19 @@ def cut_command(args: argparse.Namespace, console: Console) -> int:
     console.print(Text(cut.summary + "."), soft_wrap=True)
     if cut.truncation_note:
         console.print(Text(cut.truncation_note, style="yellow"), soft_wrap=True)
-    columns = ["setting", "mean_chunks", "mean_notes", "recall", "precision", "ndcg"]
-    columns.append("queries_without_relevant")
-    table = (cut.best if args.brief else cut.sweep)[columns].rename(
-        columns={"queries_without_relevant": "lost_all"}
-    )
+    table = (cut.best if args.brief else cut.sweep)[list(_COLUMNS)].rename(columns=_COLUMNS)
     label = "" if cut.recommended is None else cut.recommended.label
     picked = (table["setting"] == label).to_numpy()
-    table.insert(0, "", ["★" if p else "" for p in picked])
+    # the star in the setting's cell: a column of its own costs an 80-column terminal 4
+    table["setting"] = [
+        ("★ " if p else "  ") + s for p, s in zip(picked, table["setting"], strict=True)
+    ]
     hits = picked.nonzero()[0]
     title = "best setting per strategy" if args.brief else "context cut sweep"
     console.print(frame_table(table, title=title, highlight=int(hits[0]) if len(hits) else None))
+    console.print(Text(_LEGEND, style="dim"), soft_wrap=True)
+    if cut.all_truncated:  # the note above says why nothing is recommended
+        return 0
     if cut.recommended is None:
         raise UsageError(f"--min-recall: {cut.problem}")
     console.print(Text(f"recommended: {cut.recommended.label}", style="bold"))

@@ -70,7 +70,12 @@ def register(sub: Any) -> None:
         help="the address to listen on, one of this machine's (default 127.0.0.1)",
     )
     p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
-    p.add_argument("--dry-run", action="store_true", help="print the command, start nothing")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would be indexed and the JupyterLab command; index, embed and "
+        "start nothing",
+    )
     p.set_defaults(func=lab_command)
 
 
@@ -104,6 +109,29 @@ def lab_environment(
     return env
 
 
+def _prepare(vault: Path, embedder: str | None, console: Console) -> None:
+    """Index the vault (BM25, into askkit's cache) and, with ``embedder``, embed it."""
+    from askkit.retrieve.local import LocalIndex  # after the checks: a slow import
+
+    index = LocalIndex(vault, progress=_terminal.progress_bars())
+    console.print(
+        Text(f"{vault}: {len(index.vault)} notes, {len(index)} chunks ({index.last_report})")
+    )
+    if embedder:
+        from askkit.cli.dense import open_embedder
+        from askkit.dense.index import DenseIndex
+
+        dense = DenseIndex(vault, open_embedder(embedder), progress=True)
+        console.print(
+            Text(
+                f"{vault}: embedded with {dense.embedder.name}, {len(dense)} chunks "
+                f"({dense.last_embedded} embedded, {dense.last_reused} reused) in "
+                f"{dense.store_folder}"
+            ),
+            soft_wrap=True,
+        )
+
+
 def lab_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit lab``."""
     vault = Path(args.vault).expanduser().resolve()
@@ -119,26 +147,17 @@ def lab_command(args: argparse.Namespace, console: Console) -> int:
         raise MissingDependencyError(
             "JupyterLab is not installed: pip install 'askkit[lab]' (or run scripts/main.sh)"
         )
-    from askkit.retrieve.local import LocalIndex  # after the checks: a slow import
-
-    index = LocalIndex(vault, progress=_terminal.progress_bars())
-    console.print(
-        Text(f"{vault}: {len(index.vault)} notes, {len(index)} chunks ({index.last_report})")
-    )
-    if args.embedder:
-        from askkit.cli.dense import open_embedder
-        from askkit.dense.index import DenseIndex
-
-        dense = DenseIndex(vault, open_embedder(args.embedder), progress=True)
-        console.print(
-            Text(
-                f"{vault}: embedded with {dense.embedder.name}, {len(dense)} chunks "
-                f"({dense.last_embedded} embedded, {dense.last_reused} reused) in "
-                f"{dense.store_folder}"
-            ),
-            soft_wrap=True,
-        )
+    if args.dry_run:  # start nothing, write nothing: say what a real run would do
+        console.print(Text(f"would index {vault} (BM25, into askkit's cache)"), soft_wrap=True)
+        if args.embedder:
+            console.print(
+                Text(f"would embed {vault} with {args.embedder} (into askkit's store folder)"),
+                soft_wrap=True,
+            )
+    else:
+        _prepare(vault, args.embedder, console)
     port = args.port or _free_port(args.ip)
+
     token = secrets.token_hex(16)
     argv = [
         jupyter,

@@ -24,7 +24,13 @@ __all__ = ["register", "report_command"]
 def register(sub: Any) -> None:
     """Add ``askkit report`` to the command line."""
     p = sub.add_parser("report", help="write a static HTML report for a run (no Jupyter needed)")
-    p.add_argument("run", help="a JSONL turn log (or a JSON payload) of retrieved sources")
+    p.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="a JSONL turn log (or a JSON payload) of retrieved sources; several runs "
+        "(with --qrels) are compared side by side against the first, which the page shows",
+    )
     p.add_argument(
         "--qrels", help="graded judgments (TSV: query_id, path, heading, grade; or TREC qrels)"
     )
@@ -50,7 +56,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--level",
         choices=["note", "section"],
-        help="with --qrels: judge notes or sections (default note)",
+        help="with --qrels: score notes or sections (default: the judgments' own level, "
+        "section when they name headings)",
     )
     p.add_argument(
         "--max-queries",
@@ -78,7 +85,7 @@ def register(sub: Any) -> None:
 #: The options only a judged report uses, and their defaults.
 _JUDGED_OPTIONS: dict[str, Any] = {
     "measures": None,
-    "level": "note",
+    "level": None,
     "objective": "smallest-context",
     "min_recall": 0.9,
 }
@@ -124,7 +131,12 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
     from askkit.frame.jsonl import INPUT_NAME
 
     options = _judged_options(args)
-    arguments.check_input(args.run, what=INPUT_NAME)
+    for run in args.runs:
+        arguments.check_input(run, what=INPUT_NAME)
+    if len(args.runs) > 1 and args.qrels is None:
+        raise UsageError(
+            f"{len(args.runs)} runs: comparing runs needs --qrels (the judgments to score them)"
+        )
     if args.qrels is not None:
         arguments.check_input(args.qrels, what="qrels", option="--qrels")
     if args.vault is not None and not Path(args.vault).is_dir():
@@ -134,7 +146,7 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
 
     measures = options["measures"] or list(DEFAULT_MEASURES)
     report = build_report(
-        args.run,
+        args.runs[0],
         args.qrels,
         vault=args.vault,
         measures=measures,
@@ -144,6 +156,7 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
         title=args.title,
         objective=options["objective"],
         min_recall=options["min_recall"],
+        others=args.runs[1:],
     )
     try:
         out = report.write(Path(args.output), force=args.force)

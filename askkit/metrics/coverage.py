@@ -212,8 +212,12 @@ class Coverage:
         """Mean judged share of the top k over the run's queries."""
         return float(self.per_query["judged_at_k"].mean())
 
-    def explain(self) -> str:
-        """This run's caveats (:attr:`headline` first), then :data:`WHY_TOOLS_DIFFER`."""
+    def explain(self, *, why_tools_differ: bool = True) -> str:
+        """This run's caveats (:attr:`headline` first), then :data:`WHY_TOOLS_DIFFER`.
+
+        Explaining several runs, pass ``why_tools_differ=False`` and print that
+        paragraph once: it is the same for every run.
+        """
         lines = [self.headline] if self.headline else []
         lines += [
             f"Judged share of the top {self.k}: {self.judged_at_k:.1%} on average "
@@ -239,7 +243,8 @@ class Coverage:
                 f"{self.duplicate_chunks} chunks repeat a document already retrieved for "
                 "the same query; only the best counts."
             )
-        lines.append(WHY_TOOLS_DIFFER)
+        if why_tools_differ:
+            lines.append(WHY_TOOLS_DIFFER)
         return "\n".join(lines)
 
     def __str__(self) -> str:

@@ -44,6 +44,7 @@ __all__ = [
     "decode_id",
     "doc_ids",
     "encode_id",
+    "judged_level",
     "qrels_doc_ids",
     "trec_id",
     "vault_ids",
@@ -124,6 +125,28 @@ def _section_ids(path: pd.Series, heading: pd.Series) -> pd.Series:
     """``path#heading``, or the path alone where the heading is empty (a note
     without headings; a judgment that names no section)."""
     return path.where(heading == "", path + "#" + heading)
+
+
+def judged_level(qrels: pd.DataFrame) -> Level:
+    """The level judgments were made at: ``"section"`` when one names a section (a
+    non-empty ``heading``, or a TREC document id ``path#heading``), else ``"note"``.
+
+    >>> judged_level(pd.DataFrame({"path": ["a.md"], "heading": ["Feeding schedule"]}))
+    'section'
+    >>> judged_level(pd.DataFrame({"path": ["a.md"], "heading": [""]}))
+    'note'
+    >>> judged_level(pd.DataFrame({"doc": ["a.md#Top"], "path": ["a.md#Top"], "heading": [""]}))
+    'section'
+    """
+    if "heading" in qrels.columns and bool(
+        qrels["heading"].astype(STRING).fillna("").str.strip().ne("").any()
+    ):
+        return "section"
+    if "doc" in qrels.columns and bool(
+        qrels["doc"].astype(STRING).str.contains("#", regex=False).fillna(False).any()
+    ):
+        return "section"
+    return "note"
 
 
 def qrels_doc_ids(qrels: pd.DataFrame, level: Level) -> pd.Series:

@@ -54,6 +54,7 @@ __all__ = [
     "largest_drop",
     "largest_drop_cut_len",
     "note_best_scores",
+    "range_ranks",
     "score_range",
     "score_range_cut_len",
 ]
@@ -112,6 +113,22 @@ class ScoreRange:
         return (score - self.low) / (self.high - self.low) if self.scaled else math.nan
 
 
+def range_ranks(n: int) -> tuple[int, int]:
+    """The 1-based ranks whose scores are the score-range cut's high and low, in a pool
+    of ``n`` chunks (best first): 5% and 95% of the way down the pool, as kimun reads them.
+
+    The pool's best few chunks can score above the high, so a score's place on the
+    range (:meth:`ScoreRange.normalised`) can exceed 1; the last few fall below 0.
+
+    >>> range_ranks(80), range_ranks(5), range_ranks(1)
+    ((4, 77), (1, 5), (1, 1))
+    """
+    if n <= 0:
+        return (0, 0)
+    last = float(n - 1)
+    return (math.floor(HIGH_INDEX_FACTOR * last) + 1, math.ceil(LOW_INDEX_FACTOR * last) + 1)
+
+
 def score_range(pool: Sequence[Scored], cutoff: float = SCORE_RANGE_DEFAULT_CUTOFF) -> ScoreRange:
     """The score-range cut on ``pool`` with its endpoints (``score_range_cut_len`` in kimun).
 
@@ -125,8 +142,9 @@ def score_range(pool: Sequence[Scored], cutoff: float = SCORE_RANGE_DEFAULT_CUTO
     n = len(pool)
     if n == 0:
         return ScoreRange(math.nan, math.nan, None, 0)
-    high = pool[math.floor(HIGH_INDEX_FACTOR * float(n - 1))].similarity_score
-    low = pool[math.ceil(LOW_INDEX_FACTOR * float(n - 1))].similarity_score
+    high_rank, low_rank = range_ranks(n)
+    high = pool[high_rank - 1].similarity_score
+    low = pool[low_rank - 1].similarity_score
     span = high - low
     if span <= 0.0:
         return ScoreRange(high, low, None, n)

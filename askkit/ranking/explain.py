@@ -99,7 +99,10 @@ def explain_cut(pool: Pool, settings: CutSettings | None = None) -> pd.DataFrame
     -------
     pandas.DataFrame
         Columns ``rank`` (1-based), ``path``, ``score``, ``normalised`` (on
-        the score-range scale, ``(score - low) / (high - low)``; NaN for a
+        the score-range scale, ``(score - low) / (high - low)``, where high and
+        low are the scores 5% and 95% of the way down the pool
+        (:func:`askkit.ranking.cut.range_ranks`): the few chunks above the high
+        score more than 1, those below the low less than 0; NaN for a
         flat pool or a range that overflows f64), ``note_rank`` (the note's
         position among the pool's notes), ``note_best`` (the note's first,
         best chunk), ``note_drop`` (the note's relative drop to the next note,

@@ -31,13 +31,25 @@ from askkit.ranking.pools import pool_frame, pool_truncated
 from askkit.ranking.settings import CANDIDATE_POOL, STRATEGIES, CutSettings
 from askkit.ranking.sweep import SWEEP_MEASURES, recommend, sweep_cuts
 
-__all__ = ["OBJECTIVES", "SUMMARY_COLUMNS", "CutSweep", "sweep_context_cut"]
+__all__ = ["ALL_TRUNCATED", "OBJECTIVES", "SUMMARY_COLUMNS", "CutSweep", "sweep_context_cut"]
 
 #: What :func:`sweep_context_cut` can optimise (:func:`~askkit.ranking.sweep.recommend`'s
 #: objectives).
 OBJECTIVES = ("smallest-context", "ndcg", "precision")
 #: The sweep columns a summary shows: each setting and what it measures.
 SUMMARY_COLUMNS = ["setting", *SWEEP_MEASURES]
+
+
+#: Why a sweep of pools the server had all cut recommends nothing, and what it still tells.
+ALL_TRUNCATED = (
+    "Every pool holds only what a cut already kept (the server's, or the run's k), so the "
+    "sweep tells how much "
+    "of the judged-relevant notes a tighter cut than the server's would lose, and which "
+    "setting keeps them in fewer chunks; it cannot tell what a looser cut would add, "
+    "since the chunks the server cut are not in the log. So no [reranker] block is "
+    "recommended. To tune the cut, log answers with the server set to keep the whole "
+    f'pool (context_cut = "fixed", top_k = {CANDIDATE_POOL}) and sweep that log.'
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +82,22 @@ class CutSweep:
     problem: str = ""
 
     @property
+    def all_truncated(self) -> bool:
+        """Whether the server's cut had shortened every pool: then no setting is recommended."""
+        return 0 < self.pools == self.truncated
+
+    @property
     def truncation_note(self) -> str:
         """What truncated pools mean for the sweep, or ``""`` when none was truncated."""
         if not self.truncated:
             return ""
-        return (
+        head = (
             f"The server's cut already truncated {self.truncated} of {self.pools} pools "
             f"(fewer than {CANDIDATE_POOL} chunks): the sweep can only cut further."
         )
+        if not self.all_truncated:
+            return head + " Those pools read as if the server's cut were the whole pool."
+        return head + " " + ALL_TRUNCATED
 
     @property
     def summary(self) -> str:
@@ -87,6 +107,12 @@ class CutSweep:
             f"{self.pools} pools, {judged} with a relevant note; objective {self.objective}, "
             f"recall >= {self.min_recall:g} of the relevant notes each pool holds"
         )
+
+    @property
+    def toml(self) -> str:
+        """The ``[reranker]`` block to merge into ``server.toml``, or ``""`` when there is
+        no recommendation (none reaches the recall, or every pool was truncated)."""
+        return "" if self.recommended is None else self.recommended.to_toml()
 
     def html(self, figure: str = "") -> str:
         """The report's section body (``figure``: a ready ``<img>``), every value escaped."""
@@ -99,7 +125,16 @@ class CutSweep:
         parts.append(_html.data_table(self.best.set_index("strategy"), digits=3))
         parts.append("<h3>Recommended</h3>")
         if self.recommended is None:
-            parts.append(_html.message(self.problem, tone="warn"))
+            parts.append(
+                _html.message(
+                    "every pool was already truncated (see above): a setting picked on "
+                    "them would not be a recommendation",
+                    tone="warn",
+                    lead="no [reranker] block",
+                )
+                if self.all_truncated
+                else _html.message(self.problem, tone="warn")
+            )
         else:
             parts.append(
                 f"<p>{_html.esc(self.recommended.label)}: merge into the [reranker] table of "
@@ -202,10 +237,13 @@ def sweep_context_cut(
     best = _best_per_strategy(sweep, objective, min_recall)
     recommended: CutSettings | None = None
     problem = ""
-    try:
-        recommended = recommend(sweep, cast("Any", objective), min_recall=min_recall)
-    except SchemaError as exc:
-        problem = exc.message
+    if 0 < count == truncated:
+        problem = ALL_TRUNCATED
+    else:
+        try:
+            recommended = recommend(sweep, cast("Any", objective), min_recall=min_recall)
+        except SchemaError as exc:
+            problem = exc.message
     return CutSweep(
         sweep, best, recommended, objective, float(min_recall), count, truncated, problem
     )

@@ -480,6 +480,12 @@ class StandInEmbedder(FastEmbedEmbedder):
     trained model; its name and fingerprint are the tiny model's.
     """
 
+    #: What a widget says wherever this model runs (see ``askkit.widgets.Explorer``).
+    stand_in = (
+        f"the embedding model is askkit's tiny {STAND_IN} (a random projection of word "
+        "counts), not a trained model: its scores say nothing of kimun's"
+    )
+
     def __repr__(self) -> str:
         return f"StandInEmbedder({self.name!r}: {self.model_file})"
 
@@ -491,6 +497,12 @@ class StandInReranker(FastEmbedReranker):
     its scores grow with the words a query and a document share; it is no
     trained cross-encoder such as kimun's ``BGERerankerBase``.
     """
+
+    #: What a widget says wherever this model runs (see ``askkit.widgets.Explorer``).
+    stand_in = (
+        f"the reranker is askkit's tiny {STAND_IN} cross-encoder, not a trained model: its "
+        "scores grow with the words a question and a chunk share"
+    )
 
     def __init__(self, model: str, **options: Any) -> None:
         super().__init__(model, **options)

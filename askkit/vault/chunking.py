@@ -88,7 +88,7 @@ from typing import Any, Literal
 
 from askkit._text import rust_trim
 from askkit.errors import UsageError
-from askkit.sources import BREADCRUMB_SEP
+from askkit.sources import BREADCRUMB_SEP, FRONTMATTER  # the frontmatter section's breadcrumb
 from askkit.vault._body import body_start
 from askkit.vault._chunk_check import section_problems
 from askkit.vault._events import (
@@ -133,8 +133,6 @@ __all__ = [
     "split_frontmatter",
 ]
 
-#: The breadcrumb of the frontmatter section.
-FRONTMATTER = "FrontMatter"
 
 #: A kimun version whose chunker askkit reproduces.
 KimunVersion = Literal["0.17", "0.18"]

@@ -14,7 +14,7 @@ Examples
 >>> model.lengths
 {'fixed': 5, 'score-range': 3, 'largest-drop': 4}
 >>> model.summary
-'score-range keeps 3 of 5 chunks (3 notes): threshold 0.8160 = low 0.7 + cutoff 0.4 × (high 0.99 − low 0.7)'
+'score-range keeps 3 of 5 chunks (3 notes): threshold 0.8160 = low 0.7 + cutoff 0.4 × (high 0.99 − low 0.7); high: the score at rank 1, low: at rank 5 (5% and 95% of the way down the pool of 5)'
 """  # noqa: E501 - a doctest's output is one line
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from askkit.ranking import (
     score_range,
     search_rows,
 )
+from askkit.ranking.cut import range_ranks
 from askkit.retrieve import normalize_chunks
 from askkit.sources import AskSource, Turn
 from askkit.wire import ChunkResult
@@ -52,6 +53,7 @@ __all__ = [
     "cut_model",
     "cut_plot_png",
     "gap_closing_index",
+    "range_endpoints",
     "strategy_table",
 ]
 
@@ -200,22 +202,40 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+def range_endpoints(n: int) -> str:
+    """Where the score-range cut reads its high and low in a pool of ``n`` chunks.
+
+    >>> range_endpoints(80)
+    'high: the score at rank 4, low: at rank 77 (5% and 95% of the way down the pool of 80)'
+    """
+    high, low = range_ranks(n)
+    return (
+        f"high: the score at rank {high}, low: at rank {low} "
+        f"(5% and 95% of the way down the pool of {n})"
+    )
+
+
 def _reason(
     settings: CutSettings,
     ranged: ScoreRange,
     dropped: LargestDrop,
     search: Sequence[ChunkResult],
+    n: int,
 ) -> str:
     if settings.strategy == "fixed":
         return f"top_k = {settings.top_k}; search lists {_count(len(search), 'note')}"
     if settings.strategy == "score-range":
         if ranged.threshold is None:
-            return f"the score range is flat (high {_g(ranged.high)} <= low {_g(ranged.low)})"
+            return (
+                f"the score range is flat (high {_g(ranged.high)} <= low {_g(ranged.low)}; "
+                f"{range_endpoints(n)})"
+            )
         if math.isnan(ranged.threshold):
             return "the score range is NaN, so kimun's cut keeps nothing"
         return (
             f"threshold {ranged.threshold:.4f} = low {_g(ranged.low)} + cutoff "
-            f"{settings.score_range_cutoff:g} × (high {_g(ranged.high)} − low {_g(ranged.low)})"
+            f"{settings.score_range_cutoff:g} × (high {_g(ranged.high)} − low {_g(ranged.low)}); "
+            f"{range_endpoints(n)}"
         )
     searched = f"note positions {dropped.searched.start}..{dropped.searched.stop - 1} searched"
     if not dropped.searched:
@@ -258,7 +278,7 @@ def cut_model(pool: Sequence[ChunkResult], settings: CutSettings | None = None) 
         what = f"all {n} chunks" if len(kept) == n else f"{len(kept)} of {n} chunks"
         summary = (
             f"{settings.strategy} keeps {what} ({_count(_notes(kept), 'note')}): "
-            f"{_reason(settings, ranged, dropped, search)}"
+            f"{_reason(settings, ranged, dropped, search, n)}"
         )
     return CutModel(chunks, settings, lengths, ranged, dropped, kept, search, summary)
 
@@ -340,6 +360,29 @@ def cut_plot_png(model: CutModel, *, width: float = 7.0, height: float = 2.8) ->
     return figure_png(draw, size=(width, height))
 
 
+def _draw_range_endpoints(ax: Any, model: CutModel, scores: Sequence[float]) -> None:
+    """The score-range cut's high and low: the scores at 5% and 95% of the way down the
+    pool, marked where they sit and named with their ranks (the top points can score
+    above the high)."""
+    color = STRATEGY_COLORS["score-range"]
+    for label, rank in zip(("high", "low"), range_ranks(len(scores)), strict=True):
+        score = scores[rank - 1]
+        if not math.isfinite(score):
+            continue
+        ax.scatter(
+            [rank], [score], marker="D", s=36, facecolors="none", edgecolors=color,
+            linewidths=1.2, zorder=3,
+        )  # fmt: skip
+        ax.annotate(
+            f"{label} (rank {rank})",
+            (rank, score),
+            xytext=(6, 6 if label == "high" else -11),
+            textcoords="offset points",
+            fontsize=7,
+            color=color,
+        )
+
+
 def _draw_cut(ax: Any, model: CutModel) -> None:
     """The cut plot on ``ax``: scores by rank, each strategy's boundary."""
     n = len(model.pool)
@@ -358,6 +401,7 @@ def _draw_cut(ax: Any, model: CutModel) -> None:
     threshold = model.ranged.threshold
     if threshold is not None and math.isfinite(threshold):
         ax.axhline(threshold, color=STRATEGY_COLORS["score-range"], linestyle=":", linewidth=1)
+    _draw_range_endpoints(ax, model, scores)
     gap = gap_closing_index(model)
     if gap is not None and math.isfinite(scores[gap]):
         ax.scatter(

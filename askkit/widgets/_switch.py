@@ -35,6 +35,7 @@ __all__ = [
     "histogram_title",
     "pick",
     "server_notices",
+    "stand_ins",
 ]
 
 
@@ -53,6 +54,27 @@ class Choice:
     fetch_pool: Callable[[str], Sequence[Any]]
     pool_from: str
     health: Callable[[], Health] | None = None
+    stand_ins: tuple[str, ...] = ()
+
+
+def stand_ins(obj: object) -> tuple[str, ...]:
+    """What a retriever, its embedder and its reranker say of themselves when they are
+    stand-ins (a class attribute ``stand_in``, as askkit's tiny test models carry), so the
+    Explorer can label them; empty for real models.
+
+    >>> class Tiny:
+    ...     stand_in = "a tiny test model"
+    >>> class Index:
+    ...     embedder, reranker = object(), Tiny()
+    >>> stand_ins(Index())
+    ('a tiny test model',)
+    """
+    found = []
+    for part in (obj, getattr(obj, "embedder", None), getattr(obj, "reranker", None)):
+        note = getattr(type(part), "stand_in", None)
+        if isinstance(note, str) and note not in found:
+            found.append(note)
+    return tuple(found)
 
 
 def _health_source(obj: object) -> Callable[[], Health] | None:
@@ -96,7 +118,7 @@ def _pool_source(obj: object, retriever: Retriever) -> tuple[Callable[[str], Any
 def _choice(name: str, obj: object) -> Choice:
     retriever = as_retriever(obj)
     fetch, origin = _pool_source(obj, retriever)
-    return Choice(name, retriever, fetch, origin, _health_source(obj))
+    return Choice(name, retriever, fetch, origin, _health_source(obj), stand_ins(obj))
 
 
 def choices(retriever: object, retrievers: Mapping[str, object] | None) -> tuple[Choice, ...]:
@@ -122,7 +144,9 @@ def choices(retriever: object, retrievers: Mapping[str, object] | None) -> tuple
         adapted = as_retriever(retriever)
         name = str(getattr(adapted, "name", "") or type(retriever).__name__)
         fetch, origin = _pool_source(retriever, adapted)
-        return (Choice(name, adapted, fetch, origin, _health_source(retriever)),)
+        return (
+            Choice(name, adapted, fetch, origin, _health_source(retriever), stand_ins(retriever)),
+        )
     if not isinstance(retrievers, Mapping):
         raise UsageError(
             f"retrievers must be a mapping {{name: retriever}}, got {type(retrievers).__name__}"

@@ -30,7 +30,7 @@ import pandas as pd
 from askkit._html import SourceCells, bar_scale, source_cells, sources_table
 from askkit.errors import SchemaError
 from askkit.frame import empty_frame, sources_frame, to_sources
-from askkit.sources import AskSource, SourceList, Turn
+from askkit.sources import FRONTMATTER, FRONTMATTER_LABEL, AskSource, SourceList, Turn
 
 __all__ = [
     "SORT_KEYS",
@@ -119,7 +119,7 @@ def as_sources_frame(data: Any) -> pd.DataFrame:
 
 
 def display_headings(frame: pd.DataFrame) -> pd.Series:
-    """:meth:`AskSource.display_heading` for every row, vectorized.
+    """:meth:`AskSource.shown_heading` for every row, vectorized.
 
     >>> from askkit import AskSource, VaultPath
     >>> df = as_sources_frame([AskSource(VaultPath("j/2026-04-08.md"), "Noon", "2026-04-08",
@@ -128,6 +128,7 @@ def display_headings(frame: pd.DataFrame) -> pd.Series:
     ['2026-04-08 · Noon']
     """
     heading = frame["heading"].fillna("").astype(str)
+    heading = heading.where(heading != FRONTMATTER, FRONTMATTER_LABEL)
     date = frame["wire_date"]
     has_date = date.notna().to_numpy()
     has_heading = (heading != "").to_numpy()

@@ -19,7 +19,7 @@ import traitlets
 from askkit import _html
 from askkit.ranking import STRATEGIES, CutSettings, Strategy, why_not
 from askkit.ranking.settings import CANDIDATE_POOL
-from askkit.sources import AskSource, SourceList
+from askkit.sources import AskSource, SourceList, Turn
 from askkit.widgets._cut_model import CutModel, as_pool, cut_model, cut_plot_png, strategy_table
 from askkit.widgets.table import SourcesView
 from askkit.wire import ChunkResult
@@ -28,6 +28,14 @@ __all__ = ["CutView"]
 
 _PICK = ("(pick a note)", "")  # a note path is never empty
 _LABELS = {"description_width": "90px"}
+
+
+def _question(pool: Any, question: str | None) -> str | None:
+    """The question a pool came from: the one given, else a :class:`~askkit.Turn`'s own."""
+    if question is not None:
+        return str(question)
+    asked = getattr(pool, "question", None) if isinstance(pool, Turn) else None
+    return asked or None
 
 
 class CutView(w.VBox):  # type: ignore[misc]
@@ -43,6 +51,9 @@ class CutView(w.VBox):  # type: ignore[misc]
         query's rows of ``LocalIndex.pools``.
     settings:
         The starting :class:`~askkit.ranking.CutSettings` (kimun's defaults).
+    question:
+        The question the pool was retrieved for, shown above the plot (a
+        :class:`~askkit.Turn` names its own).
     page_size:
         Rows per page of the kept sources.
 
@@ -63,12 +74,20 @@ class CutView(w.VBox):  # type: ignore[misc]
     settings = traitlets.Instance(CutSettings)
 
     def __init__(
-        self, pool: Any = None, settings: CutSettings | None = None, *, page_size: int = 10
+        self,
+        pool: Any = None,
+        settings: CutSettings | None = None,
+        *,
+        question: str | None = None,
+        page_size: int = 10,
     ) -> None:
         settings = CutSettings() if settings is None else settings
         if not isinstance(settings, CutSettings):
             raise TypeError(f"settings must be a CutSettings, got {type(settings).__name__}")
         self._pool: tuple[ChunkResult, ...] = as_pool(pool)
+        self.question: str | None = _question(pool, question)
+        self.question_html = w.HTML()
+        self.question_html.add_class("askkit-cut-question")
         self._syncing = False
         self.model: CutModel = cut_model(self._pool, settings)
         top = self._slider_top(settings)
@@ -133,6 +152,7 @@ class CutView(w.VBox):  # type: ignore[misc]
             ]
         )
         self.children = [
+            self.question_html,
             w.HBox([self.plot, controls]),
             self.summary_html,
             self.table_html,
@@ -145,7 +165,8 @@ class CutView(w.VBox):  # type: ignore[misc]
         self._refresh()
 
     def __repr__(self) -> str:
-        return f"<CutView: {self.model.summary}>"
+        of = f" pool of {self.question!r}" if self.question else ""
+        return f"<CutView{of}: {self.model.summary}>"
 
     # -- data
 
@@ -178,9 +199,11 @@ class CutView(w.VBox):  # type: ignore[misc]
         """The ``[reranker]`` keys of the current settings, for kimun's ``server.toml``."""
         return self.settings.to_toml()
 
-    def set_pool(self, pool: Any) -> None:
-        """Show another pool (anything the constructor takes); the settings stay."""
+    def set_pool(self, pool: Any, question: str | None = None) -> None:
+        """Show another pool (anything the constructor takes) and name the question it
+        came from (a :class:`~askkit.Turn` names its own); the settings stay."""
         self._pool = as_pool(pool)
+        self.question = _question(pool, question)
         top = self._slider_top(self.settings)
         self._syncing = True
         try:
@@ -237,6 +260,11 @@ class CutView(w.VBox):  # type: ignore[misc]
     def _refresh(self) -> None:
         settings = self.settings
         self.model = cut_model(self._pool, settings)
+        self.question_html.value = (
+            _html.heading_label("pool of", repr(self.question))
+            if self.question
+            else _html.message("pool of an unnamed question (pass question=...)", tone="muted")
+        )
         self.plot.value = cut_plot_png(self.model)
         self.summary_html.value = _html.message(self.model.summary)
         self.table_html.value = _html.data_table(strategy_table(self.model))

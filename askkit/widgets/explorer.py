@@ -452,7 +452,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
         )
         try:
             pool: Sequence[Any] = choice.fetch_pool(query)
-            self.cut_view.set_pool(pool)
+            self.cut_view.set_pool(pool, question=query)
         except Exception as exc:  # any retriever failure is shown to the user
             self.cut_view.set_pool(None)
             by = f" ({choice.name})" if self.several else ""
@@ -504,6 +504,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
             self._show_history()
             return sources
         notices = self._server_notices(choice, failed=error is not None)
+        notices += [("warn", f"stand-in: {note}") for note in choice.stand_ins]
         if error is not None:
             self._show_error(error, f"{choice.name} failed" if self.several else None)
         else:

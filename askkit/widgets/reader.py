@@ -119,9 +119,7 @@ class SourceReader(w.VBox):  # type: ignore[misc]
             where = f", section {self.section + 1}/{len(self.sections)}"
         elif self.vault is not None:
             where = ", section not found" if self.note_text is not None else ", note not open"
-        return (
-            f"<SourceReader: [{source.ordinal}] {source.display_heading()} ({source.path}){where}>"
-        )
+        return f"<SourceReader: [{source.ordinal}] {source.shown_heading()} ({source.path}){where}>"
 
     def show(self, source: AskSource | None, query: str | None = None) -> None:
         """Show ``source`` (and highlight ``query``'s terms when given)."""

@@ -60,6 +60,8 @@ class TurnView(w.VBox):  # type: ignore[misc]
         self.turn = turn
         self.pieces = answer_pieces(turn)
         self.sources_view = SourcesView(turn, page_size=page_size, show_cited=True)
+        # by [n], the numbers the answer cites (a payload may list them in any order)
+        self.sources_view.sort("ordinal", ascending=True)
         self.reader = SourceReader(vault)
         self.citation_buttons: dict[int, list[w.Button]] = {}
         self.question_html = w.HTML(_html.question_html(turn.question))
@@ -76,6 +78,7 @@ class TurnView(w.VBox):  # type: ignore[misc]
                 w.HTML(_html.ANSWER_LABEL),
                 self.answer_box,
                 self.dangling_html,
+                w.HTML(_html.heading_label("sources", "by [n], the number the answer cites")),
                 self.sources_view,
                 self.reader,
             ]

@@ -11,6 +11,7 @@ import pytest
 
 from tests.browser.conftest import Lab, save_screenshot
 from tests.conftest import DATA, ROOT
+from tests.nbrun import PROGRESS
 
 pytestmark = pytest.mark.browser
 
@@ -45,7 +46,7 @@ def _run_all_from_menu(page: Any) -> None:
 
 
 def _open_and_run_all(
-    page: Any, lab: Lab, notebook: str, widget: str, *, seconds: float = 60
+    page: Any, lab: Lab, notebook: str, widget: str, *, seconds: float = 60, visible: bool = True
 ) -> Any:
     """Open the notebook, wait for its kernel, run every cell from the Run menu, and
     return the first ``widget`` (a CSS selector) once it is visible.
@@ -55,7 +56,8 @@ def _open_and_run_all(
     count), and a widget created before the widget manager is attached to the
     kernel shows "Error displaying widget: model not found". Either way the
     cells are run again (at most five attempts). ``seconds``: how long a run may take
-    before the widget shows.
+    before the widget shows; ``visible=False``: in the page is enough (a cell scrolled
+    out of view while later cells run).
     """
     page.goto(lab.open_url(notebook))
     page.locator(".jp-Notebook").first.wait_for(state="visible", timeout=90_000)
@@ -70,7 +72,7 @@ def _open_and_run_all(
         started = time.monotonic()
         deadline = started + seconds
         while time.monotonic() < deadline:
-            if target.count() and target.is_visible():
+            if target.count() and (target.is_visible() or not visible):
                 return target
             if broken.count():
                 break
@@ -85,41 +87,49 @@ def _open_and_run_all(
 def test_explorer_query_click_reads_the_located_section(
     lab: Lab, page: Any, tmp_path: Path
 ) -> None:
+    """The README's first picture: the Explorer on kimun's dense retrieval (the offline
+    all-MiniLM-L6-v2), which answers the headline question first, with BM25 beside it."""
     lab.write_notebook(
         "explorer_test.ipynb",
         [
+            "from askkit.dense import DenseIndex, parse_embedder\n"
             "from askkit.retrieve.local import LocalIndex\n"
             "from askkit.widgets import Explorer\n"
             f"VAULT = {str(VAULT)!r}\n"
-            "index = LocalIndex(VAULT, cache_dir=False, progress=False)\n"
-            "explorer = Explorer(index, VAULT)\n"
+            "dense = DenseIndex(VAULT, parse_embedder('fastembed:AllMiniLML6V2'), progress=False)\n"
+            "bm25 = LocalIndex(VAULT, cache_dir=False, progress=False)\n"
+            "explorer = Explorer(retrievers={'dense': dense, 'BM25': bm25}, vault=VAULT)\n"
             "explorer",
         ],
     )
-    explorer = _open_and_run_all(page, lab, "explorer_test.ipynb", ".askkit-explorer")
+    explorer = _open_and_run_all(page, lab, "explorer_test.ipynb", ".askkit-explorer", seconds=600)
 
     box = explorer.locator(".askkit-query input")
     box.fill(QUERY)
     box.press("Enter")
-    explorer.locator(".widget-html", has_text="sources for").first.wait_for(timeout=30_000)
+    explorer.locator(".widget-html", has_text="sources for").first.wait_for(timeout=60_000)
     history = explorer.locator(".askkit-history-item")
     history.first.wait_for(timeout=30_000)
     assert QUERY in history.first.inner_text()
 
-    row = explorer.locator(".askkit-row", has_text="projects/sourdough.md").first
-    row.wait_for(timeout=30_000)
-    other = explorer.locator(".askkit-row", has_text="language/german.md").first
+    # dense retrieval puts the section that answers first
+    first = explorer.locator(".askkit-row").first
+    first.wait_for(timeout=30_000)
+    assert "Feeding schedule" in first.inner_text()
+    assert "projects/sourdough.md" in first.inner_text()
+    row = explorer.locator(".askkit-row", has_text="Feeding schedule").first
+    other = explorer.locator(".askkit-row", has_text="baking/troubleshooting.md").first
     other.locator(".askkit-select").click()  # first another row, so the reader must change
     reader = explorer.locator(".askkit-reader")
-    reader.locator(".askkit-title", has_text="Wörter aus der Küche").wait_for(timeout=30_000)
+    reader.locator(".askkit-title", has_text="Sour enough to hurt").wait_for(timeout=30_000)
 
     row.locator(".askkit-select").click()
-    reader.locator(".askkit-title", has_text="Sourdough › Starter").wait_for(timeout=30_000)
-    located = reader.locator(".askkit-located", has_text="The starter is called Gus")
+    reader.locator(".askkit-title", has_text="Feeding schedule").wait_for(timeout=30_000)
+    located = reader.locator(".askkit-located", has_text="acetone")
     located.wait_for(state="visible", timeout=30_000)
     reader.locator(".askkit-meta", has_text="projects/sourdough.md").wait_for(timeout=30_000)
-    reader.locator(".widget-html", has_text="section 3 of").filter(
-        has_text="Sourdough › Starter"
+    reader.locator(".widget-html", has_text="section ").filter(
+        has_text="Feeding schedule"
     ).first.wait_for(timeout=30_000)
     # the located section is within the note view's visible area (no scrolling needed)
     note = reader.locator(".askkit-note").bounding_box()
@@ -185,14 +195,67 @@ def test_turn_view_citation_opens_the_source(lab: Lab, page: Any, tmp_path: Path
     assert page.dialogs == []  # type: ignore[attr-defined]
 
 
+def _bundle(lab: Lab) -> None:
+    """The bundled notebooks and data in the lab's folder, laid out as in the repository
+    (a notebook reads ``../data``)."""
+    shutil.copytree(ROOT / "notebooks", lab.root / "notebooks", dirs_exist_ok=True)
+    shutil.copytree(DATA, lab.root / "data", dirs_exist_ok=True)
+
+
+def _every_cell_ran(page: Any, seconds: float = 600) -> Any:
+    """Wait until every code cell of the shown notebook has an execution count; return
+    the notebook's panel after checking that no cell printed an error."""
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        prompts = [p.inner_text() for p in panel.locator(".jp-CodeCell .jp-InputPrompt").all()]
+        if prompts and all(any(ch.isdigit() for ch in p) for p in prompts):
+            break
+        page.wait_for_timeout(250)
+    prompts = [p.inner_text() for p in panel.locator(".jp-CodeCell .jp-InputPrompt").all()]
+    assert all(any(ch.isdigit() for ch in p) for p in prompts), prompts  # every cell ran
+    errors = panel.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+    stderr = [t for t in errors.all_inner_texts() if not PROGRESS.search(t)]
+    assert stderr == [], stderr
+    assert panel.locator(".jp-OutputArea-output", has_text="Traceback").count() == 0
+    assert panel.locator(".jp-OutputArea-output", has_text="Error displaying widget").count() == 0
+    return panel
+
+
+#: Each bundled notebook run in JupyterLab: what shows it ran, and its picture (the part
+#: of the notebook a new user most needs to see) for docs/screenshots/.
+NOTEBOOK_PICTURES = {
+    "score-distributions.ipynb": (".jp-CodeCell:has(.jp-RenderedImage)", "score-distributions.png"),
+    "debug-retrieval.ipynb": ('.jp-CodeCell:has-text("dense first:")', "debug-retrieval.png"),
+    "evaluate-and-compare.ipynb": (
+        ".jp-CodeCell:has(.jp-RenderedImage)",
+        "evaluate-and-compare.png",
+    ),
+}
+
+
+@pytest.mark.parametrize("notebook", list(NOTEBOOK_PICTURES))
+def test_each_bundled_notebook_runs_clean_and_its_picture_is_taken(
+    lab: Lab, page: Any, tmp_path: Path, notebook: str
+) -> None:
+    _bundle(lab)
+    target, picture = NOTEBOOK_PICTURES[notebook]
+    _open_and_run_all(page, lab, f"notebooks/{notebook}", target, seconds=600, visible=False)
+    panel = _every_cell_ran(page)
+    shown = panel.locator(target).first
+    shown.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    if notebook == "score-distributions.ipynb":  # the figure shows, in the browser too
+        image = shown.locator(".jp-RenderedImage img").bounding_box()
+        assert image is not None
+        assert image["width"] > 400
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    save_screenshot(shown, picture, tmp_path)
+
+
 def test_the_explore_notebook_runs_clean_in_jupyterlab(lab: Lab, page: Any, tmp_path: Path) -> None:
     """notebooks/explore.ipynb as shipped: every cell runs, none errors, the widgets render."""
-    (lab.root / "notebooks").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "notebooks" / "explore.ipynb", lab.root / "notebooks" / "explore.ipynb")
-    (lab.root / "data").mkdir(exist_ok=True)
-    shutil.copy(DATA / "answer_job.json", lab.root / "data" / "answer_job.json")
-    if not (lab.root / "data" / "vault").exists():
-        shutil.copytree(DATA / "vault", lab.root / "data" / "vault")
+    _bundle(lab)
     # the vault is embedded with kimun's AllMiniLML6V2 on the first run: minutes on a slow machine
     labeler = _open_and_run_all(
         page, lab, "notebooks/explore.ipynb", ".askkit-labeler", seconds=600
@@ -206,7 +269,7 @@ def test_the_explore_notebook_runs_clean_in_jupyterlab(lab: Lab, page: Any, tmp_
             break
         page.wait_for_timeout(250)
     prompts = [p.inner_text() for p in panel.locator(".jp-CodeCell .jp-InputPrompt").all()]
-    assert len(prompts) == code_cells.count() == 7
+    assert len(prompts) == code_cells.count() == 8
     assert all(any(ch.isdigit() for ch in p) for p in prompts), prompts  # every cell ran
     errors = panel.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
     assert errors.count() == 0, errors.all_inner_texts()

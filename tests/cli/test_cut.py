@@ -72,7 +72,12 @@ def test_a_log_of_cut_answers_is_said_to_be_truncated(
     out = capsys.readouterr().out
     assert "The server's cut already truncated 37 of 37 pools" in out
     assert "the sweep can only cut further" in out
-    assert toml_block(out).strategy in ("fixed", "score-range", "largest-drop")
+    # a setting picked on pools that were all cut is no recommendation: no block to merge
+    assert "cannot tell what a looser cut would add" in out
+    assert "no [reranker] block is recommended" in out
+    assert "\n[reranker]\n" not in out
+    assert "recommended:" not in out
+    assert "fixed top_k=1" in out  # the sweep itself is still shown
 
 
 def test_a_log_of_whole_pools(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -86,7 +91,8 @@ def test_a_log_of_whole_pools(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     full = sum(len(index.pool(q)) == 80 for q in ("sourdough starter feeding ratio", "tomatoes"))
     assert ("already truncated" in out) == (full < 2)
-    assert "[reranker]" in out
+    # a block to merge unless every pool was cut (BM25's pools here hold 32 and 29 chunks)
+    assert ("\n[reranker]\n" in out) == (full > 0)
 
 
 def error_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -286,4 +292,27 @@ def test_cut_on_scores_near_the_float_limit_prints_no_warning(
     assert main(["cut", str(log), "--qrels", str(qrels), "--min-recall", "0"]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
-    assert "[reranker]" in captured.out
+    assert "37 pools" not in captured.out
+    assert "no [reranker] block is recommended" in captured.out  # 4-chunk pools: all cut
+
+
+def test_an_80_column_terminal_shows_every_setting_and_value_whole(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["cut", "--vault", VAULT, "--queries", QUERIES, "--qrels", QRELS]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out
+    index = LocalIndex(VAULT, cache_dir=False, progress=False)
+    sweep = sweep_cuts(index.pools(QUERIES), QRELS)
+    rows = [line for line in out.splitlines() if line[2:].startswith(tuple(sweep["setting"]))]
+    assert len(rows) == len(sweep)  # one whole row per setting, none cut or wrapped
+    assert all(len(row) <= 80 for row in rows)
+    best = recommend(sweep)
+    starred = [row for row in rows if row.startswith("★ ")]
+    assert len(starred) == 1
+    chunks = f"{sweep.set_index('setting').loc[best.label, 'mean_chunks']:.3f}"
+    assert starred[0].split()[1:4] == [*best.label.split(), chunks]
+    for row, (_, expected) in zip(rows, sweep.iterrows(), strict=True):
+        assert f"{expected['recall']:.3f}" in row
+    assert "lost: queries whose context keeps none" in out

@@ -15,6 +15,8 @@ import pytest
 
 from tests.conftest import DATA, ROOT
 
+LAB = [sys.executable, "-m", "askkit.cli", "lab", "--vault", str(DATA / "vault"), "--no-browser"]
+
 
 def test_dry_run_prints_the_url_and_command(tmp_path: Path) -> None:
     out = subprocess.run(
@@ -37,12 +39,31 @@ def test_dry_run_prints_the_url_and_command(tmp_path: Path) -> None:
         env={**os.environ, "ASKKIT_CACHE_DIR": str(tmp_path), "COLUMNS": "400"},
     )
     assert out.returncode == 0, out.stderr
-    assert "notes," in out.stdout
-    assert "chunks" in out.stdout
+    # a dry run starts nothing and writes nothing: it says what a real run would index
+    assert f"would index {DATA / 'vault'} (BM25, into askkit's cache)" in out.stdout
+    assert "notes," not in out.stdout
+    assert out.stderr == ""  # no progress bar
+    assert list(tmp_path.iterdir()) == []  # the cache is left empty
     assert re.search(
         r"http://127\.0\.0\.1:\d+/lab/tree/debug-retrieval\.ipynb\?token=\w+", out.stdout
     )
     assert "--no-browser" in out.stdout
+
+
+def test_dry_run_with_an_embedder_embeds_nothing(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [*LAB, "--embedder", "fastembed:AllMiniLML6V2", "--dry-run"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "ASKKIT_CACHE_DIR": str(tmp_path), "COLUMNS": "400"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert "would embed" in out.stdout
+    assert "fastembed:AllMiniLML6V2" in out.stdout
+    assert "embedded with" not in out.stdout
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_embedder_embeds_the_vault_first_and_goes_to_the_notebooks(
@@ -52,30 +73,36 @@ def test_an_embedder_embeds_the_vault_first_and_goes_to_the_notebooks(
     embedded offline, with a progress bar, into the store the notebooks' DenseIndex opens."""
     from askkit.cli.lab import ENV_EMBEDDER, lab_environment
 
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "askkit.cli",
-            "lab",
-            "--vault",
-            str(DATA / "vault"),
-            "--embedder",
-            "fastembed:AllMiniLML6V2",
-            "--dry-run",
-            "--no-browser",
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
+    proc = subprocess.Popen(
+        [*LAB, "--embedder", "fastembed:AllMiniLML6V2"],
         cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         env={**os.environ, "COLUMNS": "400", "HF_HUB_OFFLINE": "1"},
-        timeout=600,
+        start_new_session=True,
     )
-    assert out.returncode == 0, out.stderr
-    assert "embedding (fastembed:sentence-transformers/all-MiniLM-L6-v2 (offline" in out.stderr
-    assert re.search(r"embedded with fastembed:.*all-MiniLM-L6-v2.* \d+ chunks", out.stdout)
-    printed = " ".join(out.stdout.split())
+    try:  # read up to the URL JupyterLab is started at, then stop it
+        assert proc.stdout is not None
+        lines: list[str] = []
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            lines.append(line)
+            if "JupyterLab at " in line or not line:
+                break
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    text = "".join(lines)
+    assert "JupyterLab at " in text, text
+    assert "embedding (fastembed:sentence-transformers/all-MiniLM-L6-v2 (offline" in text
+    assert re.search(r"embedded with fastembed:.*all-MiniLM-L6-v2.* \d+ chunks", text)
+    printed = " ".join(text.split())
     assert [p for p in minilm_env.glob("dense-*") if str(p) in printed]  # the store it wrote
     env = lab_environment(DATA / "vault", None, None, "fastembed:AllMiniLML6V2")
     assert env[ENV_EMBEDDER] == "fastembed:AllMiniLML6V2"
@@ -114,7 +141,6 @@ def test_missing_vault_or_notebook_is_a_clear_error(tmp_path: Path) -> None:
 
 
 MAIN = ["bash", str(ROOT / "scripts" / "main.sh"), "--no-browser"]
-LAB = [sys.executable, "-m", "askkit.cli", "lab", "--vault", str(DATA / "vault"), "--no-browser"]
 
 
 @pytest.mark.slow

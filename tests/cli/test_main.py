@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,7 +46,10 @@ def test_sources_prints_the_table() -> None:
     assert "cited with no source: [7]" in out.stdout
     assert "2026-04-08 · Afternoon" in out.stdout
     assert "projects/sourdough.md" in out.stdout
-    assert out.stdout.index("[4]") < out.stdout.index("[1] ")
+    # the table lists the sources by [n], as the answer cites them (the payload: 4, 1, 6, 2, 3)
+    table = out.stdout[out.stdout.index("sources, by [n]") :]
+    rows = re.findall(r"^│ \[(\d+)\] │", table, flags=re.M)
+    assert rows == ["1", "2", "3", "4", "6"]
 
 
 def test_sources_of_an_embeddings_response() -> None:

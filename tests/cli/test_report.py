@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, ROOT
-from tests.test_report import relabel, write_run_log
+from tests.test_report import relabel, write_pool_log, write_run_log
 
 
 @pytest.fixture(scope="module")
@@ -57,16 +57,17 @@ def test_cli_missing_log_is_one_line(tmp_path: Path) -> None:
     assert "nope.jsonl" in proc.stderr
 
 
-def test_cli_passes_the_context_cut_options(run_log: Path, tmp_path: Path) -> None:
+def test_cli_passes_the_context_cut_options(tmp_path: Path) -> None:
     from askkit.cli import main
     from askkit.frame import sources_frame
     from askkit.ranking import sweep_context_cut
 
+    pool_log = write_pool_log(tmp_path / "pools.jsonl")  # whole pools: a recommendation
     out = tmp_path / "r.html"
-    argv = ["report", str(run_log), "--qrels", str(DATA / "qrels.tsv"), "-o", str(out)]
+    argv = ["report", str(pool_log), "--qrels", str(DATA / "qrels.tsv"), "-o", str(out)]
     assert main([*argv, "--objective", "precision", "--min-recall", "0.6"]) == 0
     cut = sweep_context_cut(
-        sources_frame(run_log), DATA / "qrels.tsv", objective="precision", min_recall=0.6
+        sources_frame(pool_log), DATA / "qrels.tsv", objective="precision", min_recall=0.6
     )
     assert cut.recommended is not None
     page = out.read_text(encoding="utf-8")
@@ -259,3 +260,25 @@ def test_cli_refuses_an_output_that_is_a_fifo_when_parsing(
     assert err == (
         f"askkit: error: -o must be a regular file to write, got '{fifo}' (a FIFO (named pipe))\n"
     )
+
+
+def test_cli_compares_several_runs(
+    run_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from askkit.cli import main
+
+    other = tmp_path / "other.jsonl"
+    other.write_text(run_log.read_text(encoding="utf-8"), encoding="utf-8")
+    out = tmp_path / "r.html"
+    argv = ["report", str(run_log), str(other), "--qrels", str(DATA / "qrels.tsv")]
+    assert main([*argv, "-o", str(out), "--measures", "ndcg@10"]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "<h2>Runs compared</h2><p>2 runs on 37 judged queries" in page
+    assert "the baseline is <b>run</b>" in page
+    # the same run twice: no query better or worse
+    assert '<td>other</td><td>ndcg@10</td><td class="num">' in page
+    capsys.readouterr()
+    assert main(["report", str(run_log), str(other), "-o", str(tmp_path / "x.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "2 runs: comparing runs needs --qrels" in err

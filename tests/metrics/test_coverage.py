@@ -30,6 +30,16 @@ def test_coverage_on_bundled_data(local_run: pd.DataFrame) -> None:
     assert "<script>" not in cov._repr_html_()
 
 
+def test_the_paragraph_on_tools_can_be_left_for_one_print(local_run: pd.DataFrame) -> None:
+    from askkit.metrics import WHY_TOOLS_DIFFER
+
+    cov = coverage(local_run, DATA / "qrels.tsv", k=10)
+    assert cov.explain().endswith(WHY_TOOLS_DIFFER)
+    short = cov.explain(why_tools_differ=False)
+    assert WHY_TOOLS_DIFFER not in short
+    assert cov.explain().startswith(short)
+
+
 def test_coverage_escapes_html() -> None:
     run = frame([("<script>alert(1)</script>", "a.md", 1.0)])
     cov = coverage(run, QRELS)

@@ -8,9 +8,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from tests.nbrun import NOTEBOOKS, assert_stored_without_outputs, outputs_text, run_notebook
+from tests.nbrun import (
+    NOTEBOOKS,
+    assert_clean_outputs,
+    assert_stored_without_outputs,
+    cell_images,
+    first_cell_says_run_all,
+    outputs_text,
+    run_notebook,
+)
 
 NAME = "evaluate-and-compare.ipynb"
 RUNS = ("bm25", "bm25, no stemming", "dense", "dense + reranker (stand-in)", "hybrid (rrf)")
@@ -29,13 +38,19 @@ STATED = {
 
 
 @pytest.fixture(scope="module")
-def executed(minilm_cache: Path) -> tuple[str, str]:
-    """The notebook's printed text and its markdown, run with the session's model cache."""
+def notebook(minilm_cache: Path) -> nbformat.NotebookNode:
+    """The notebook, run with the session's model cache."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ASKKIT_CACHE_DIR", str(minilm_cache))
         patch.delenv("ASKKIT_EMBEDDER", raising=False)
         patch.delenv("ASKKIT_RERANKER", raising=False)
-        nb = run_notebook(NAME)
+        return run_notebook(NAME)
+
+
+@pytest.fixture(scope="module")
+def executed(notebook: nbformat.NotebookNode) -> tuple[str, str]:
+    """The notebook's printed text and its markdown."""
+    nb = notebook
     markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     return outputs_text(nb), markdown
 
@@ -54,6 +69,7 @@ def _means(text: str) -> dict[tuple[str, str], str]:
 
 def test_stored_without_outputs() -> None:
     assert_stored_without_outputs(NOTEBOOKS / NAME)
+    first_cell_says_run_all(NOTEBOOKS / NAME)
 
 
 def test_the_runs_are_the_real_model_and_the_labelled_stand_in(executed: tuple[str, str]) -> None:
@@ -121,6 +137,29 @@ def test_coverage_plots_and_citations_are_shown(executed: tuple[str, str]) -> No
     shares = re.findall(r"Judged share of the top 10: ([\d.]+)%", text)
     assert [round(float(s)) for s in shares] == [15, 20]
     assert "15% (BM25) to 20% (dense)" in markdown
-    assert "baseline_doc" in text
+    # why two tools can score a run differently: said once, not once per run
+    assert text.count("Two tools can score") == 1
+    # the most changed queries name the runs, and unjudged reads as unjudged
+    assert "ndcg@10: dense against bm25" in text
+    assert "bm25 doc" in text and "dense grade" in text
+    assert "unjudged" in text
+    changed = text[text.index("ndcg@10: dense against bm25") :].split("\n\n")[0]
+    assert " -1" not in changed
     assert "ndcg@10 per query" in text  # the delta bars were drawn
     assert "mean_rank_cited" in text
+
+
+def test_each_plot_says_whose_scores_it_draws(notebook: nbformat.NotebookNode) -> None:
+    text = outputs_text(notebook)
+    for title in (
+        "Score distribution: bm25",
+        "Score distribution: dense",
+        "Scores by judgment: dense",
+        "Score vs rank: dense",
+        "ndcg@k",
+    ):
+        assert f"'{title}'" in text, title
+    assert "Score distribution per run" not in text  # no two scales on one axis
+    images = cell_images(notebook, "fig, axes = plt.subplots(3, 2")
+    assert len(images) == 1 and images[0].startswith(b"\x89PNG")
+    assert_clean_outputs(notebook)

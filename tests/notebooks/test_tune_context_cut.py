@@ -10,7 +10,10 @@ import pytest
 from tests.nbrun import (
     NOTEBOOKS,
     askkit_widgets,
+    assert_clean_outputs,
     assert_stored_without_outputs,
+    cell_images,
+    first_cell_says_run_all,
     outputs_text,
     run_notebook,
 )
@@ -20,6 +23,7 @@ NAME = "tune-context-cut.ipynb"
 
 def test_stored_without_outputs() -> None:
     assert_stored_without_outputs(NOTEBOOKS / NAME)
+    first_cell_says_run_all(NOTEBOOKS / NAME)
 
 
 @pytest.mark.slow
@@ -43,9 +47,22 @@ def test_notebook_runs_and_recommends_a_cut(minilm_env: Path) -> None:
     markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "is only 39th in its dense pool (the 19th note)" in markdown
     assert "Answer (score-range): cut: normalised" in text
-    # the widget, displayed once, and its state printed
-    assert len(askkit_widgets(nb)) == 1
-    assert "<CutView: score-range keeps " in text
+    # the widgets: the first at kimun's defaults, as the text says, naming its question
+    assert len(askkit_widgets(nb)) == 2
+    assert (
+        "<CutView pool of 'How did the knee problem change my training in March?': "
+        "score-range keeps " in text
+    )
+    assert "settings: score-range cutoff=0.4 | kimun defaults: score-range cutoff=0.4" in text
+    assert "the first widget is still at kimun's defaults: True" in text
+    assert "It starts at kimun's defaults" in markdown
+    # the sentence says where high and low are read
+    assert "high: the score at rank 4, low: at rank 77 (5% and 95% of the way down" in text
+    assert "ranks 4 and 77 of 80" in markdown
+    said = re.search(r"up to about ([\d.]+) here", markdown)
+    shown = re.search(r"normalised: (-?[\d.]+) to ([\d.]+)", text)
+    assert said is not None and shown is not None
+    assert round(float(shown[2]), 1) == float(said[1])
     # the sweep over every question
     assert "37 queries, 34 with a relevant note in their pool; 49 settings" in text
     # the recommendation and the [reranker] block to paste into server.toml
@@ -61,6 +78,7 @@ def test_notebook_runs_and_recommends_a_cut(minilm_env: Path) -> None:
     assert "drop_window_min = " in text
     # the curves, the recommendation starred
     assert "drawn: Context cut: recall vs context size" in text
+    assert len(cell_images(nb, "plots.cut_sweep(")) == 1
     assert "'fixed', 'score-range', 'largest-drop', 'recommended: " in text
     # the other choices, and the judged note kept under the recommendation
     assert "smallest largest-drop, recall >= 0.85" in text
@@ -72,3 +90,4 @@ def test_notebook_runs_and_recommends_a_cut(minilm_env: Path) -> None:
     assert generous is not None
     assert round(float(generous.group(1))) == 38  # "which keeps 38 chunks on average"
     assert "which keeps 38 chunks on average" in markdown
+    assert_clean_outputs(nb)

@@ -66,3 +66,50 @@ def test_sweep_context_cut_refuses_bad_options(kwargs: dict[str, Any], field: st
     with pytest.raises(SchemaError) as info:
         sweep_context_cut(frame, DATA / "qrels.tsv", **kwargs)
     assert info.value.field == field
+
+
+def test_every_pool_truncated_gives_no_recommendation_and_says_why() -> None:
+    # the bundled run: each query's 10 best sections, as a log of answers would hold them
+    frame = sources_frame(DATA / "run.jsonl")
+    cut = sweep_context_cut(frame, DATA / "qrels.tsv")
+    assert cut.all_truncated
+    assert cut.truncated == cut.pools == 37
+    assert cut.recommended is None
+    assert cut.toml == ""
+    note = cut.truncation_note
+    assert note.startswith("The server's cut already truncated 37 of 37 pools")
+    assert "how much of the judged-relevant notes a tighter cut" in note
+    assert "cannot tell what a looser cut would add" in note
+    assert 'context_cut = "fixed", top_k = 80' in note
+    page = cut.html()
+    assert "[reranker]\n" not in page
+    assert "<pre>" not in page
+    assert "no [reranker] block" in page
+    assert esc(note) in page
+
+
+def test_some_pools_truncated_still_recommend_and_say_how_they_read() -> None:
+    chunks = LocalIndex(DATA / "vault", cache_dir=False, progress=False).chunks
+    first = chunks["path"].eq("projects/sourdough.md").to_numpy()  # q01's judged note
+    rows = pd.concat([chunks[first], chunks[~first]]).head(80)
+
+    def pool(n: int) -> list[dict[str, Any]]:
+        return [
+            {"path": path, "title": title, "content": text, "hash": "h", "ordinal": i + 1,
+             "similarity_score": 1.0 - i / 100}
+            for i, (path, title, text) in enumerate(
+                zip(rows["path"], rows["title"], rows["text"], strict=True)
+            )
+        ][:n]  # fmt: skip
+
+    # q01's pool whole (80 chunks), q02's and q03's cut to 10
+    records = [{"id": q, "question": q, "chunks": pool(80 if q == "q01" else 10)}
+               for q in ("q01", "q02", "q03")]  # fmt: skip
+    cut = sweep_context_cut(sources_frame(records), DATA / "qrels.tsv", min_recall=0.5)
+    assert (cut.pools, cut.truncated) == (3, 2)
+    assert not cut.all_truncated
+    assert cut.recommended is not None
+    assert cut.toml == cut.recommended.to_toml()
+    assert cut.truncation_note.endswith(
+        "Those pools read as if the server's cut were the whole pool."
+    )

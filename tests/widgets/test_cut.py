@@ -289,3 +289,40 @@ def test_repr_says_what_is_kept() -> None:
     )
     assert isinstance(view.kept_sources[0], AskSource)
     assert view.kept_sources[0].path == VaultPath("/n0.md")
+
+
+def test_the_view_names_the_question_its_pool_came_from() -> None:
+    view = CutView(POOLS["a gap"], question="<b>how often</b> do I feed it?")
+    assert view.question == "<b>how often</b> do I feed it?"
+    assert repr(view).startswith("<CutView pool of '<b>how often</b> do I feed it?': ")
+    assert "&lt;b&gt;how often&lt;/b&gt;" in view.question_html.value
+    assert "<b>how often</b>" not in view.question_html.value
+    view.set_pool(POOLS["a gap"][:4], question="another")
+    assert "another" in view.question_html.value
+    turn = Turn(question="from the turn", answer="", sources=AskSource.from_chunks(POOLS["a gap"]))
+    assert CutView(turn).question == "from the turn"
+    unnamed = CutView(POOLS["a gap"])
+    assert unnamed.question is None
+    assert "unnamed question" in unnamed.question_html.value
+
+
+def test_the_score_range_sentence_and_plot_say_where_high_and_low_are() -> None:
+    from matplotlib.figure import Figure
+
+    from askkit.widgets._cut_model import _draw_cut
+
+    scores = [6.45, 5.0, 4.9, 4.16] + [3.0 - 0.03 * i for i in range(72)] + [0.88, 0.5, 0.4, 0.3]
+    pool = pool_of(scores)
+    model = cut_model(pool)
+    # rank 4 and rank 77 of 80: 5% and 95% of the way down, where kimun reads them
+    assert "high 4.16 − low 0.88" in model.summary
+    assert (
+        "high: the score at rank 4, low: at rank 77 (5% and 95% of the way down the pool of 80)"
+        in model.summary
+    )
+    fig = Figure()
+    ax = fig.subplots()
+    _draw_cut(ax, model)
+    labels = {t.get_text(): t.xy for t in ax.texts if hasattr(t, "xy")}
+    assert labels["high (rank 4)"] == (4, 4.16)
+    assert labels["low (rank 77)"] == (77, 0.88)

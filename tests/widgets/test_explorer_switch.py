@@ -426,6 +426,7 @@ def test_the_explorer_switches_between_bm25_dense_reranked_dense_and_a_server(
             }
         )
         shown: dict[str, list[str]] = {}
+        status: dict[str, str] = {}
         with warnings.catch_warnings():
             # the tiny cross-encoder's raw logits leave 0..1: kimun squashes them, with a warning
             warnings.simplefilter("ignore", UserWarning)
@@ -437,9 +438,19 @@ def test_the_explorer_switches_between_bm25_dense_reranked_dense_and_a_server(
                 assert ex.error is None, ex.error
                 assert ex.history[-1].retriever == name
                 shown[name] = paths(ex.sources)
+                status[name] = ex.status_html.value
         join_searches()
     assert shown["BM25"] == expected(index, QUERY, 10)  # the Explorer asks for 10
     assert shown["dense"] == [c.path for c in dense.search(QUERY, 10)]
     assert shown["dense + reranker"] != shown["dense"]  # the cross-encoder reordered the pool
     assert shown["kimun"]  # the server's fixed sample answer
     assert [e.retriever for e in ex.history[-4:]] == list(ex.retriever_names)
+    # wherever a stand-in model runs, the status line says so; real retrievers say nothing
+    embedding_note = "stand-in: the embedding model is askkit&#x27;s tiny stand-in"
+    reranker_note = "stand-in: the reranker is askkit&#x27;s tiny stand-in cross-encoder"
+    assert embedding_note in status["dense"]
+    assert reranker_note not in status["dense"]
+    assert embedding_note in status["dense + reranker"]
+    assert reranker_note in status["dense + reranker"]
+    assert "stand-in" not in status["BM25"]
+    assert "stand-in" not in status["kimun"]

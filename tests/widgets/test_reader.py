@@ -58,7 +58,9 @@ def test_reader_without_vault(turn_sources: dict[int, AskSource]) -> None:
     assert "journal/2026-04-08.md" in reader.meta_html.value
     assert "0.8412" in reader.meta_html.value
     assert "[2]" in reader.meta_html.value
-    assert f"<code>{turn_sources[2].hash}</code>" in reader.meta_html.value
+    # the note's hash is an opaque number: shown only when the note changed
+    assert turn_sources[2].hash not in reader.meta_html.value
+    assert "hash" not in reader.meta_html.value
     assert "<mark" in reader.chunk_html.value
     assert reader.note_html not in reader.children
     reader.show(None)
@@ -182,3 +184,27 @@ def test_the_reader_cuts_with_the_kimun_version_it_is_given(tmp_path: Path) -> N
     newer = SourceReader(Vault(tmp_path))
     newer.show(_chunk_source("n.md", "A", "See `x`.", Vault(tmp_path).hash("n.md")))
     assert newer.stored == "older kimun"
+
+
+def test_the_frontmatter_section_is_shown_as_the_notes_frontmatter() -> None:
+    from askkit import ChunkResult
+    from askkit.sources import FRONTMATTER_LABEL
+    from askkit.widgets import SourcesView
+
+    chunk = ChunkResult("baking/country-loaf.md", "FrontMatter", None, "tags: [bread]", "h", 0.5, 1)
+    dated = ChunkResult(
+        "journal/2026-02-09.md", "FrontMatter", "2026-02-09", "mood: ok", "h", 0.4, 2
+    )
+    sources = AskSource.from_chunks([chunk, dated])
+    assert sources[0].display_heading() == "FrontMatter"  # kimun's own value, unchanged
+    assert sources[0].shown_heading() == FRONTMATTER_LABEL
+    assert sources[1].shown_heading() == f"2026-02-09 · {FRONTMATTER_LABEL}"
+    reader = SourceReader()
+    reader.show(sources[0])
+    assert "(the note&#x27;s frontmatter)" in reader.title_html.value
+    assert "FrontMatter" not in reader.title_html.value
+    view = SourcesView(sources)
+    row = view._body.children[0]
+    shown = " ".join(getattr(c, "value", "") or getattr(c, "description", "") for c in row.children)
+    assert "the note" in shown
+    assert "FrontMatter" not in shown

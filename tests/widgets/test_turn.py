@@ -45,6 +45,11 @@ def test_turn_view_structure(turn: Turn) -> None:
     assert len(dangling) == 1
     assert not hasattr(dangling[0], "on_click")
     assert view.sources_view.show_cited
+    # the sources by [n], the numbers the answer cites (the payload lists 4, 1, 6, 2, 3)
+    assert [s.ordinal for s in turn.sources] == [4, 1, 6, 2, 3]
+    shown = view.sources_view.frame["ordinal"].to_numpy()[view.sources_view.positions]
+    assert shown.tolist() == [1, 2, 3, 4, 6]
+    assert any("by [n]" in getattr(c, "value", "") for c in view.children)
 
 
 def test_clicking_a_citation_selects_and_reads(turn: Turn) -> None:
