@@ -34,7 +34,7 @@ from typing import Any
 import pandas as pd
 
 from askkit.errors import UsageError
-from askkit.gate import Side, file_sha256
+from askkit.gate.side import Side, file_sha256
 from askkit.metrics import Level
 from askkit.metrics.ids import doc_ids
 from askkit.ranking import CANDIDATE_POOL, CutSettings, why_not, with_pool

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from askkit.errors import UsageError
-from askkit.gate import gate
-from askkit.gate_vault import vault_hash, vault_side
+from askkit.gate import gate, vault_hash, vault_side
 from askkit.metrics import evaluate
 from askkit.ranking import CutSettings, cut_len
 from askkit.retrieve.local import LocalIndex
