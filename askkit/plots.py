@@ -413,12 +413,12 @@ def funnel(table: pd.DataFrame, *, top: int = 5, ax: Axes | None = None) -> Axes
         worst = worst[worst["lost"] > 0]
         if len(worst):
             lines = [f"{q}: {int(n)} lost" for q, n in zip(worst.index, worst["lost"], strict=True)]
-            ax.text(
-                0.98,
-                0.98,
+            ax.text(  # beside the axes: over them it would hide a bar and its count
+                1.02,
+                1.0,
                 "most lost\n" + "\n".join(lines),
                 transform=ax.transAxes,
-                ha="right",
+                ha="left",
                 va="top",
                 fontsize=8,
                 bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.8},

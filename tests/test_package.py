@@ -194,7 +194,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "retrieve dense",
         "trace",
         "compare plots",
-        "report _report_runs widgets gate gate_vault",
+        "report _report_runs widgets gate",
         "cli testing",
     )
 )

@@ -1,7 +1,7 @@
 """``askkit diff BASE NEW --qrels Q``: a retrieval regression gate for CI.
 
 Scores two runs (TREC runs or turn logs, or two configurations retrieved on
-the spot from ``--vault`` with ``--queries``: :mod:`askkit.gate_vault`) on
+the spot from ``--vault`` with ``--queries``: :mod:`askkit.gate.vault`) on
 the same judged queries, tests
 each measure's per-query deltas with a paired test, Holm-corrects across the
 measures and exits 0 when no measure dropped significantly by at least
@@ -264,7 +264,7 @@ def _sides(args: argparse.Namespace) -> tuple[Side, Side]:
 
 def _spot_sides(args: argparse.Namespace) -> tuple[Side, Side]:
     from askkit.cli.dense import _reranker, open_embedder
-    from askkit.gate_vault import vault_side
+    from askkit.gate import vault_side
     from askkit.metrics.queries import read_queries
     from askkit.ranking import CutSettings
 

@@ -49,6 +49,7 @@ __all__ = [
     "FastEmbedReranker",
     "HttpReranker",
     "Reranker",
+    "adapted_scores",
     "apply_reranker",
     "parse_reranker",
     "rerank_document",
@@ -86,9 +87,21 @@ def rerank_document(title: str, text: str) -> str:
     return f"{title}\n{text}"
 
 
-def _calibrated(scored: object) -> object:
-    """kimun's cross-encoder adapter: every score through the sigmoid (malformed pairs kept)."""
-    if not isinstance(scored, list | tuple):
+def adapted_scores(reranker: object, scored: object) -> object:
+    """What kimun's adapter hands on from ``reranker``'s answer ``scored``.
+
+    A cross-encoder (a reranker whose ``logits`` attribute is true) answers
+    raw logits, which kimun's cross-encoder adapter maps through the sigmoid
+    one by one (malformed pairs kept, for :func:`askkit.ranking.rerank` to
+    refuse); any other reranker's answer is handed on as it is. Every path
+    that reranks a pool (:func:`apply_reranker`, the trace) goes through here.
+
+    >>> class Logits:
+    ...     logits = True
+    >>> adapted_scores(Logits(), [(0, 0.0), (1, "x")]), adapted_scores(object(), [(0, 2.0)])
+    ([(0, 0.5), (1, 'x')], [(0, 2.0)])
+    """
+    if not getattr(reranker, "logits", False) or not isinstance(scored, list | tuple):
         return scored
     out: list[object] = []
     for pair in scored:
@@ -155,8 +168,7 @@ def apply_reranker(reranker: Reranker, query: str, pool: Sequence[ChunkResult]) 
         )
         warn_user(reason)
         return replace(rerank(chunks, None), fallback_reason=reason)
-    if getattr(reranker, "logits", False):
-        scored = _calibrated(scored)
+    scored = adapted_scores(reranker, scored)
     if not isinstance(scored, list | tuple):
         reason = (
             f"the reranker {name} returned a {type(scored).__name__}, not (index, score) "

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from askkit.dense.rerankers import Reranker, rerank_document
+from askkit.dense.rerankers import Reranker, adapted_scores, rerank_document
 from askkit.metrics.qrels import PathOrFrame
 from askkit.ranking import CutSettings, deduplicate_chunks
 from askkit.ranking.pools import checked_queries
@@ -84,9 +84,11 @@ def _rerank_scores(
         return None, False
     documents = [rerank_document(c.title, c.content) for c in deduplicate_chunks(pool)]
     try:
-        return list(reranker.score(question, documents)), False
+        scored = list(reranker.score(question, documents))
     except Exception:  # kimun keeps the vector order on any reranker failure
         return None, True
+    # a cross-encoder's logits through kimun's adapter, as DenseIndex's pools take them
+    return list(adapted_scores(reranker, scored)), False  # type: ignore[call-overload]
 
 
 def trace(

@@ -228,8 +228,8 @@ def _pool_stage(rows: _Rows, q: _Query) -> bool:
             score = q.ranking[r].similarity_score  # type: ignore[index]
             why = (
                 f"not in the candidate pool: its best chunk ranks {r + 1} of {len(q.ranking)} "  # type: ignore[arg-type]
-                f"over the whole index (score {_num(score)} < {_num(last)}, the pool's "
-                f"{len(q.raw)}th and last score; kimun retrieves {CANDIDATE_POOL})"
+                f"over the whole index (score {_num(score)} < {_num(last)}, the last score "
+                f"of the pool of {len(q.raw)}; kimun's pool is {CANDIDATE_POOL})"
             )
             rows.add("pool", False, why, rank=r + 1, score=score, limit=last)
         elif q.logged:

@@ -94,13 +94,15 @@ class Lab:
 
 
 def _settings(folder: Path) -> None:
-    """User settings that keep pop-ups (news, update checks) off the page."""
+    """User settings that keep pop-ups (news, update checks) off the page and render every cell."""
     notif = folder / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     notif.parent.mkdir(parents=True, exist_ok=True)
     notif.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     tracker = folder / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True, exist_ok=True)
-    tracker.write_text(json.dumps({"autoStartDefaultKernel": True}))
+    # every cell in the page (JupyterLab leaves a cell scrolled out of view unrendered
+    # by default, with no prompt to read)
+    tracker.write_text(json.dumps({"autoStartDefaultKernel": True, "windowingMode": "none"}))
 
 
 def _wait_ready(url: str, token: str, proc: subprocess.Popen[bytes], log: Path) -> None:

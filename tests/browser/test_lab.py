@@ -231,6 +231,8 @@ NOTEBOOK_PICTURES = {
         ".jp-CodeCell:has(.jp-RenderedImage)",
         "evaluate-and-compare.png",
     ),
+    "tune-context-cut.ipynb": (".jp-CodeCell:has(.jp-RenderedImage)", "tune-context-cut.png"),
+    "why-not.ipynb": (".jp-CodeCell:has(.jp-RenderedImage)", "why-not.png"),
 }
 
 

@@ -14,7 +14,7 @@ import pytest
 from askkit.gate import GateResult
 from askkit.metrics import write_run
 from tests.conftest import DATA, ROOT
-from tests.test_gate import bundled, pushed_down
+from tests.gate.conftest import bundled, pushed_down
 
 QRELS = str(DATA / "qrels.tsv")
 RUN = str(DATA / "run.jsonl")

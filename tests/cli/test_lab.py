@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -67,11 +68,21 @@ def test_dry_run_with_an_embedder_embeds_nothing(tmp_path: Path) -> None:
 
 
 def test_an_embedder_embeds_the_vault_first_and_goes_to_the_notebooks(
-    minilm_env: Path, tmp_path: Path
+    minilm_cache: Path, tmp_path: Path
 ) -> None:
     """``--embedder fastembed:AllMiniLML6V2`` (what scripts/main.sh passes): the vault is
     embedded offline, with a progress bar, into the store the notebooks' DenseIndex opens."""
     from askkit.cli.lab import ENV_EMBEDDER, lab_environment
+
+    # the session's model build, without the stores other tests embedded the vault into
+    cache = tmp_path / "cache"
+    shutil.copytree(
+        minilm_cache,
+        cache,
+        ignore=lambda d, names: (
+            [n for n in names if n.startswith("dense-")] if Path(d) == minilm_cache else []
+        ),
+    )
 
     proc = subprocess.Popen(
         [*LAB, "--embedder", "fastembed:AllMiniLML6V2"],
@@ -79,7 +90,12 @@ def test_an_embedder_embeds_the_vault_first_and_goes_to_the_notebooks(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, "COLUMNS": "400", "HF_HUB_OFFLINE": "1"},
+        env={
+            **os.environ,
+            "ASKKIT_CACHE_DIR": str(cache),
+            "COLUMNS": "400",
+            "HF_HUB_OFFLINE": "1",
+        },
         start_new_session=True,
     )
     try:  # read up to the URL JupyterLab is started at, then stop it
@@ -103,7 +119,7 @@ def test_an_embedder_embeds_the_vault_first_and_goes_to_the_notebooks(
     assert "embedding (fastembed:sentence-transformers/all-MiniLM-L6-v2 (offline" in text
     assert re.search(r"embedded with fastembed:.*all-MiniLM-L6-v2.* \d+ chunks", text)
     printed = " ".join(text.split())
-    assert [p for p in minilm_env.glob("dense-*") if str(p) in printed]  # the store it wrote
+    assert [p for p in cache.glob("dense-*") if str(p) in printed]  # the store it wrote
     env = lab_environment(DATA / "vault", None, None, "fastembed:AllMiniLML6V2")
     assert env[ENV_EMBEDDER] == "fastembed:AllMiniLML6V2"
     assert ENV_EMBEDDER not in lab_environment(DATA / "vault", None, None)

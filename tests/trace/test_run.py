@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from askkit.ranking import CutSettings, pool_of
+from askkit.dense.rerankers import apply_reranker
+from askkit.ranking import CutSettings, deduplicate_chunks, pool_of
 from askkit.retrieve import LocalIndex
 from askkit.trace import (
     FUNNEL_STAGES,
@@ -103,6 +104,34 @@ def test_a_reranker_moves_sections_and_a_broken_one_keeps_the_vector_order(
     assert "after sanitising" in rerank["why"]
     kept = trace(question, index, section, reranker=Broken())
     assert "the reranker call failed" in kept[kept["stage"] == "rerank"].iloc[0]["why"]
+
+
+class SmallLogits:
+    """A cross-encoder whose raw logits happen to lie in 0..1: only kimun's adapter
+    (the sigmoid of each) gives the scores the server reranks by."""
+
+    logits = True
+
+    def score(self, query: str, documents: Sequence[str]) -> list[tuple[int, float]]:
+        return [(i, 1.0 / (i + 2)) for i in range(len(documents))]
+
+
+def test_a_cross_encoders_logits_go_through_kimuns_adapter_as_in_a_dense_pool(
+    index: LocalIndex,
+) -> None:
+    question = "What ratio do I feed my sourdough starter at room temperature?"
+    section = [("projects/sourdough.md", "Feeding schedule")]
+    frame = trace(question, index, section, reranker=SmallLogits())
+    row = frame[frame["stage"] == "rerank"].iloc[0]
+    served = apply_reranker(SmallLogits(), question, deduplicate_chunks(index.pool(question)))
+    chunk = next(  # the section's best chunk after reranking
+        c
+        for c in served.pool
+        if c.path == "projects/sourdough.md" and c.title.endswith("Feeding schedule")
+    )
+    assert row["score"] == chunk.similarity_score  # the sigmoid of the logit, as served
+    assert row["rank"] == served.pool.index(chunk) + 1
+    assert 0.5 < row["score"] < 1.0
 
 
 def test_answers_add_the_cited_stage_to_the_funnel(index: LocalIndex) -> None:

@@ -7,13 +7,15 @@ embedder), applies the configuration's context cut (the ``[reranker]`` keys
 of a ``server.toml``, :class:`askkit.ranking.CutSettings`) and returns the
 chunks an answer's context would hold as a :class:`askkit.gate.Side`.
 Since it holds the pools, the side says where a relevant document was lost
-(:attr:`~askkit.gate.Side.explain`, at the level the gate compares): not in
-the pool at all (``"pool"``), moved past the cut by a reranker (``"reranker"``:
-the cut kept it in the vector order), cut by the context cut (``"cut"``, with
-:func:`askkit.ranking.why_not`'s reason), or kept but ranked below the top
-k (``"top k"``). Its provenance: the vault's content hash
-(:func:`vault_hash`), the settings file's sha256 and the cut it sets, and
-the embedder's kimun fingerprint (labelled when it is a stand-in model).
+(:attr:`~askkit.gate.Side.explain`, at the level the gate compares) by
+following it through the same pool, reranker and cut with the trace
+(:func:`askkit.trace.trace_pool`), in the trace's words (its ``why``): not
+in the pool at all (``"pool"``), moved past the cut by a reranker
+(``"reranker"``: the cut kept it in the vector order), cut by the context
+cut (``"cut"``), or kept but ranked below the top k (``"top k"``). Its
+provenance: the vault's content hash (:func:`vault_hash`), the settings
+file's sha256 and the cut it sets, and the embedder's kimun fingerprint
+(labelled when it is a stand-in model).
 
 Examples
 --------
@@ -28,17 +30,20 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sized
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from askkit.errors import UsageError
-from askkit.gate import Side, file_sha256
+from askkit.gate.side import Explainer, Side, file_sha256
 from askkit.metrics import Level
-from askkit.metrics.ids import doc_ids
-from askkit.ranking import CANDIDATE_POOL, CutSettings, why_not, with_pool
+from askkit.ranking import CANDIDATE_POOL, CutSettings, with_pool
 from askkit.ranking.pools import POOL_STRATEGY_COLUMNS, checked_queries
+
+if TYPE_CHECKING:
+    from askkit.trace import Interest
 
 __all__ = ["vault_hash", "vault_side"]
 
@@ -171,11 +176,6 @@ def vault_side(
         qid: Turn(text, "", AskSource.from_chunks(index.pool(text, pool_size)))
         for qid, text in texts.items()
     }
-    before = (
-        _kept_before_reranking(index, texts, cut, pool_size)
-        if getattr(index, "reranker", None) is not None
-        else None
-    )
     turns = {qid: turn for qid, turn in turns.items() if len(turn.sources)}
     frame = sources_frame(turns) if turns else pd.DataFrame(columns=["turn_id", "path", "score"])
     pooled = with_pool(frame, cut) if len(frame) else frame.assign(pool_rank=0)
@@ -186,73 +186,66 @@ def vault_side(
     return Side(
         frame=kept,
         provenance=provenance,
-        explain=_explainer(pooled, kept_column, cut, pool_size, before),
+        explain=_explainer(index, texts, cut),
     )
 
 
-def _kept_before_reranking(
-    index: Any, texts: dict[str, str], cut: CutSettings, pool_size: int
-) -> dict[str, dict[tuple[str, str], int]]:
-    """Per query, the chunks the cut keeps in the vector order (before the reranker):
-    ``(path, innermost heading) -> vector rank`` (the best one per pair)."""
-    from askkit.ranking import cut_len, deduplicate_chunks
-    from askkit.sources import innermost_heading
-
-    out: dict[str, dict[tuple[str, str], int]] = {}
-    for qid, text in texts.items():
-        pool = deduplicate_chunks(index.vector_pool(text, pool_size))
-        kept: dict[tuple[str, str], int] = {}
-        for rank, chunk in enumerate(pool[: cut_len(pool, cut)], start=1):
-            kept.setdefault((chunk.path, innermost_heading(chunk.title or "")), rank)
-        out[qid] = kept
-    return out
+#: The trace's stage where a section stopped -> the gate's name for where it was lost.
+_LOST_AT = {"pool": "pool", "rerank": "reranker", "cut": "cut"}
 
 
-def _before_rank(kept: dict[tuple[str, str], int], doc: str, level: Level) -> int | None:
-    """The vector rank at which the cut kept ``doc`` before reranking (None: it did not)."""
-    ranks = [
-        rank
-        for (path, heading), rank in kept.items()
-        if doc == (path if level == "note" or not heading else f"{path}#{heading}")
-    ]
-    return min(ranks) if ranks else None
+def _interest(doc: str, level: Level, notes: set[str]) -> Interest:
+    """The note or section a document id names (``path#heading`` at section level; a path
+    holding ``#`` is recognised as one of the vault's notes)."""
+    from askkit.trace import Interest
+
+    if level == "note":
+        return Interest(doc)
+    cuts = [i for i, ch in enumerate(doc) if ch == "#"]
+    at = next((i for i in cuts if doc[:i] in notes), cuts[0] if cuts else None)
+    if at is None:  # a chunk before any heading: the note's heading-less section
+        return Interest(doc, "")
+    return Interest(doc[:at], doc[at + 1 :])
 
 
-def _explainer(
-    pooled: pd.DataFrame,
-    kept_column: str,
-    cut: CutSettings,
-    pool_size: int,
-    before: dict[str, dict[tuple[str, str], int]] | None,
-) -> Any:
-    """``(query id, document, level) -> (stage, detail)`` over the pools a side retrieved."""
-    by_query = dict(list(pooled.groupby("turn_id", sort=False))) if len(pooled) else {}
+def _explainer(index: Any, texts: dict[str, str], cut: CutSettings) -> Explainer:
+    """``(query id, document, level) -> (stage, detail)``: the trace of the document through
+    the side's own pool, reranker and cut (:func:`askkit.trace.trace_pool`), its stage and
+    its ``why``.
+
+    Each query's pool (and reranker scores) is gathered once
+    (:func:`askkit.trace.gather`), again only when a document outside it needs the
+    whole index's ranking.
+    """
+    from askkit.trace import gather, trace_pool
+
+    notes = {str(p) for p in index.vault.notes()}
+    reranker = getattr(index, "reranker", None)
+    gathered: dict[str, dict[str, Any]] = {}
 
     def explain(query_id: str, doc: str, level: Level) -> tuple[str, str]:
-        rows = by_query.get(query_id)
-        if rows is None:
-            return "pool", "the query retrieved nothing"
-        rows = rows.sort_values("pool_rank", kind="stable")
-        hits = rows[(doc_ids(rows, level) == doc).to_numpy()]
-        if not len(hits):
-            return "pool", f"not among the {len(rows)} chunks of its pool (pool size {pool_size})"
-        best = hits.iloc[0]
-        rank = int(best["pool_rank"])
-        if not bool(best[kept_column]):
-            was = None if before is None else _before_rank(before.get(query_id, {}), doc, level)
-            if was is not None:
-                return "reranker", (
-                    f"the {cut.label} cut kept it at vector rank {was}; the reranker moved "
-                    f"it to pool rank {rank}, past the cut"
-                )
-            if level == "section":  # why_not speaks of notes
-                kept = int(rows[kept_column].to_numpy(dtype=bool).sum())
-                return "cut", f"pool rank {rank}; the {cut.label} cut keeps pool ranks 1-{kept}"
-            reason = why_not(rows[["path", "score"]], str(best["path"]), cut)
-            answer = next(
-                (line for line in reason.splitlines() if line.startswith("Answer")), reason
-            )
-            return "cut", f"pool rank {rank}; {answer}"
-        return "top k", f"kept by the cut at pool rank {rank}, ranked below the top k"
+        interest = _interest(doc, level, notes)
+        inputs = gathered.get(query_id)
+        if inputs is None or (
+            inputs["ranking"] is None
+            and isinstance(index, Sized)
+            and not any(interest.holds(c) for c in inputs["pool"])
+        ):
+            inputs = gather(texts[query_id], index, [interest], reranker=reranker)
+            gathered[query_id] = inputs
+        frame = trace_pool(
+            inputs["pool"],
+            [interest],
+            cut,
+            query_id=query_id,
+            rerank_scores=inputs["rerank_scores"],
+            reranker_failed=inputs["reranker_failed"],
+            ranking=inputs["ranking"],
+        )
+        stopped = frame[frame["stopped"].to_numpy(dtype=bool)].iloc[0]
+        stage, why = str(stopped["stage"]), str(stopped["why"])
+        if stage in _LOST_AT:
+            return _LOST_AT[stage], why
+        return "top k", f"kept by the cut ({why}), ranked below the top k"
 
     return explain

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from askkit.errors import UsageError
-from askkit.gate import gate
-from askkit.gate_vault import vault_hash, vault_side
+from askkit.gate import gate, vault_hash, vault_side
 from askkit.metrics import evaluate
 from askkit.ranking import CutSettings, cut_len
 from askkit.retrieve.local import LocalIndex
@@ -55,7 +54,7 @@ def test_a_tighter_cut_regresses_and_each_loss_is_put_on_the_cut(
     lost = [d for q in result.regressed_queries for d in q.lost]
     assert lost
     assert {d.stage for d in lost} == {"cut"}
-    assert all("top_k 3" in d.detail and "pool rank" in d.detail for d in lost)
+    assert all("top_k 3" in d.detail and "the context keeps ranks 1-3" in d.detail for d in lost)
     assert all(d.new_rank is None for d in lost)
     sha = hashlib.sha256(fixed_toml.read_bytes()).hexdigest()
     assert result.new.provenance["settings_sha256"] == sha
@@ -67,7 +66,7 @@ def test_a_tighter_cut_regresses_and_each_loss_is_put_on_the_cut(
     section = gate(default_side, new, QRELS, level="section")  # type: ignore[arg-type]
     details = [d.detail for q in section.regressed_queries for d in q.lost if d.stage == "cut"]
     assert details
-    assert all("the fixed top_k=3 cut keeps pool ranks 1-3" in d for d in details)
+    assert all("cut: rank" in d and "the context keeps ranks 1-3" in d for d in details)
 
 
 def test_a_small_pool_puts_the_loss_on_the_pool(default_side: object) -> None:
@@ -83,7 +82,7 @@ def test_a_small_pool_puts_the_loss_on_the_pool(default_side: object) -> None:
     assert lost
     pooled = [d for d in lost if d.stage == "pool"]
     assert pooled
-    assert all("not among the" in d.detail and "pool size 2" in d.detail for d in pooled)
+    assert all("not in the candidate pool" in d.detail for d in pooled)
     assert all(d.stage in {"pool", "top k"} for d in lost)
 
 
@@ -157,3 +156,41 @@ def test_a_reranker_that_pushes_a_section_past_the_cut_takes_the_blame(tmp_path:
         assert "the reranker moved it" in d.detail
     with pytest.raises(UsageError, match="give an embedder too"):
         vault_side(VAULT, QUERIES, reranker=reranker, progress=False)
+
+
+@pytest.mark.parametrize(
+    ("settings", "pool_size", "stage"),
+    [(CutSettings(strategy="fixed", top_k=3), 80, "cut"), (CutSettings(top_k=80), 2, "pool")],
+)
+def test_where_the_gate_says_a_section_was_lost_is_what_the_trace_says(
+    default_side: object, settings: CutSettings, pool_size: int, stage: str
+) -> None:
+    """A tighter cut, then a smaller pool: each lost section's stage and sentence are
+    trace_pool's stopped row over the same pool and cut."""
+    from askkit.metrics import read_queries
+    from askkit.trace import Interest, trace_pool
+
+    new = vault_side(VAULT, QUERIES, settings=settings, pool_size=pool_size, progress=False)
+    result = gate(default_side, new, QRELS, level="section")  # type: ignore[arg-type]
+    lost = [(q.query_id, d) for q in result.regressed_queries for d in q.lost]
+    assert any(d.stage == stage for _, d in lost)
+    index = LocalIndex(VAULT, cache_dir=False, pool=pool_size, progress=False)
+    questions = read_queries(QUERIES)
+    for qid, d in lost:
+        path, _, heading = d.doc.partition("#")
+        text, interest = questions[qid], Interest(path, heading)
+        pool = index.pool(text)
+        outside = not any(interest.holds(c) for c in pool)  # then the whole index's ranking
+        frame = trace_pool(
+            pool,
+            [interest],
+            settings,
+            query_id=qid,
+            ranking=index.pool(text, len(index)) if outside else None,
+        )
+        stopped = frame[frame["stopped"]].iloc[0]
+        if d.stage == "top k":
+            assert str(stopped["stage"]) == "context", (qid, d)
+            assert str(stopped["why"]) in d.detail
+        else:
+            assert (d.stage, d.detail) == (str(stopped["stage"]), str(stopped["why"])), (qid, d)

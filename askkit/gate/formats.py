@@ -1,0 +1,280 @@
+"""The regression gate's result as text, Markdown, JUnit XML, JSON and HTML.
+
+Each function renders a :class:`askkit.gate.GateResult` (its methods of the
+same names call them): :func:`to_text` for a terminal and a log,
+:func:`to_markdown` for a pull-request comment (escaped), :func:`to_junit`
+for a CI's test report, :func:`to_dict` and :func:`to_json` as data
+(:func:`read_json` checks it back for :meth:`askkit.gate.GateResult.from_json`)
+and :func:`to_html` for a notebook (escaped).
+
+Examples
+--------
+>>> import pandas as pd
+>>> from askkit.gate import gate
+>>> run = pd.DataFrame({"turn_id": ["q1", "q2"], "path": ["a", "c"], "score": [1.0, 1.0]})
+>>> qrels = pd.DataFrame({"query_id": ["q1", "q2"], "path": ["a", "c"], "grade": [1, 1]})
+>>> print(to_text(gate(run, run, qrels, ["mrr"])).splitlines()[0])
+PASS: no measure dropped significantly by at least 0 (Holm-corrected p < 0.05, 2 queries)
+>>> read_json(to_json(gate(run, run, qrels, ["mrr"])))["exit_status"]
+0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING, Any
+
+from askkit.errors import SchemaError
+from askkit.gate.stats import POWER
+
+if TYPE_CHECKING:
+    from askkit.gate.result import GateResult, LostDocument
+
+__all__ = [
+    "FORMAT_MARK",
+    "read_json",
+    "to_dict",
+    "to_html",
+    "to_json",
+    "to_junit",
+    "to_markdown",
+    "to_text",
+]
+
+#: What marks the gate's JSON, Markdown and JUnit output as its own.
+FORMAT_MARK = "askkit diff"
+
+_HEADER = (
+    "measure",
+    "base",
+    "new",
+    "delta",
+    "CI",
+    "p (Holm)",
+    "W/T/L",
+    "min. detectable drop",
+    "",
+)
+
+
+def to_dict(result: GateResult) -> dict[str, Any]:
+    """Plain data (what :func:`to_json` writes)."""
+    data = dataclasses.asdict(result)
+    data["format"] = FORMAT_MARK
+    data["passed"] = result.passed
+    data["exit_status"] = result.exit_status
+    return data
+
+
+def to_json(result: GateResult, indent: int | None = 2) -> str:
+    """The result as JSON; :meth:`askkit.gate.GateResult.from_json` reads it back."""
+    return json.dumps(to_dict(result), indent=indent, allow_nan=True) + "\n"
+
+
+def read_json(text: str) -> dict[str, Any]:
+    """The data of a gate result's JSON, checked to be one (:class:`SchemaError` if not)."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise SchemaError("not JSON", field="json", value=str(exc)) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT_MARK:
+        raise SchemaError(
+            "not an askkit diff result (no format: 'askkit diff')",
+            field="format",
+            value=data.get("format") if isinstance(data, dict) else type(data).__name__,
+        )
+    return data
+
+
+def _measure_rows(result: GateResult) -> list[list[str]]:
+    rows = []
+    for m in result.measures:
+        flag = "REGRESSED" if m.regressed else ("improved" if m.improved else "")
+        rows.append(
+            [
+                m.measure,
+                _num(m.base),
+                _num(m.new),
+                f"{m.delta:+.4f}",
+                f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]",
+                _p(m.p_holm),
+                f"{m.wins}/{m.ties}/{m.losses}",
+                _num(m.mde),
+                flag,
+            ]
+        )
+    return rows
+
+
+def _lines_about(result: GateResult) -> list[str]:
+    pct = f"{1 - result.alpha:.0%}"
+    name = result.test.replace("-test", "")
+    return [
+        f"{result.queries} queries, level {result.level}, paired {name} test"
+        + (
+            f" ({result.resamples} resamples, seed {result.seed})"
+            if result.test != "t-test"
+            else ""
+        )
+        + f", alpha {result.alpha:g}, min delta {result.min_delta:g}; "
+        f"CI: {pct} interval of the mean delta; p-values Holm-corrected across measures; "
+        f"min. detectable drop: at {POWER:.0%} power and alpha/{len(result.measures)}",
+    ]
+
+
+def _side_lines(result: GateResult) -> list[str]:
+    out = []
+    for s in (result.base, result.new):
+        prov = ", ".join(f"{k} {v}" for k, v in s.provenance.items())
+        out.append(
+            f"{s.name}: {s.queries} judged queries answered, {s.lacks} lacking, "
+            f"{s.unjudged_queries} unjudged; judged share of top {result.k}: "
+            f"{s.judged_share:.1%}; {prov}"
+        )
+    return out
+
+
+def _lost_text(d: LostDocument) -> str:
+    where = "not retrieved" if d.new_rank is None else f"rank {d.new_rank}"
+    text = f"{d.doc} (grade {d.grade}): rank {d.base_rank} -> {where}"
+    if d.stage != "top k":
+        text += f"; lost at the {d.stage}"
+    if d.detail:
+        text += f": {d.detail}"
+    return text
+
+
+def to_text(result: GateResult, max_queries: int = 20) -> str:
+    """The plain-text report (``askkit diff``'s default output)."""
+    lines = [result.verdict, *_lines_about(result), ""]
+    rows = [list(_HEADER), *_measure_rows(result)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADER))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines += ["", *_side_lines(result)]
+    lines += [f"problem: {p}" for p in result.problems]
+    lines += [f"note: {n}" for n in result.notes]
+    if result.regressed_queries:
+        shown = result.regressed_queries[:max_queries]
+        lines += ["", f"regressed queries ({len(result.regressed_queries)}, worst first):"]
+        for q in shown:
+            deltas = ", ".join(f"{k} {v:+.4f}" for k, v in q.deltas.items())
+            lines.append(f"  {q.query_id}: {deltas}")
+            lines += [f"    left the top {result.k}: {_lost_text(d)}" for d in q.lost]
+        if len(result.regressed_queries) > len(shown):
+            lines.append(f"  ... and {len(result.regressed_queries) - len(shown)} more")
+    return "\n".join(lines) + "\n"
+
+
+def to_html(result: GateResult) -> str:
+    """The verdict, the measures' table and the sides, as escaped HTML (a notebook's view)."""
+    from askkit import _html
+
+    lines = "".join(
+        f"<li>{_html.esc(line)}</li>" for line in [*_side_lines(result), *result.problems]
+    )
+    return _html.fragment(
+        _html.message(result.verdict, tone="plain" if result.passed else "error")
+        + _html.data_table(result.to_frame(), digits=4)
+        + f"<ul>{lines}</ul>"
+    )
+
+
+def to_markdown(result: GateResult, max_queries: int = 20) -> str:
+    """The report as GitHub Markdown, for a pull-request comment (text escaped)."""
+    icon = "✅" if result.passed else "❌"
+    lines = [f"<!-- {FORMAT_MARK} -->", f"### {icon} {_md(result.verdict)}", ""]
+    lines += [_md(line) for line in _lines_about(result)]
+    lines += ["", "| " + " | ".join(_HEADER[:-1]) + " | |"]
+    lines.append("|" + " --- |" * len(_HEADER))
+    for row in _measure_rows(result):
+        row[-1] = f"**{row[-1]}**" if row[-1] else ""
+        lines.append("| " + " | ".join(_md(c) if "*" not in c else c for c in row) + " |")
+    lines.append("")
+    lines += [f"- {_md(line)}" for line in _side_lines(result)]
+    lines += [f"- **problem**: {_md(p)}" for p in result.problems]
+    lines += [f"- note: {_md(n)}" for n in result.notes]
+    if result.regressed_queries:
+        shown = result.regressed_queries[:max_queries]
+        lines += [
+            "",
+            f"<details><summary>{len(result.regressed_queries)} regressed queries</summary>",
+            "",
+            "| query | deltas | relevant documents that left the top k |",
+            "| --- | --- | --- |",
+        ]
+        for q in shown:
+            deltas = ", ".join(f"{k} {v:+.4f}" for k, v in q.deltas.items())
+            lost = "<br>".join(_md(_lost_text(d)) for d in q.lost) or "-"
+            lines.append(f"| {_md(q.query_id)} | {_md(deltas)} | {lost} |")
+        if len(result.regressed_queries) > len(shown):
+            lines.append(f"\n... and {len(result.regressed_queries) - len(shown)} more")
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def to_junit(result: GateResult) -> str:
+    """JUnit XML: one test case per measure (a regression is a ``<failure>``), plus checks."""
+    failures = len(result.regressions) + len(result.problems)
+    tests = len(result.measures) + (1 if result.max_unjudged is not None else 0)
+    suites = ET.Element(
+        "testsuites", name=FORMAT_MARK, tests=str(tests), failures=str(failures), errors="0"
+    )
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        name=f"{FORMAT_MARK}: {result.base.name} -> {result.new.name}",
+        tests=str(tests),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+    )
+    props = ET.SubElement(suite, "properties")
+    for side in (result.base, result.new):
+        for key, value in side.provenance.items():
+            ET.SubElement(props, "property", name=f"{side.name}.{key}", value=_xml(value))
+    for m in result.measures:
+        case = ET.SubElement(suite, "testcase", classname="askkit.diff", name=m.measure, time="0")
+        text = (
+            f"{m.measure}: {_num(m.base)} -> {_num(m.new)} (delta {m.delta:+.4f}, "
+            f"CI [{m.ci_low:+.4f}, {m.ci_high:+.4f}], p (Holm) {_p(m.p_holm)}, "
+            f"W/T/L {m.wins}/{m.ties}/{m.losses}, min. detectable drop {_num(m.mde)})"
+        )
+        if m.regressed:
+            failure = ET.SubElement(case, "failure", message=_xml(text), type="regression")
+            failure.text = _xml(to_text(result))
+        else:
+            ET.SubElement(case, "system-out").text = _xml(text)
+    if result.max_unjudged is not None:
+        case = ET.SubElement(
+            suite, "testcase", classname="askkit.diff", name="judged share", time="0"
+        )
+        for p in result.problems:
+            ET.SubElement(case, "failure", message=_xml(p), type="unjudged")
+    ET.SubElement(suite, "system-out").text = _xml(to_text(result))
+    ET.indent(suites)
+    body = ET.tostring(suites, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+
+
+def _num(x: float) -> str:
+    return "nan" if not math.isfinite(x) else f"{x:.4f}"
+
+
+def _p(x: float) -> str:
+    return "nan" if not math.isfinite(x) else (f"{x:.4f}" if x >= 1e-4 else f"{x:.1e}")
+
+
+def _md(text: str) -> str:
+    """Text safe in a Markdown table cell and as HTML (GitHub renders both)."""
+    out = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for ch in "\\|`*_[]":
+        out = out.replace(ch, "\\" + ch)
+    return out.replace("\n", " ")
+
+
+def _xml(text: str) -> str:
+    """Text XML 1.0 can carry (control characters other than tab and newline dropped)."""
+    return "".join(c for c in text if c in "\t\n\r" or ord(c) >= 0x20)
