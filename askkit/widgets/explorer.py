@@ -510,6 +510,11 @@ class Explorer(w.VBox):  # type: ignore[misc]
         else:
             self.error = None
             self.error_html.value = ""
+        if (query, choice) != (self._shown_query, self._shown_choice):
+            # a new question reads in the retriever's order, whatever the last one was sorted by
+            with self.view.hold_trait_notifications():
+                self.view.sort_by = ""
+                self.view.ascending = True
         self.sources = sources
         self._shown_query = query
         self._shown_choice = choice

@@ -59,6 +59,20 @@ def test_explorer_with_local_index(index: LocalIndex) -> None:
     ]
 
 
+def test_a_new_question_reads_in_the_retrievers_order_whatever_the_last_was_sorted_by(
+    index: LocalIndex,
+) -> None:
+    ex = Explorer(index, VAULT, k=8)
+    ex.search("sourdough starter feeding")
+    ex.view.sort("path")
+    ex.search("sourdough starter feeding")  # the same question again keeps its sort
+    assert ex.view.sort_by == "path"
+    shown = ex.search("tomato seedlings")
+    assert ex.view.sort_by == ""
+    first = ex.view.frame.iloc[ex.view.positions[0]]
+    assert first["score"] == max(s.score for s in shown)
+
+
 def test_enter_submits_and_history_reruns(index: LocalIndex) -> None:
     ex = Explorer(index, VAULT)
     ex.query_box.value = "wireguard"  # what the front-end sends on Enter
