@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT_MARK",
+    "float_fields",
     "read_json",
     "to_dict",
     "to_html",
@@ -69,9 +70,29 @@ def to_dict(result: GateResult) -> dict[str, Any]:
     return data
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with each NaN or infinite float as ``None`` (JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def to_json(result: GateResult, indent: int | None = 2) -> str:
-    """The result as JSON; :meth:`askkit.gate.GateResult.from_json` reads it back."""
-    return json.dumps(to_dict(result), indent=indent, allow_nan=True) + "\n"
+    """The result as strict JSON (a value with no number, such as the interval of a single
+    query, is ``null``); :meth:`askkit.gate.GateResult.from_json` reads it back."""
+    return json.dumps(_finite(to_dict(result)), indent=indent, allow_nan=False) + "\n"
+
+
+def float_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` for the dataclass ``cls`` with ``null`` read back as NaN in its float fields."""
+    if not isinstance(data, dict):
+        return data  # refused by the dataclass, as any other wrong shape
+    floats = {f.name for f in dataclasses.fields(cls) if f.type == "float"}
+    return {k: (math.nan if v is None and k in floats else v) for k, v in data.items()}
 
 
 def read_json(text: str) -> dict[str, Any]:

@@ -168,9 +168,12 @@ class GateResult:
         data = formats.read_json(text)
         try:
             return cls(
-                base=SideReport(**data["base"]),
-                new=SideReport(**data["new"]),
-                measures=tuple(MeasureResult(**m) for m in data["measures"]),
+                base=SideReport(**formats.float_fields(SideReport, data["base"])),
+                new=SideReport(**formats.float_fields(SideReport, data["new"])),
+                measures=tuple(
+                    MeasureResult(**formats.float_fields(MeasureResult, m))
+                    for m in data["measures"]
+                ),
                 regressed_queries=tuple(
                     RegressedQuery(
                         query_id=q["query_id"],
