@@ -1,7 +1,8 @@
 """``askkit why``: where each judged relevant note was lost in kimun's answer, and what keeps it.
 
 The questions run through a local vault (``--vault`` and ``--queries``: the
-BM25 index, or kimun's dense retrieval with ``--embedder``) or come from a
+BM25 index, or kimun's dense retrieval with ``--embedder``, reranked with
+``--reranker``) or come from a
 turn log with its answers (``LOG``: each turn's sources are the context its
 answer was given, its ``id`` the query id). The command prints the funnel
 (judged relevant -> in the vault -> in the pool -> after the reranker ->
@@ -60,6 +61,12 @@ def register(sub: Any) -> None:
         metavar="SPEC",
         help="with --vault: dense retrieval as kimun's server (e.g. fastembed:AllMiniLML6V2)",
     )
+    p.add_argument(
+        "--reranker",
+        metavar="SPEC",
+        help="with --embedder: rerank kimun's dense pool as its server does (fastembed, "
+        "fastembed:MODEL or http:URL:MODEL, as askkit search --reranker)",
+    )
     p.add_argument("--query", metavar="ID", help="trace only this query id")
     p.add_argument(
         "--top",
@@ -79,6 +86,10 @@ def _check_inputs(args: argparse.Namespace) -> None:
     ):
         raise UsageError(
             "--queries, --embedder and --settings go with --vault; a LOG holds its own answers"
+        )
+    if args.reranker is not None and args.embedder is None:
+        raise UsageError(
+            "--reranker reranks kimun's dense pool: give --vault, --queries and --embedder too"
         )
     if args.vault is not None and args.queries is None:
         raise UsageError("--vault needs --queries TSV (query_id, question): what to retrieve")
@@ -139,7 +150,10 @@ def why_command(args: argparse.Namespace, console: Console) -> int:
                 raise UsageError(f"--query: {args.query!r} is not in {args.queries}")
             queries = {args.query: queries[args.query]}
         retriever = _retriever(args)
-        traced = trace_queries(retriever, queries, qrels, settings, vault=args.vault)
+        reranker = getattr(retriever, "reranker", None)  # the dense index's, from --reranker
+        traced = trace_queries(
+            retriever, queries, qrels, settings, vault=args.vault, reranker=reranker
+        )
         table = what_if(retriever.pools(queries, progress=False), qrels, settings, trace=traced)
     if traced.empty:
         where = "turn id" if args.log is not None else "query"

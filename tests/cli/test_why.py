@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from askkit.cli import main
+from askkit.testing.embed_servers import EmbedTestServer
 from tests.conftest import DATA
 
 QRELS = str(DATA / "qrels.tsv")
@@ -104,3 +105,25 @@ def test_kimuns_dense_retrieval_with_the_real_model(
     assert (evening["stage"], evening["rank"]) == ("cut", 63)
     assert stops["projects/sourdough.md#Feeding schedule"]["stage"] == "context"
     assert {row["suggested"] for row in out["what_if"]} >= {"fixed top_k=63"}
+
+
+@pytest.mark.slow
+def test_a_reranker_moves_sections_through_the_pool_it_reranks(
+    minilm_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With --reranker the trace reranks the dense pool as the server does: the reranker's
+    calls carry the whole pool, and the rerank row says where each section went."""
+    dense = [*VAULT_ARGS, "--embedder", "fastembed:AllMiniLML6V2", "--query", "q01", "--json"]
+    with EmbedTestServer(dim=16) as server:
+        assert main([*dense, "--reranker", f"http:{server.v1_url}:rerank-1"]) == 0
+        calls = server.requests_to("rerank")
+    reranked = json.loads(capsys.readouterr().out)
+    assert calls
+    assert all(len(c.json()["documents"]) == 80 for c in calls)
+    assert main(dense) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert reranked["sections"] != plain["sections"]  # word overlap reorders the pool
+    assert (
+        main(["why", "--qrels", QRELS, "--reranker", "fastembed", str(DATA / "turns.jsonl")]) == 2
+    )
+    assert "--reranker reranks kimun's dense pool" in capsys.readouterr().err
