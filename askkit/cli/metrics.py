@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
-from askkit._files import open_input
 from askkit.cli import _terminal, arguments
-from askkit.errors import SchemaError, UsageError
+from askkit.errors import UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -117,24 +116,13 @@ def _measures(given: list[str] | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _is_turn_log(path: Path) -> bool:
-    """A JSON payload or JSONL turn log (first non-blank byte ``{`` or ``[``)."""
-    if path.suffix.lower() in (".json", ".jsonl", ".ndjson"):
-        return True
-    try:
-        with open_input(path, what="run") as handle:
-            head = handle.read(4096).lstrip()
-    except (SchemaError, OSError):
-        return False  # the reader names the file and the reason
-    return head[:1] in (b"{", b"[")
-
-
 def eval_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit eval``."""
     arguments.check_input(args.qrels, what="qrels")  # before the slow imports
     arguments.check_input(args.run, what="run")
     from askkit.frame import sources_frame
     from askkit.metrics import evaluate, read_qrels, read_run
+    from askkit.metrics.runs import is_turn_log
 
     measures = _measures(args.measure)
     skipped: list[str] = []
@@ -148,7 +136,7 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
             )
         return loaded.frame
 
-    run_path, turn_log = Path(args.run), _is_turn_log(Path(args.run))
+    run_path, turn_log = Path(args.run), is_turn_log(Path(args.run))
     if not args.lenient:
         qrels = read_qrels(args.qrels, ids=args.ids)
         run = sources_frame(run_path) if turn_log else read_run(run_path, ids=args.ids)

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from askkit.errors import SchemaError
 from askkit.metrics import Level
+from askkit.metrics.runs import is_turn_log
 
 __all__ = ["Explainer", "Side", "file_sha256", "read_side"]
 
@@ -62,20 +62,6 @@ class Side:
     explain: Explainer | None = None
 
 
-def _is_turn_log(path: Path) -> bool:
-    """A JSON payload or JSONL turn log (first non-blank byte ``{`` or ``[``)."""
-    from askkit._files import open_input
-
-    if path.suffix.lower() in (".json", ".jsonl", ".ndjson"):
-        return True
-    try:
-        with open_input(path, what="run") as handle:
-            head = handle.read(4096).lstrip()
-    except (SchemaError, OSError):
-        return False  # the reader names the file and the reason
-    return head[:1] in (b"{", b"[")
-
-
 def read_side(path: str | os.PathLike[str]) -> Side:
     """Read a TREC run or a turn log (JSONL, or a JSON payload) as a :class:`Side`.
 
@@ -85,7 +71,7 @@ def read_side(path: str | os.PathLike[str]) -> Side:
     from askkit.metrics import read_run
 
     source = Path(path)
-    turn_log = _is_turn_log(source)
+    turn_log = is_turn_log(source)
     frame = sources_frame(source) if turn_log else read_run(source)
     return Side(
         frame=frame,

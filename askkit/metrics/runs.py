@@ -19,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from askkit._atomic import atomic_write_text
+from askkit._files import open_input
 from askkit.errors import SchemaError
 from askkit.frame.load import Loaded
 from askkit.metrics._trec import (
@@ -36,7 +37,7 @@ from askkit.metrics.evaluate import ranked_run
 from askkit.metrics.ids import Ids, Level, check_ids, vault_ids
 from askkit.metrics.ranked import Ties
 
-__all__ = ["read_run", "read_trec_run", "write_run"]
+__all__ = ["is_turn_log", "read_run", "read_trec_run", "write_run"]
 
 
 @overload
@@ -123,6 +124,23 @@ def read_trec_run(
     if strict:
         return frame
     return Loaded(frame, errors_frame(table.errors), table.records)
+
+
+def is_turn_log(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a JSON payload or JSONL turn log rather than a TREC run:
+    a ``.json``/``.jsonl``/``.ndjson`` name, or a first non-blank byte ``{`` or ``[``.
+
+    A file that cannot be opened is not one (its reader names the file and the reason).
+    """
+    path = Path(path)
+    if path.suffix.lower() in (".json", ".jsonl", ".ndjson"):
+        return True
+    try:
+        with open_input(path, what="run") as handle:
+            head = handle.read(4096).lstrip()
+    except (SchemaError, OSError):
+        return False
+    return head[:1] in (b"{", b"[")
 
 
 def write_run(

@@ -56,3 +56,16 @@ def test_write_run_needs_a_one_word_tag(tmp_path: Path) -> None:
     run = pd.DataFrame({"turn_id": ["q1"], "path": ["a.md"], "score": [1.0]})
     with pytest.raises(ValueError, match="one word"):
         write_run(run, tmp_path / "run.txt", tag="two words")
+
+
+def test_a_turn_log_is_told_from_a_trec_run_by_its_name_or_its_first_byte(
+    tmp_path: Path,
+) -> None:
+    from askkit.metrics.runs import is_turn_log
+
+    (tmp_path / "log.txt").write_text('  \n{"id": "q1"}\n')
+    (tmp_path / "run.txt").write_text("q1 Q0 a.md 1 1.0 r\n")
+    assert is_turn_log(tmp_path / "log.txt")
+    assert is_turn_log(tmp_path / "named.jsonl")  # by its name, before it is read
+    assert not is_turn_log(tmp_path / "run.txt")
+    assert not is_turn_log(tmp_path / "missing.txt")  # its reader says why
