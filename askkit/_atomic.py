@@ -175,9 +175,19 @@ def followed(path: str | os.PathLike[str]) -> Path:
 
     Every spelling of one file (a link, the file itself) then shares one
     lock and one target, so a judgment written through a link reaches the file.
+    A dangling link is refused (:class:`UsageError`): writing through it would
+    create a file wherever the link points.
     """
     target = Path(path)
-    return Path(os.path.realpath(target)) if target.is_symlink() else target
+    if not target.is_symlink():
+        return target
+    real = Path(os.path.realpath(target))
+    if not real.exists():
+        raise UsageError(
+            f"{target}: a symbolic link to {real}, which does not exist; askkit never "
+            "creates a file through a link, so nothing is written: give the file itself"
+        )
+    return real
 
 
 def _replaceable(target: Path) -> os.stat_result | None:

@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
-import stat
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,8 +40,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pandas as pd
 
 from askkit import __version__, _html
-from askkit._atomic import atomic_write_text, followed
-from askkit._files import open_input
+from askkit._outputs import HTML_START, foreign_file, is_askkit_output, write_report
 from askkit._report_runs import (
     LEVELS,
     comparison_section,
@@ -70,17 +67,10 @@ __all__ = [
 #: The measures a report shows when none are named.
 DEFAULT_MEASURES = ("ndcg@10", "precision@10", "recall@10", "hit@10", "mrr", "map", "r-precision")
 
-#: How every report starts: its first bytes, then askkit's generator marker.
-_PAGE_START = "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-_MARKER = re.compile(
-    re.escape(_PAGE_START).encode() + rb'<meta name="generator" content="askkit [^"<>\n]{1,64}">'
-)
-#: The bytes of an existing file read to look for the marker.
-_MARKER_BYTES = 256
-
 
 def is_askkit_report(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a report askkit wrote: a regular file starting with its marker.
+    """Whether ``path`` is one of askkit's reports: a regular file starting with askkit's
+    mark (:func:`askkit._outputs.is_askkit_output`, the one rule for every report format).
 
     Only the file's first bytes are read, and only from a regular file (a
     FIFO or a device is never opened for reading: :func:`askkit._files.open_input`).
@@ -92,29 +82,7 @@ def is_askkit_report(path: str | os.PathLike[str]) -> bool:
     >>> is_askkit_report(page), is_askkit_report(page.with_name("none.html"))
     (False, False)
     """
-    try:
-        with open_input(path, what="report") as handle:
-            head = handle.read(_MARKER_BYTES)
-    except (SchemaError, OSError):
-        return False
-    return _MARKER.match(head) is not None
-
-
-def foreign_file(path: str | os.PathLike[str]) -> Path | None:
-    """The regular file a report written to ``path`` would replace, when askkit did not
-    write it (``None``: nothing there, or an earlier askkit report).
-
-    A link is followed, as the writer follows it. What is not a regular file
-    (a folder, a FIFO, a device) is left to the writer, which refuses it.
-    """
-    target = followed(path)
-    try:
-        mode = target.stat().st_mode
-    except OSError:  # nothing there, or out of reach: the write says what is wrong
-        return None
-    if not stat.S_ISREG(mode) or is_askkit_report(target):
-        return None
-    return target
+    return is_askkit_output(path)
 
 
 #: How the drilldown shows a source the judgments do not grade.
@@ -165,15 +133,9 @@ class Report:
             ``path`` is a file askkit did not write (and ``force`` is false),
             or not a regular file.
         """
-        out = Path(path)
-        foreign = None if force else foreign_file(out)
-        if foreign is not None:
-            raise UsageError(
-                f"{foreign}: exists and is not an askkit report; askkit replaces only the "
-                "reports it wrote: write to another file, or pass force=True to replace it"
-            )
-        atomic_write_text(out, self.html, shared=True)  # to be passed on: the umask's mode
-        return out
+        return write_report(
+            path, self.html, force=force, fix="write to another file, or pass force=True"
+        )
 
     def _repr_html_(self) -> str:
         return (
@@ -555,7 +517,7 @@ def build_report(
         why = "as asked (level=…)" if chosen else "the judgments' own level"
         judged_by += f"; scored at {LEVELS[lvl]}, {why}"
     page = (
-        _PAGE_START
+        HTML_START
         + f'<meta name="generator" content="askkit {_html.esc(__version__)}">'
         + f"<title>{_html.esc(name)}</title><style>{_CSS}{_html.CSS}</style></head>"
         '<body class="askkit">'

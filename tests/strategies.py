@@ -63,3 +63,30 @@ answers = st.lists(
     ),
     max_size=25,
 ).map("".join)
+
+
+#: Characters an id in a TREC file or a turn log may hold, and that break reports: every
+#: line boundary str.splitlines knows, Markdown's and XML's syntax, what XML 1.0 forbids.
+HOSTILE = st.sampled_from(
+    [
+        *"\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029|`*_[]~$<>&\\\"'#!\t\x00\x07\x1b\x7f",
+        "\r\n",
+        "]]>",
+        "<!--",
+        "-->",
+        "\ufffe",
+        "\uffff",
+        "\ud800",
+        "\udfff",
+        "# INJECTED",
+        "</testsuite>",
+        "&#13;",
+    ]
+)
+
+#: Ids of any Unicode category (lone surrogates included), rich in :data:`HOSTILE` ones.
+hostile_ids = st.lists(
+    st.one_of(HOSTILE, st.text(st.characters(exclude_categories=()), max_size=3)),
+    min_size=1,
+    max_size=8,
+).map("".join)

@@ -181,3 +181,24 @@ def test_a_replaced_shared_file_keeps_its_mode(tmp_path: Path) -> None:
     atomic_write_text(target, "new", shared=True)
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert target.read_text() == "new"
+
+
+def test_hardening_39_minor_a_dangling_link_is_refused_never_followed(tmp_path: Path) -> None:
+    from askkit._atomic import followed
+    from askkit.errors import UsageError
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = tmp_path / "out.json"
+    link.symlink_to(elsewhere / "planted.json")
+    with pytest.raises(
+        UsageError, match=r"a symbolic link to .*planted\.json, which does not exist"
+    ):
+        atomic_write_text(link, "x")
+    with pytest.raises(UsageError):
+        followed(link)
+    assert list(elsewhere.iterdir()) == []
+    assert link.is_symlink()
+    (elsewhere / "planted.json").write_text("theirs")
+    atomic_write_text(link, "mine")  # a link to a file: the file is written, as before
+    assert (elsewhere / "planted.json").read_text() == "mine"

@@ -170,6 +170,7 @@ SHARED_PRIVATE = {
     "askkit._text",
     "askkit._atomic",
     "askkit._files",
+    "askkit._outputs",
     "askkit._html",
     "askkit._gc",
     "askkit._warn",
@@ -185,7 +186,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(f"askkit.{name}" if name != "askkit" else name for name in layer.split())
     for layer in (
         "errors",
-        "_text _atomic _files _cachedir _warn _gc _optional",
+        "_text _atomic _files _outputs _cachedir _warn _gc _optional",
         "askkit journal wire sources citations prompt payloads _html",
         "vault _http",
         "frame",

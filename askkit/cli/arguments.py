@@ -171,6 +171,12 @@ def output_file(text: str) -> str:
         raise argparse.ArgumentTypeError("must be a file name, got ''")
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"must be a file to write, got the folder {text!r}")
+    if path.is_symlink() and not path.exists():
+        raise argparse.ArgumentTypeError(
+            f"must be a file, got {text!r}, a symbolic link to "
+            f"{str(path.readlink())!r}, which does not exist (askkit never creates a file "
+            "through a link)"
+        )
     folder = _nearest_existing(path)
     if not folder.is_dir():
         raise argparse.ArgumentTypeError(

@@ -14,6 +14,7 @@ or to a file given after it). :func:`askkit.gate.gate` does the work.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,9 @@ __all__ = ["diff_command", "register"]
 
 _STDOUT = "-"
 _FORMATS = ("json", "markdown", "junit")
+#: ``--resamples``' bound: :data:`askkit.gate.stats.MAX_RESAMPLES` (not imported here, to
+#: keep ``askkit --help`` light; a test holds the two equal).
+_MAX_RESAMPLES = 1_000_000
 
 
 def _output(text: str) -> str:
@@ -92,9 +96,9 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=arguments.whole_number(0), default=0, help="resampling seed")
     p.add_argument(
         "--resamples",
-        type=arguments.whole_number(1),
+        type=arguments.whole_number(1, _MAX_RESAMPLES),
         default=10_000,
-        help="resamples of the randomization or bootstrap test (10000)",
+        help="resamples of the randomization or bootstrap test (10000; at most 1000000)",
     )
     p.add_argument(
         "-k",
@@ -173,32 +177,33 @@ def _measures(given: list[str] | None) -> list[str]:
 
 
 def _check_outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """The formats asked for, with where they go; refuses to replace a file askkit did not write."""
+    """The formats asked for, with where they go, checked before any work: one format per
+    file, and no file replaced that is not one of askkit's reports (unless ``--force``)."""
+    from askkit._outputs import foreign_file
+
     outputs = [(name, getattr(args, name)) for name in _FORMATS if getattr(args, name)]
     to_stdout = [name for name, where in outputs if where == _STDOUT]
     if len(to_stdout) > 1:
         raise UsageError(
             f"--{to_stdout[0]} and --{to_stdout[1]} both go to stdout: give a FILE after one"
         )
+    seen: dict[str, str] = {}
     for name, where in outputs:
-        if where == _STDOUT or args.force:
+        if where == _STDOUT:
             continue
-        path = Path(where)
-        if path.exists() and not _written_by_askkit(path):
+        real = os.path.realpath(Path(where).expanduser())
+        if real in seen:
             raise UsageError(
-                f"--{name} {where}: exists and is not an askkit diff report, so it is left as "
+                f"--{seen[real]} and --{name} both write {where}: the second report would "
+                "replace the first; give each format its own file"
+            )
+        seen[real] = name
+        if not args.force and foreign_file(Path(where).expanduser()) is not None:
+            raise UsageError(
+                f"--{name} {where}: exists and is not an askkit report, so it is left as "
                 "is: give another file, or --force to replace it"
             )
     return outputs
-
-
-def _written_by_askkit(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return False
-    return b"askkit diff" in head
 
 
 _SPOT = (
@@ -290,8 +295,10 @@ def _spot_sides(args: argparse.Namespace) -> tuple[Side, Side]:
     return sides[0], sides[1]
 
 
-def _write(result: GateResult, outputs: list[tuple[str, str]], show: int, console: Console) -> None:
-    from askkit._atomic import atomic_write_text
+def _write(
+    result: GateResult, outputs: list[tuple[str, str]], show: int, force: bool, console: Console
+) -> None:
+    from askkit._outputs import write_report
 
     texts = {
         "json": result.to_json,
@@ -305,9 +312,9 @@ def _write(result: GateResult, outputs: list[tuple[str, str]], show: int, consol
             console.file.write(text if name == "json" else _terminal.clean(text))
             printed = True
         else:
-            path = Path(where).expanduser()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, text)
+            write_report(
+                Path(where).expanduser(), text, force=force, fix="give another file, or --force"
+            )
     if not printed:
         console.file.write(_terminal.clean(result.to_text(max_queries=show)))
 
@@ -335,5 +342,5 @@ def diff_command(args: argparse.Namespace, console: Console) -> int:
         allow_partial=args.allow_partial,
         max_unjudged=args.max_unjudged,
     )
-    _write(result, outputs, args.show, console)
+    _write(result, outputs, args.show, args.force, console)
     return result.exit_status

@@ -24,9 +24,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
+from askkit._outputs import JSON_FORMAT, MARKDOWN_MARK
 from askkit.errors import SchemaError
 from askkit.gate.stats import POWER
 
@@ -45,8 +47,10 @@ __all__ = [
     "to_text",
 ]
 
-#: What marks the gate's JSON, Markdown and JUnit output as its own.
-FORMAT_MARK = "askkit diff"
+#: What marks the gate's JSON, Markdown and JUnit output as its own, at a fixed place at
+#: the start of each (:mod:`askkit._outputs`): the JSON's first key ``format``, the
+#: Markdown's first line ``<!-- askkit diff -->``, the JUnit root's first attribute ``name``.
+FORMAT_MARK = JSON_FORMAT
 
 _HEADER = (
     "measure",
@@ -62,9 +66,8 @@ _HEADER = (
 
 
 def to_dict(result: GateResult) -> dict[str, Any]:
-    """Plain data (what :func:`to_json` writes)."""
-    data = dataclasses.asdict(result)
-    data["format"] = FORMAT_MARK
+    """Plain data (what :func:`to_json` writes): ``format`` first, askkit's mark."""
+    data = {"format": FORMAT_MARK, **dataclasses.asdict(result)}
     data["passed"] = result.passed
     data["exit_status"] = result.exit_status
     return data
@@ -186,7 +189,8 @@ def to_text(result: GateResult, max_queries: int = 20) -> str:
             lines += [f"    left the top {result.k}: {_lost_text(d)}" for d in q.lost]
         if len(result.regressed_queries) > len(shown):
             lines.append(f"  ... and {len(result.regressed_queries) - len(shown)} more")
-    return "\n".join(lines) + "\n"
+    # an id's own line break never starts a line of its own (a forged "PASS" in a CI log)
+    return "\n".join(_LINE_BOUNDARY.sub(" ", line) for line in lines) + "\n"
 
 
 def to_html(result: GateResult) -> str:
@@ -194,7 +198,8 @@ def to_html(result: GateResult) -> str:
     from askkit import _html
 
     lines = "".join(
-        f"<li>{_html.esc(line)}</li>" for line in [*_side_lines(result), *result.problems]
+        f"<li>{_html.esc(line)}</li>"
+        for line in [*_side_lines(result), *result.problems, *result.notes]
     )
     return _html.fragment(
         _html.message(result.verdict, tone="plain" if result.passed else "error")
@@ -206,7 +211,7 @@ def to_html(result: GateResult) -> str:
 def to_markdown(result: GateResult, max_queries: int = 20) -> str:
     """The report as GitHub Markdown, for a pull-request comment (text escaped)."""
     icon = "✅" if result.passed else "❌"
-    lines = [f"<!-- {FORMAT_MARK} -->", f"### {icon} {_md(result.verdict)}", ""]
+    lines = [MARKDOWN_MARK, f"### {icon} {_md(result.verdict)}", ""]
     lines += [_md(line) for line in _lines_about(result)]
     lines += ["", "| " + " | ".join(_HEADER[:-1]) + " | |"]
     lines.append("|" + " --- |" * len(_HEADER))
@@ -246,7 +251,7 @@ def to_junit(result: GateResult) -> str:
     suite = ET.SubElement(
         suites,
         "testsuite",
-        name=f"{FORMAT_MARK}: {result.base.name} -> {result.new.name}",
+        name=_xml(f"{FORMAT_MARK}: {result.base.name} -> {result.new.name}"),
         tests=str(tests),
         failures=str(failures),
         errors="0",
@@ -255,9 +260,11 @@ def to_junit(result: GateResult) -> str:
     props = ET.SubElement(suite, "properties")
     for side in (result.base, result.new):
         for key, value in side.provenance.items():
-            ET.SubElement(props, "property", name=f"{side.name}.{key}", value=_xml(value))
+            ET.SubElement(props, "property", name=_xml(f"{side.name}.{key}"), value=_xml(value))
     for m in result.measures:
-        case = ET.SubElement(suite, "testcase", classname="askkit.diff", name=m.measure, time="0")
+        case = ET.SubElement(
+            suite, "testcase", classname="askkit.diff", name=_xml(m.measure), time="0"
+        )
         text = (
             f"{m.measure}: {_num(m.base)} -> {_num(m.new)} (delta {m.delta:+.4f}, "
             f"CI [{m.ci_low:+.4f}, {m.ci_high:+.4f}], p (Holm) {_p(m.p_holm)}, "
@@ -276,26 +283,48 @@ def to_junit(result: GateResult) -> str:
             ET.SubElement(case, "failure", message=_xml(p), type="unjudged")
     ET.SubElement(suite, "system-out").text = _xml(to_text(result))
     ET.indent(suites)
-    body = ET.tostring(suites, encoding="unicode")
+    # a CR in text would be read back as LF: written as a reference, it is kept (ElementTree
+    # writes one in attributes already, and no CR of its own)
+    body = ET.tostring(suites, encoding="unicode").replace("\r", "&#13;")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
 
 
 def _num(x: float) -> str:
-    return "nan" if not math.isfinite(x) else f"{x:.4f}"
+    return "n/a" if not math.isfinite(x) else f"{x:.4f}"
 
 
 def _p(x: float) -> str:
-    return "nan" if not math.isfinite(x) else (f"{x:.4f}" if x >= 1e-4 else f"{x:.1e}")
+    return "n/a" if not math.isfinite(x) else (f"{x:.4f}" if x >= 1e-4 else f"{x:.1e}")
+
+
+#: Every line boundary of :meth:`str.splitlines` (CR, LF, CR LF, VT, FF, FS, GS, RS,
+#: NEL, U+2028, U+2029): in Markdown each becomes a space, so no text ends a table row.
+_LINE_BOUNDARY = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+#: What UTF-8 cannot carry: a lone surrogate (an id read with surrogate escapes).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Every character XML 1.0 does not allow (its ``Char`` production's complement).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _md(text: str) -> str:
-    """Text safe in a Markdown table cell and as HTML (GitHub renders both)."""
-    out = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    for ch in "\\|`*_[]":
+    r"""Text safe in a Markdown table cell and as HTML (GitHub renders both): one line,
+    ``|``, backticks and every other character Markdown reads as syntax escaped.
+
+    >>> _md("q1\u2028# INJECTED | `x` <b>")
+    'q1 # INJECTED \\| \\`x\\` &lt;b&gt;'
+    """
+    out = _LINE_BOUNDARY.sub(" ", _SURROGATE.sub("\ufffd", text))
+    out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for ch in "\\|`*_[]~$":
         out = out.replace(ch, "\\" + ch)
-    return out.replace("\n", " ")
+    return out
 
 
 def _xml(text: str) -> str:
-    """Text XML 1.0 can carry (control characters other than tab and newline dropped)."""
-    return "".join(c for c in text if c in "\t\n\r" or ord(c) >= 0x20)
+    r"""Text XML 1.0 can carry: each character it does not allow (C0 controls but tab, LF
+    and CR; lone surrogates; U+FFFE, U+FFFF) becomes U+FFFD.
+
+    >>> _xml("a\x00b\uffffc\ud800") == "a\ufffdb\ufffdc\ufffd"
+    True
+    """
+    return _NOT_XML.sub("\ufffd", text)
