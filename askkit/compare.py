@@ -72,12 +72,36 @@ def holm(p: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 _SIGNS8 = np.where((np.arange(256)[:, None] >> np.arange(8)) & 1, 1.0, -1.0)
 
 
+#: Up to this many queries the randomization test can enumerate every sign pattern.
+_EXACT_QUERIES = 16
+
+
+def _exact_sign_flips(deltas: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The exact two-sided sign-flip p-value per column: the share of all ``2^n`` sign
+    patterns whose ``|mean|`` reaches the observed one (the observed pattern among them).
+
+    >>> _exact_sign_flips(np.array([[0.5], [0.25]])).tolist()  # 2 of the 4 patterns
+    [0.5]
+    """
+    n = deltas.shape[0]
+    patterns = np.arange(2**n)[:, None]
+    signs = np.where((patterns >> np.arange(n)) & 1, 1.0, -1.0)
+    means = np.abs(signs @ deltas) / n
+    observed = np.abs(deltas.mean(axis=0))
+    tol = 1e-12 * np.maximum(1.0, observed)
+    result: np.ndarray[Any, Any] = np.count_nonzero(means >= observed - tol, axis=0) / 2**n
+    return result
+
+
 def _randomization(
     deltas: np.ndarray[Any, Any], n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray[Any, Any]:
     """Two-sided paired randomization p-value per column of ``deltas`` (queries x measures).
 
-    Each resample flips the sign of every query's delta at random (the same
+    With few queries (``2^n`` patterns no more than ``n_resamples``, and at most
+    :data:`_EXACT_QUERIES` queries) every sign pattern is enumerated and the
+    p-value is exact (:func:`_exact_sign_flips`; ``rng`` is not used). Otherwise
+    each resample flips the sign of every query's delta at random (the same
     flips for all measures); p = (1 + #{|mean*| >= |mean|}) / (1 + resamples).
     The flips are random bytes, one per eight queries (bit j of byte g flips
     query 8g + j: set keeps the sign), drawn as ``rng.integers(0, 256,
@@ -88,6 +112,8 @@ def _randomization(
     n, m = deltas.shape
     if n == 0:
         return np.full(m, np.nan)
+    if n <= _EXACT_QUERIES and 2**n <= n_resamples:
+        return _exact_sign_flips(deltas)
     observed = np.abs(deltas.mean(axis=0))
     tol = 1e-12 * np.maximum(1.0, observed)
     groups = -(-n // 8)

@@ -34,7 +34,15 @@ import pandas as pd
 from askkit.errors import UsageError
 from askkit.gate.result import GateResult, LostDocument, MeasureResult, RegressedQuery, SideReport
 from askkit.gate.side import Explainer, Side, _side
-from askkit.gate.stats import TESTS, Test, _bootstrap_interval, _intervals, _p_values
+from askkit.gate.stats import (
+    MAX_RESAMPLES,
+    TESTS,
+    Test,
+    _bootstrap_interval,
+    _intervals,
+    _p_values,
+    constant_columns,
+)
 from askkit.metrics import Level, Prepared, evaluate, prepare, read_qrels
 from askkit.metrics.measures import parse_measures
 from askkit.metrics.qrels import PathOrFrame
@@ -52,8 +60,10 @@ def _check_options(test: str, alpha: float, min_delta: float, resamples: int, k:
         raise UsageError(f"alpha must be between 0 and 1 (exclusive), got {alpha!r}")
     if not (min_delta >= 0.0 and math.isfinite(min_delta)):
         raise UsageError(f"min_delta must be a number >= 0, got {min_delta!r}")
-    if resamples < 1:
-        raise UsageError(f"resamples must be at least 1, got {resamples!r}")
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise UsageError(
+            f"resamples must be a whole number from 1 to {MAX_RESAMPLES:,}, got {resamples!r}"
+        )
     if k < 1:
         raise UsageError(f"k must be at least 1, got {k!r}")
 
@@ -281,8 +291,9 @@ def gate(
     values = [e.per_query.loc[common].to_numpy(dtype=np.float64) for e in evals]
     deltas = values[1] - values[0]
     n_measures = deltas.shape[1]
-    p, p_holm = _p_values(test, values[0], values[1], deltas, resamples=resamples, seed=seed)
+    p, p_holm, why = _p_values(test, values[0], values[1], deltas, resamples=resamples, seed=seed)
     low, high, mde = _intervals(deltas, alpha, n_measures)
+    mde = np.where(constant_columns(deltas), np.nan, mde)  # no spread: nothing to size a drop by
     if test == "bootstrap" and len(common) > 1:
         low, high = _bootstrap_interval(deltas, alpha, resamples, seed)
     mean_delta = deltas.mean(axis=0)
@@ -308,9 +319,11 @@ def gate(
             improved=bool(
                 significant[j] and mean_delta[j] > 0 and mean_delta[j] >= min_delta - tol
             ),
+            note=why[j],
         )
         for j, name in enumerate(evals[0].measures)
     )
+    notes += [f"{m.measure}: {m.note}" for m in results if m.note]
     shares = [_judged_share(p_, common, k) for p_ in preps]
     problems: list[str] = []
     unjudged = 1.0 - shares[1]

@@ -49,6 +49,9 @@ class MeasureResult:
     """The smallest mean drop the query set detects at ``alpha / measures`` with 80% power."""
     regressed: bool
     improved: bool
+    note: str = ""
+    """Why ``p`` is not the chosen test's own (one query, or deltas all equal: the exact
+    sign-flip p-value instead); ``""`` when it is."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from askkit._outputs import is_askkit_output
 from askkit.gate import GateResult
 from askkit.metrics import write_run
 from tests.conftest import DATA, ROOT
@@ -179,3 +181,172 @@ def test_a_dense_configuration_with_the_real_model_offline(minilm_env: Path) -> 
     assert "embedder_note" not in result.new.provenance
     assert result.base.provenance["retriever"].startswith("BM25")
     assert result.queries == 37
+
+
+# --------------------------------------------------------------------------- hardening (39)
+
+
+def _run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``askkit diff ARGS`` in this process: (exit status, stdout, stderr)."""
+    from askkit.cli import main
+
+    status = main(["diff", *args])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_hardening_39_1_a_file_that_mentions_askkit_diff_is_never_replaced(
+    runs: tuple[str, str, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, new, _ = runs
+    notes = tmp_path / "NOTES.md"
+    notes.write_text("# Notes\n\nRun `askkit diff` in CI before merging.\n")
+    workflow = tmp_path / "gate.yml"
+    workflow.write_text("jobs:\n  gate:\n    steps:\n      - run: askkit diff base new\n")
+    guide = tmp_path / "gate.md"
+    guide.write_bytes((ROOT / "docs" / "gate.md").read_bytes())
+    data = tmp_path / "data.json"
+    data.write_text('{"tool": "askkit diff", "format": "askkit diff"}\n')
+    before = {p: p.read_bytes() for p in (notes, workflow, guide, data)}
+    for flag, target in [
+        ("--markdown", notes),
+        ("--junit", workflow),
+        ("--markdown", guide),
+        ("--json", data),
+    ]:
+        status, _, err = _run_main(capsys, base, new, "--qrels", QRELS, flag, str(target))
+        assert status == 2, (flag, target)
+        assert err.startswith(f"askkit: error: {flag} {target}: exists and is not an askkit")
+        assert err.count("\n") == 1
+    assert {p: p.read_bytes() for p in before} == before
+    status, _, _ = _run_main(
+        capsys, base, new, "--qrels", QRELS, "--markdown", str(notes), "--force"
+    )
+    assert status == 1
+    assert notes.read_text().startswith("<!-- askkit diff -->\n")
+
+
+def test_hardening_39_1_each_report_is_replaced_by_the_next_run_and_by_its_mark_only(
+    runs: tuple[str, str, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, new, _ = runs
+    files = {
+        "--json": tmp_path / "g.json",
+        "--markdown": tmp_path / "g.md",
+        "--junit": tmp_path / "g.xml",
+    }
+    argv = [base, new, "--qrels", QRELS]
+    for flag, path in files.items():
+        argv += [flag, str(path)]
+    assert _run_main(capsys, *argv)[0] == 1
+    assert all(is_askkit_output(p) for p in files.values())
+    for path in files.values():
+        path.write_bytes(path.read_bytes() + b"\nedited by hand\n")
+    assert _run_main(capsys, *argv)[0] == 1  # askkit's own reports: replaced
+    assert not any(b"edited by hand" in p.read_bytes() for p in files.values())
+    # the mark anywhere but at the start is no mark
+    for path in files.values():
+        path.write_bytes(b"\n" + path.read_bytes())
+    assert _run_main(capsys, *argv)[0] == 2
+
+
+def test_hardening_39_4_a_json_report_over_4_kb_is_replaced_by_the_next_run(
+    runs: tuple[str, str, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, new, _ = runs
+    report = tmp_path / "gate.json"
+    many = "ndcg@10,recall@10,mrr,map,precision@10,r-precision,ndcg@5,recall@5,ndcg@20"
+    argv = (base, new, "--qrels", QRELS, "-m", many, "-k", "100", "--json", str(report))
+    assert _run_main(capsys, *argv)[0] == 1
+    assert report.stat().st_size > 4096
+    assert report.read_text().startswith('{\n  "format": "askkit diff",')
+    report.write_text(report.read_text().replace('"seed": 0', '"seed": 7'))
+    assert _run_main(capsys, *argv)[0] == 1
+    assert GateResult.from_json(report.read_text()).seed == 0
+
+
+def test_hardening_39_minor_two_formats_to_one_file_are_refused(
+    runs: tuple[str, str, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, new, _ = runs
+    same = tmp_path / "gate.out"
+    for argv in [
+        ("--markdown", str(same), "--junit", str(same)),
+        ("--json=" + str(same), "--junit", str(same)),
+    ]:
+        status, _, err = _run_main(capsys, base, new, "--qrels", QRELS, *argv)
+        assert status == 2
+        assert "both write" in err
+        assert not same.exists()
+    assert _run_main(capsys, base, new, "--qrels", QRELS, "--markdown", str(same))[0] == 1
+    written = same.read_bytes()
+    alias = tmp_path / "alias.out"
+    alias.symlink_to(same)
+    status, _, err = _run_main(
+        capsys, base, new, "--qrels", QRELS, "--markdown", str(same), "--junit", str(alias)
+    )
+    assert status == 2
+    assert "--markdown and --junit both write" in err
+    assert same.read_bytes() == written
+
+
+def test_hardening_39_minor_a_dangling_link_as_output_is_refused(
+    runs: tuple[str, str, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, new, _ = runs
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = tmp_path / "gate.json"
+    link.symlink_to(elsewhere / "planted.json")
+    status, _, err = _run_main(capsys, base, new, "--qrels", QRELS, "--json", str(link))
+    assert status == 2
+    assert "symbolic link" in err
+    assert "does not exist" in err
+    assert list(elsewhere.iterdir()) == []
+    assert link.is_symlink()
+
+
+def test_hardening_39_minor_gate_reports_get_the_umasks_mode_as_every_report(
+    runs: tuple[str, str, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, _, _ = runs
+    old = os.umask(0o022)
+    try:
+        status, _, _ = _run_main(
+            capsys, base, base, "--qrels", QRELS, "--json", str(tmp_path / "g.json")
+        )
+    finally:
+        os.umask(old)
+    assert status == 0
+    assert stat.S_IMODE((tmp_path / "g.json").stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("value", ["100000000000000000000000", "1e23", "1000001", "0"])
+def test_hardening_39_minor_resamples_beyond_the_bound_are_refused_in_one_line(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = _run_main(capsys, RUN, RUN, "--qrels", QRELS, "--resamples", value)
+    assert status == 2
+    assert out == ""
+    assert err.startswith("askkit: error: --resamples must be a whole number in 1..1000000")
+    assert err.count("\n") == 1
+
+
+def test_hardening_39_2_one_query_with_the_bootstrap_exits_0_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 rel.md 1\n")
+    base, new = tmp_path / "base.trec", tmp_path / "new.trec"
+    base.write_text("q1 Q0 rel.md 1 2.0 base\nq1 Q0 x.md 2 1.0 base\n")
+    new.write_text("q1 Q0 x.md 1 2.0 new\nq1 Q0 rel.md 2 1.0 new\n")
+    md = tmp_path / "gate.md"
+    status, out, _ = _run_main(
+        capsys, str(base), str(new), "--qrels", str(qrels), "--test", "bootstrap", "-m", "mrr",
+        "--json", "--markdown", str(md),
+    )  # fmt: skip
+    assert status == 0
+    data = json.loads(out)
+    assert data["measures"][0]["p"] == 1.0
+    assert "one query" in data["measures"][0]["note"]
+    assert "one query" in md.read_text()
