@@ -31,6 +31,10 @@ ENV_VAULT = "ASKKIT_VAULT"
 ENV_SERVER = "ASKKIT_SERVER"
 ENV_VAULT_ID = "ASKKIT_VAULT_ID"
 ENV_EMBEDDER = "ASKKIT_EMBEDDER"
+#: Where JupyterLab finds its token: jupyter_server's IdentityProvider reads it from here
+#: when no config sets one. Never on the command line: ``/proc/PID/cmdline`` is readable by
+#: every local user, ``/proc/PID/environ`` only by the process's owner.
+ENV_TOKEN = "JUPYTER_TOKEN"  # noqa: S105 - a variable name, not a secret
 
 
 def register(sub: Any) -> None:
@@ -166,7 +170,6 @@ def lab_command(args: argparse.Namespace, console: Console) -> int:
         f"--ServerApp.root_dir={notebooks}",
         f"--ServerApp.ip={args.ip}",
         f"--ServerApp.port={port}",
-        f"--IdentityProvider.token={token}",
     ]
     if args.no_browser or _headless():
         argv.append("--no-browser")
@@ -179,9 +182,11 @@ def lab_command(args: argparse.Namespace, console: Console) -> int:
     )
     if args.dry_run:
         console.print(Text(" ".join(argv)), soft_wrap=True)
+        console.print(Text(f"with the token in ${ENV_TOKEN}, not on the command line"))
         return 0
     sys.stdout.flush()
     os.chdir(notebooks)
     env = lab_environment(vault, args.server, args.vault_id, args.embedder)
+    env[ENV_TOKEN] = token  # only the owner reads a process's environment
     os.execve(jupyter, argv, env)  # noqa: S606 - replaces this process with JupyterLab
     return 0  # pragma: no cover - execve does not return
