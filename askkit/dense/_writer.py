@@ -33,7 +33,7 @@ from askkit.dense._schema import (
 from askkit.dense.vectors import normalise
 from askkit.errors import DimensionError, SchemaError, StoreError, UsageError
 
-__all__ = ["StoreWriter"]
+__all__ = ["STORE_UNTRUSTED_FIX", "StoreWriter"]
 
 _BATCH: Final = 500  # SQL parameters per statement in delete and chunks_with_vectors
 _NEARLY_FULL: Final = 1 << 20  # free bytes under which a disk I/O error is a full disk
@@ -72,9 +72,23 @@ def _placeholders(n: int) -> str:
     return ", ".join(["?"] * n)
 
 
+#: What to do with a store folder askkit does not trust (another user's, writable by others).
+STORE_UNTRUSTED_FIX: Final = (
+    "remove that folder yourself and askkit embeds the vault into a new one, or give another "
+    "store folder"
+)
+
+
 def _claim_folder(folder: Path) -> None:
-    """Create or check the store folder: askkit writes only into a folder it made."""
-    from askkit._cachedir import DENSE_STORE, claim, mark
+    """Create or check the store folder: askkit writes only into a folder it made.
+
+    A new folder, or an empty one askkit takes, is made private (mode 0700),
+    so that it keeps askkit's rule for its folders
+    (:func:`askkit._cachedir.untrusted`) whatever the umask gives the files
+    SQLite creates in it. Failing to make it (a part of its path is a file, a
+    full disk) raises :class:`~askkit.errors.StoreError` naming it.
+    """
+    from askkit._cachedir import DENSE_STORE, claim, mark, writing
 
     state = claim(
         folder,
@@ -83,15 +97,23 @@ def _claim_folder(folder: Path) -> None:
         fix="give a new or empty folder, or one askkit made",
         foreign_hint=", such as a kimun server's own store (KimunStore reads one)",
         purpose=DENSE_STORE,
+        untrusted_fix=STORE_UNTRUSTED_FIX,
     )
     if state == "ours":
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    mark(
+    with writing(
         folder,
-        DENSE_STORE,
-        lifetime="askkit re-creates it whenever it is missing",
-    )
+        what="store folder",
+        fix="give another store folder, or set ASKKIT_CACHE_DIR to a folder you can write",
+    ):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+        folder.chmod(0o700)  # an empty folder askkit takes becomes private too
+        mark(
+            folder,
+            DENSE_STORE,
+            lifetime="askkit re-creates it whenever it is missing",
+        )
 
 
 def _unencodable(values: Sequence[str]) -> tuple[int, UnicodeEncodeError] | None:

@@ -216,12 +216,15 @@ class DenseIndex(DenseRetrieval):
         else:
             self.store_folder = Path(store).expanduser()
         if self.store_folder is not None:
-            claim(  # refuse a folder askkit may not write
+            from askkit.dense._writer import STORE_UNTRUSTED_FIX
+
+            claim(  # refuse a folder askkit may not write, or may not trust
                 self.store_folder,
                 self.vault.root,
                 what="store folder",
                 fix="give another store folder: a new or empty folder, or one askkit made",
                 purpose=DENSE_STORE,
+                untrusted_fix=STORE_UNTRUSTED_FIX,
             )
         self._notes: dict[str, dict[str, Any]] = {}
         self._by_note: dict[str, _Note] = {}

@@ -30,7 +30,6 @@ folder (``trusted=True``).
 from __future__ import annotations
 
 import os
-import stat
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -77,8 +76,11 @@ def local_client(path: str | os.PathLike[str]) -> Any:
     """A qdrant-client in local mode on a folder askkit owns, made and tagged if new.
 
     The folder must be new, empty, or one this function made before (it carries
-    askkit's tag for :data:`askkit._cachedir.QDRANT_LOCAL`); anything else raises
-    :class:`~askkit.errors.UsageError` and is left alone. A new folder is made
+    askkit's tag for :data:`askkit._cachedir.QDRANT_LOCAL`), else
+    :class:`~askkit.errors.UsageError`; and keep the rule of every folder askkit
+    trusts (:func:`askkit._cachedir.untrusted`: no link, the user's own, nobody
+    else can write it), else :class:`~askkit.errors.StoreError`. A refused
+    folder is left alone. A new folder is made
     private (mode 0700): its points are pickles, which run code when loaded. Only such a folder
     :class:`QdrantStore` opens without ``trusted=True``. The client is the
     caller's to close.
@@ -91,7 +93,7 @@ def local_client(path: str | os.PathLike[str]) -> Any:
     []
     >>> client.close()
     """
-    from askkit._cachedir import QDRANT_LOCAL, claim, mark
+    from askkit._cachedir import QDRANT_LOCAL, claim, mark, writing
 
     qdrant_client = _qdrant_client()
     folder = Path(path)
@@ -101,15 +103,14 @@ def local_client(path: str | os.PathLike[str]) -> Any:
         what="Qdrant folder",
         fix="give a new or empty folder, or one local_client made",
         purpose=QDRANT_LOCAL,
+        untrusted_fix=f"remove that folder yourself, or give another one; {_UNPICKLES}",
     )
-    if state == "ours":
-        reason = _distrust(folder)
-        if reason is not None:
-            raise StoreError(f"{folder}: {reason}; {_UNPICKLES}", path=str(folder))
-    else:
-        folder.mkdir(parents=True, exist_ok=True)
-        folder.chmod(0o700)  # private: nobody else can reach, let alone rewrite, its pickles
-        mark(folder, QDRANT_LOCAL, lifetime="askkit wrote it with qdrant-client's local mode")
+    if state != "ours":
+        with writing(folder, what="Qdrant folder", fix="give another folder"):
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700, exist_ok=True)
+            folder.chmod(0o700)  # private: nobody else can reach, let alone rewrite, its pickles
+            mark(folder, QDRANT_LOCAL, lifetime="askkit wrote it with qdrant-client's local mode")
     return qdrant_client.QdrantClient(path=str(folder))
 
 
@@ -122,35 +123,19 @@ _UNPICKLES: Final = (
 def _distrust(folder: Path) -> str | None:
     """Why askkit will not open ``folder`` in local mode on its own (None: it may).
 
-    It must carry askkit's tag for :data:`askkit._cachedir.QDRANT_LOCAL`, and nothing in it may be a
-    link or belong to another user; what is in it may be writable by other users
+    It must carry askkit's tag for :data:`askkit._cachedir.QDRANT_LOCAL` and
+    keep the rule of every folder askkit trusts
+    (:func:`askkit._cachedir.untrusted`): nothing in it may be a link or
+    belong to another user, and what is in it may be writable by other users
     only when they cannot reach it (the folder is private: :func:`local_client`
     makes it so).
     """
-    from askkit._cachedir import QDRANT_LOCAL, purpose_of
+    from askkit._cachedir import QDRANT_LOCAL, purpose_of, untrusted
 
     if purpose_of(folder) != QDRANT_LOCAL:
         return "askkit did not write it (it carries no askkit tag for a local-mode store)"
-    me = os.geteuid() if hasattr(os, "geteuid") else None
-    try:
-        private = not folder.lstat().st_mode & 0o077
-    except OSError as exc:
-        return f"{folder} cannot be inspected ({exc.strerror})"
-    for top, dirs, files in os.walk(folder):
-        for name in [".", *dirs, *files]:
-            path = Path(top) / name if name != "." else Path(top)
-            try:
-                st = path.lstat()
-            except OSError as exc:
-                return f"{path} cannot be inspected ({exc.strerror})"
-            if stat.S_ISLNK(st.st_mode):
-                return f"{path} is a symbolic link"
-            if me is not None and st.st_uid != me:
-                return f"{path} belongs to another user (uid {st.st_uid})"
-            shared = path == folder or not private
-            if shared and st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-                return f"{path} can be written by other users (mode {stat.S_IMODE(st.st_mode):o})"
-    return None
+    why = untrusted(folder)
+    return None if why is None else str(why)
 
 
 def _payload_chunk(payload: dict[str, Any] | None) -> dict[str, Any]:

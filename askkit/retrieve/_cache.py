@@ -10,7 +10,11 @@ A cache folder holds::
 Ownership: askkit writes, replaces and deletes only folders that carry its
 ``CACHEDIR.TAG``. :func:`claim` refuses, with a :class:`~askkit.errors.UsageError`
 naming the path, a cache folder that holds anything else, that is a file or a
-symbolic link, that is the vault, lies inside it or contains it. A new cache
+symbolic link, that is the vault, lies inside it or contains it; and, with a
+:class:`~askkit.errors.StoreError`, one that breaks the rule of every folder
+askkit trusts (:func:`askkit._cachedir.untrusted`: a link inside, another
+user's, writable by others), which :func:`load` checks again before it reads
+anything. A new cache
 is written to a fresh sibling temporary folder (marked first), then swapped in
 by renames; the previous folder is deleted only if it carries the marker, and
 a sibling ``.old`` that is not askkit's is left alone (another name is used).
@@ -45,7 +49,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from askkit._cachedir import LOCAL_INDEX, TAG_NAME, is_ours, swap_in, tag_text
+from askkit._cachedir import (
+    LOCAL_INDEX,
+    TAG_NAME,
+    is_ours,
+    refuse_untrusted,
+    swap_in,
+    tag_text,
+    writing,
+)
 from askkit._cachedir import claim as claim_folder
 from askkit.vault.split import CHUNK_COLUMNS
 
@@ -144,10 +156,28 @@ def _earlier_cache(folder: Path) -> bool:
     )
 
 
+#: What to do with a cache folder askkit does not trust (another user's, writable by others).
+_UNTRUSTED_FIX = (
+    "remove that folder yourself and askkit rebuilds the index from the vault, or give "
+    "another cache_dir (--cache-dir)"
+)
+#: What to do when the cache folder cannot be made or written.
+_WRITE_FIX = (
+    "give a cache_dir (--cache-dir) you can write, or set ASKKIT_CACHE_DIR to a folder "
+    "you can write"
+)
+
+
 def claim(folder: Path, vault: Path) -> Literal["missing", "empty", "ours"]:
     """Check that askkit may write the cache ``folder`` (:func:`askkit._cachedir.claim`);
     a cache an earlier askkit wrote before the tag existed counts as askkit's."""
-    return claim_folder(folder, vault, earlier=_earlier_cache, purpose=LOCAL_INDEX)
+    return claim_folder(
+        folder,
+        vault,
+        earlier=_earlier_cache,
+        purpose=LOCAL_INDEX,
+        untrusted_fix=_UNTRUSTED_FIX,
+    )
 
 
 def save(
@@ -158,23 +188,31 @@ def save(
     bm25: bm25s.BM25 | None,
     manifest: dict[str, Any],
 ) -> None:
-    """Write the cache to a marked temporary sibling, then swap it in for ``folder``."""
+    """Write the cache to a marked temporary sibling, then swap it in for ``folder``.
+
+    The sibling is private (:func:`tempfile.mkdtemp` makes it 0700, whatever the
+    umask), so the cache keeps askkit's rule for its folders. Failing to make or
+    write it (the cache root is a file, the disk is full) raises
+    :class:`~askkit.errors.StoreError` naming the folder; the previous cache is
+    left as it was.
+    """
     state = claim(folder, vault)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
-    try:
-        (tmp / TAG_NAME).write_text(_TAG, encoding="utf-8")
-        table = pa.table({c: pa.array(cols[c], type=ARROW_TYPES[c]) for c in CHUNK_COLUMNS})
-        pq.write_table(table, tmp / "chunks.parquet")
-        if bm25 is not None:
-            bm25.save(str(tmp / "bm25"), show_progress=False)
-        (tmp / "manifest.json").write_text(
-            json.dumps({"askkit_cache": FORMAT, **manifest}), encoding="utf-8"
-        )
-        swap_in(tmp, folder, state)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    with writing(folder, what="cache folder", fix=_WRITE_FIX):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
+        try:
+            (tmp / TAG_NAME).write_text(_TAG, encoding="utf-8")
+            table = pa.table({c: pa.array(cols[c], type=ARROW_TYPES[c]) for c in CHUNK_COLUMNS})
+            pq.write_table(table, tmp / "chunks.parquet")
+            if bm25 is not None:
+                bm25.save(str(tmp / "bm25"), show_progress=False)
+            (tmp / "manifest.json").write_text(
+                json.dumps({"askkit_cache": FORMAT, **manifest}), encoding="utf-8"
+            )
+            swap_in(tmp, folder, state)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 # -- loading --------------------------------------------------------------------------------
@@ -376,8 +414,11 @@ def load(folder: Path, *, params: dict[str, Any], vault: str) -> Cached | None:
 
     Returns ``None`` when the cache is sound but stale: written by another
     cache format or bm25s version, with other ``params``, or for another
-    ``vault``. Raises :class:`CorruptCache` when it is not what askkit writes.
+    ``vault``. Raises :class:`CorruptCache` when it is not what askkit writes,
+    and :class:`~askkit.errors.StoreError` (nothing read) when the folder breaks
+    the rule of every folder askkit trusts (:func:`askkit._cachedir.untrusted`).
     """
+    refuse_untrusted(folder, "cache folder", _UNTRUSTED_FIX)
     manifest = _read_json(folder / "manifest.json", "manifest.json")
     if not isinstance(manifest, dict):
         raise CorruptCache(f"manifest.json is {_kind(manifest)}, not an object")

@@ -33,7 +33,10 @@ dense one alike).
 askkit only ever writes a cache folder that is new, empty, or marked as its own
 (a ``CACHEDIR.TAG`` naming askkit); any other folder, the vault itself, a
 folder inside the vault or one containing it is refused with a
-:class:`~askkit.errors.UsageError`. A cache is checked whole when it is opened;
+:class:`~askkit.errors.UsageError`. A cache folder others can write, another
+user's, or one holding a symbolic link is refused, not rebuilt, with a
+:class:`~askkit.errors.StoreError` saying what to do
+(:func:`askkit._cachedir.untrusted`). A cache is checked whole when it is opened;
 a damaged one is rebuilt from the vault with a warning saying what was wrong
 (see :mod:`askkit.retrieve._cache`).
 """

@@ -34,6 +34,7 @@ from askkit.ranking.pools import POOL_COLUMNS
 from askkit.retrieve import Retriever, as_retriever
 from askkit.retrieve.local import LocalIndex
 from askkit.wire import ChunkResult
+from tests.test_cachedir import spoil
 
 _WORD = re.compile(r"\w+")
 
@@ -952,3 +953,39 @@ def test_an_embedder_returning_a_non_finite_vector_is_a_protocol_error_naming_th
         DenseIndex(root, _NonFinite(), store=tmp_path / "store", progress=False)
     assert "test:bag-of-words" in str(err.value)
     assert KimunStore(tmp_path / "store").collections() == []  # nothing stored
+
+
+# -- issue 39: one rule for every folder askkit trusts; errors that name the folder ------------
+
+
+@pytest.mark.parametrize("fault", ["writable", "other-user", "link-inside"])
+def test_hardening_39_9_a_store_folder_askkit_does_not_trust_is_refused_before_any_work(
+    root: Path, tmp_path: Path, fault: str
+) -> None:
+    folder = tmp_path / "store"
+    DenseIndex(root, CountingEmbedder(), store=folder, progress=False)
+    expected = spoil(folder, fault, link=folder / "planted")
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if not p.is_symlink()}
+    embedder = CountingEmbedder()
+    with pytest.raises(StoreError) as err:
+        DenseIndex(root, embedder, store=folder, progress=False)
+    assert str(err.value).startswith(
+        f"the store folder {folder} is refused, not rebuilt: {expected}"
+    )
+    assert embedder.calls == []
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if not p.is_symlink()} == before
+
+
+def test_hardening_39_minor_cache_errors_name_the_folder_when_the_cache_root_is_a_file(
+    root: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    (tmp_path / "a-file").write_text("x")
+    monkeypatch.setenv("ASKKIT_CACHE_DIR", str(tmp_path / "a-file"))
+    embedder = CountingEmbedder()
+    folder = default_store_folder(root, embedder)
+    with pytest.raises(StoreError) as err:
+        DenseIndex(root, embedder, progress=False)
+    assert str(err.value).startswith(
+        f"cannot make the store folder {folder}: {tmp_path / 'a-file'} is not a folder ("
+    )
+    assert err.value.path == str(folder)

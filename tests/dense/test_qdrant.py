@@ -12,6 +12,7 @@ server errors come from real HTTP on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import stat
 import subprocess
@@ -362,6 +363,52 @@ def test_an_askkit_folder_others_can_write_is_refused(tmp_path: Path) -> None:
     folder.chmod(0o777)
     with pytest.raises(StoreError, match=f"{folder} can be written by other users"):
         QdrantStore(path=folder)
+
+
+def test_hardening_39_9_qdrant_applies_askkits_one_rule_for_its_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """QdrantStore and local_client judge a folder by askkit's shared rule, not a copy of it."""
+    from askkit import _cachedir
+
+    folder = tmp_path / "ours"
+    local_client(folder).close()
+    QdrantStore(path=folder).close()
+    monkeypatch.setattr(
+        _cachedir, "untrusted", lambda f: _cachedir.Distrust(f, "owner", "fails the shared rule")
+    )
+    with pytest.raises(StoreError, match=f"{folder} fails the shared rule"):
+        QdrantStore(path=folder)
+    with pytest.raises(StoreError, match=f"{folder} fails the shared rule"):
+        local_client(folder)
+
+
+def test_hardening_39_9_local_client_refuses_an_empty_folder_of_another_user(
+    tmp_path: Path,
+) -> None:
+    """Taking another user's empty folder would make a store that user can rewrite (and that
+    QdrantStore then refuses): it is refused up front, naming the owner."""
+    folder = tmp_path / "theirs"
+    folder.mkdir(mode=0o700)
+    os.chown(folder, 12345, 12345)
+    with pytest.raises(StoreError) as err:
+        local_client(folder)
+    assert str(err.value).startswith(
+        f"the Qdrant folder {folder} is refused, not rebuilt: {folder} belongs to another user "
+        "(uid 12345)"
+    )
+    assert "unpickles every stored point" in str(err.value)
+    assert list(folder.iterdir()) == []
+
+
+def test_hardening_39_minor_cache_errors_name_the_qdrant_folder(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x")
+    folder = tmp_path / "a-file" / "qdrant"
+    with pytest.raises(StoreError) as err:
+        local_client(folder)
+    assert str(err.value).startswith(
+        f"cannot make the Qdrant folder {folder}: {tmp_path / 'a-file'} is not a folder ("
+    )
 
 
 # -- a server that fails -------------------------------------------------------------------

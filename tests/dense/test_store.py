@@ -54,6 +54,7 @@ from askkit.testing.stores import (
     random_store_rows,
     write_kimun_sqlite,
 )
+from tests.test_cachedir import spoil
 
 
 def file_states(folder: Path) -> dict[str, tuple[bytes, int]]:
@@ -1069,3 +1070,65 @@ def test_store_refuses_a_vector_that_is_not_finite_naming_the_chunk(
     with pytest.raises(SchemaError, match=r"vectors\[1\]: .*'b\.md'.*not finite"):
         writer.store("v", chunks, vectors)
     assert writer.load("v").chunks.empty
+
+
+# -- issue 39: one rule for every folder askkit trusts; errors that name the folder ------------
+
+
+@pytest.mark.parametrize("fault", ["writable", "other-user"])
+def test_hardening_39_9_a_store_folder_askkit_does_not_trust_is_refused(
+    tmp_path: Path, fault: str
+) -> None:
+    """askkit's own store, made writable by others or another user's: it may hold files
+    askkit did not write, so it is neither written nor replaced."""
+    folder = tmp_path / "store"
+    with StoreWriter(folder, dimension=DIM) as writer:
+        put(writer, "v", row("a.md", "h", "x"))
+    expected = spoil(folder, fault, link=folder / "planted", owned=folder / DB_FILE)
+    before = file_states(folder)
+    with pytest.raises(StoreError) as err:
+        StoreWriter(folder, dimension=DIM)
+    message = str(err.value)
+    assert message.startswith(f"the store folder {folder} is refused, not rebuilt: {expected}")
+    assert "remove that folder yourself and askkit embeds the vault into a new one" in message
+    assert file_states(folder) == before
+
+
+@pytest.mark.parametrize("mask", [0o002, 0o022])
+def test_hardening_39_9_a_store_folder_askkit_takes_is_made_private(
+    tmp_path: Path, mask: int
+) -> None:
+    """New or empty, the folder askkit writes its store in becomes private, so the files
+    SQLite creates with the umask's mode keep the rule; the store reopens."""
+    from askkit._cachedir import untrusted
+
+    empty = tmp_path / "empty"
+    empty.mkdir(mode=0o755)
+    before = os.umask(mask)
+    try:
+        for folder in (tmp_path / "new", empty):
+            with StoreWriter(folder, dimension=DIM) as writer:
+                put(writer, "v", row("a.md", "h", "x"))
+    finally:
+        os.umask(before)
+    for folder in (tmp_path / "new", empty):
+        assert oct(folder.stat().st_mode & 0o777) == oct(0o700)
+        assert untrusted(folder) is None
+        StoreWriter(folder, dimension=DIM).close()
+
+
+def test_hardening_39_minor_cache_errors_name_the_folder_of_a_store(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x")
+    for folder, blocker in (
+        (Path("/dev/null/store"), "/dev/null"),
+        (tmp_path / "a-file" / "store", tmp_path / "a-file"),
+    ):
+        with pytest.raises(StoreError) as err:
+            StoreWriter(folder, dimension=DIM)
+        assert str(err.value).startswith(
+            f"cannot make the store folder {folder}: {blocker} is not a folder ("
+        )
+        assert str(err.value).endswith(
+            "give another store folder, or set ASKKIT_CACHE_DIR to a folder you can write"
+        )
+        assert err.value.path == str(folder)

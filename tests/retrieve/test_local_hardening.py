@@ -15,10 +15,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from askkit.errors import AskkitError, UsageError, VaultError
+from askkit.errors import AskkitError, StoreError, UsageError, VaultError
 from askkit.retrieve._cache import TAG_NAME, bm25_params
 from askkit.retrieve.local import LocalIndex
 from askkit.vault import Vault
+from tests.test_cachedir import spoil
 
 QUERIES = ("starter rye", "garden tomatoes", "kayak paddle", "novel", "sourdough hydration crumb")
 LONG = " ".join(f"Sentence {i} about sourdough hydration and crumb." for i in range(60))
@@ -644,3 +645,127 @@ def test_a_note_the_vault_refuses_is_skipped(
         index = open_index(vault, False)
     assert "garden.md" not in set(index.chunks["path"])
     assert len(index.last_report.added) == 4
+
+
+# -- issue 39: one rule for every folder askkit trusts; cache errors name the folder ---------
+
+
+@pytest.mark.parametrize("fault", ["writable", "shared-file", "other-user", "link-inside"])
+def test_hardening_39_9_a_cache_askkit_does_not_trust_is_refused_not_rebuilt(
+    root: Path, cache: Path, tmp_path: Path, fault: str
+) -> None:
+    """A tagged cache others could write (the folder, or a file in a folder they can reach),
+    another user's, or one holding a link may hold files askkit did not write: it is neither
+    read nor rebuilt (a rebuild deletes the folder), and the message says what to do."""
+    open_index(root, cache)
+    if fault == "shared-file":
+        cache.chmod(0o755)
+        (cache / "chunks.parquet").chmod(0o666)
+        expected = f"{cache / 'chunks.parquet'} can be written by other users (mode 666)"
+    else:
+        expected = spoil(cache, fault, link=cache / "bm25" / "extra", owned=cache / "manifest.json")
+    before = tree(cache.parent)
+    with pytest.raises(StoreError) as caught:
+        open_index(root, cache)
+    message = str(caught.value)
+    assert message.startswith(f"the cache folder {cache} is refused, not rebuilt: {expected}")
+    assert "remove that folder yourself and askkit rebuilds the index from the vault" in message
+    assert ("chmod -R go-w" in message) == (fault in {"writable", "shared-file"})
+    assert tree(cache.parent) == before
+
+
+def test_hardening_39_9_reading_a_cache_checks_the_rule_first(root: Path, cache: Path) -> None:
+    """The reader of a tagged cache applies the rule itself, not only the writer's claim."""
+    from askkit.retrieve._cache import load
+
+    index = open_index(root, cache)
+    params = index._params()
+    assert load(cache, params=params, vault=str(root)) is not None
+    cache.chmod(0o777)
+    with pytest.raises(StoreError, match="is refused, not rebuilt"):
+        load(cache, params=params, vault=str(root))
+
+
+def test_hardening_39_minor_cache_errors_name_the_folder_when_the_cache_root_is_a_file(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ASKKIT_CACHE_DIR=/dev/null`` or a file: a StoreError naming the cache folder and the
+    fix, printed by ``askkit index`` and ``askkit search`` as one line with exit 2."""
+    from askkit.cli import main
+    from askkit.retrieve.local import _default_cache
+
+    (tmp_path / "a-file").write_text("x")
+    for base in (Path("/dev/null"), tmp_path / "a-file"):
+        monkeypatch.setenv("ASKKIT_CACHE_DIR", str(base))
+        folder = _default_cache(root)
+        with pytest.raises(StoreError) as caught:
+            LocalIndex(root, progress=False)
+        assert str(caught.value).startswith(
+            f"cannot make the cache folder {folder}: {base} is not a folder ("
+        )
+        assert "set ASKKIT_CACHE_DIR to a folder you can write" in str(caught.value)
+        assert caught.value.path == str(folder)
+        capsys.readouterr()
+        for argv in (["index", str(root)], ["search", "starter", "--vault", str(root)]):
+            assert main(argv) == 2
+            err = capsys.readouterr().err
+            assert err == f"askkit: error: {caught.value}\n"
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 kB tmpfs: writing more than that fails with ENOSPC, as on a full disk."""
+    import subprocess
+
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_hardening_39_minor_cache_errors_name_the_folder_on_a_full_disk(
+    root: Path, full_disk: Path
+) -> None:
+    """No space left on device while the cache is written (a real, small file system): a
+    StoreError naming the cache folder and the full disk, and no temporary left behind."""
+    (root / "big.md").write_text(
+        "# Big\n\n" + " ".join(f"word{i}" for i in range(40_000)) + "\n", encoding="utf-8"
+    )
+    cache = full_disk / "cache"
+    with pytest.raises(StoreError) as caught:
+        open_index(root, cache)
+    message = str(caught.value)
+    assert message.startswith(f"cannot write the cache folder {cache}: the disk holding it is full")
+    assert "free some space on that disk and run again" in message
+    assert list(full_disk.iterdir()) == []
+
+
+def test_hardening_39_minor_cache_errors_name_the_folder_when_a_write_finds_no_space(
+    root: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same, wherever a tmpfs cannot be mounted: the cache's writer fails with ENOSPC.
+    The previous cache is left as it was."""
+    import errno
+
+    import askkit.retrieve._cache as cache_module
+
+    open_index(root, cache)
+    before = tree(cache.parent)
+
+    def no_space(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cache_module.pq, "write_table", no_space)
+    (root / "new.md").write_text("# New\n\nA new note.\n")
+    with pytest.raises(StoreError, match=f"cannot write the cache folder {cache}: the disk"):
+        open_index(root, cache)
+    assert tree(cache.parent) == before
