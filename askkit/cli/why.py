@@ -9,12 +9,21 @@ answer was given, its ``id`` the query id). The command prints the funnel
 after the cut -> in the context -> cited), the lost sections with the
 sentence saying why, and, for a vault, the smallest setting changes that
 keep each section the cut dropped, with their cost (:mod:`askkit.trace`).
+
+Every judged query (one with a relevant section) must have its question, or
+its turn in the log: as ``askkit diff`` does, a judged query they lack is
+refused, naming how many, unless ``--allow-partial``; then the output says
+which were left out of the funnel (a line, or ``queries`` in ``--json``).
+Only the judged notes are read for their headings: a note of the vault no
+judgment names may be unreadable (the index skips it with a warning), and a
+judged one the vault cannot read stops at ``sectioned``, saying why.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +45,12 @@ def register(sub: Any) -> None:
         "and which setting would keep it",
         description="Trace every judged relevant section (grade >= 1) through kimun's stages "
         "(vault, candidate pool, reranker, context cut, context, citations), print the funnel, "
-        "the sections lost and why, and the smallest setting change that keeps each cut one.",
+        "the sections lost and why, and the smallest setting change that keeps each cut one. "
+        "Every judged query (one with a relevant section) needs its question in --queries, or "
+        "its turn in the LOG: one missing is refused, as askkit diff does, unless "
+        "--allow-partial. Only the judged notes are read for their headings; a judged note the "
+        "vault cannot read (not UTF-8, over the size cap, not a regular file, a link leaving "
+        "the vault) stops at 'sectioned' with the reason.",
     )
     p.add_argument(
         "log",
@@ -74,7 +88,18 @@ def register(sub: Any) -> None:
         default=10,
         help="how many lost sections to list (default 10)",
     )
-    p.add_argument("--json", action="store_true", help="print the trace's stop rows as JSON")
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="trace the judged queries that have a question (--queries) or a turn with sources "
+        "(LOG) even when some have none; the output names those left out of the funnel "
+        "(default: refuse, as askkit diff does)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the trace's stop rows as JSON (and the judged queries traced and left out)",
+    )
     p.set_defaults(func=why_command)
 
 
@@ -118,6 +143,56 @@ def _only(qrels: Any, query: str | None) -> Any:
     return mine
 
 
+def _nothing_to_trace(args: argparse.Namespace) -> UsageError:
+    where = "turn id" if args.log is not None else "query"
+    return UsageError(
+        f"--qrels: no {where} has a judged relevant section (grade >= 1): the "
+        f"{'log' if args.log is not None else 'queries'} and the qrels must use the same ids"
+    )
+
+
+def _coverage(qrels: Any, have: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The judged queries (with a relevant section) traced and left out; refuses a judged
+    query without a question (or turn) unless --allow-partial, as ``askkit diff`` does."""
+    from askkit.trace import relevant_sections
+
+    per_query = relevant_sections(qrels).groupby("query_id", sort=False, observed=True).size()
+    present = {str(q) for q in have}
+    missing = sorted(str(q) for q in per_query.index if str(q) not in present)
+    judged = len(per_query)
+    if len(missing) == judged:
+        raise _nothing_to_trace(args)
+    coverage = {
+        "judged": judged,
+        "traced": judged - len(missing),
+        "left_out": missing,
+        "left_out_sections": int(per_query.loc[missing].sum()) if missing else 0,
+    }
+    if missing and not args.allow_partial:
+        raise UsageError(
+            f"{_lacks(coverage, args)}: give each judged query its "
+            f"{'turn and its sources' if args.log is not None else 'question'}, or trace the other "
+            f"{coverage['traced']} alone with --allow-partial"
+        )
+    return coverage
+
+
+def _lacks(coverage: dict[str, Any], args: argparse.Namespace) -> str:
+    """``--queries lacks 2 of the 34 judged queries (q02, q03; 5 relevant sections)``; a
+    log's turn without sources is left out as a missing one is."""
+    missing: list[str] = coverage["left_out"]
+    named = ", ".join(missing[:10]) + (
+        f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+    )
+    sections = coverage["left_out_sections"]
+    lacks = "the log has no sources for" if args.log is not None else "--queries lacks"
+    return (
+        f"{lacks} {len(missing)} of the {coverage['judged']} judged "
+        f"quer{'y' if coverage['judged'] == 1 else 'ies'} ({named}; "
+        f"{sections} relevant section{'' if sections == 1 else 's'})"
+    )
+
+
 def _retriever(args: argparse.Namespace) -> Any:
     if args.embedder is None:
         from askkit.retrieve.local import LocalIndex
@@ -128,52 +203,70 @@ def _retriever(args: argparse.Namespace) -> Any:
     return _open_dense_index(args.vault, args, progress=True)
 
 
-def why_command(args: argparse.Namespace, console: Console) -> int:
-    """Run ``askkit why``."""
+@dataclass(frozen=True, slots=True)
+class _Traced:
+    """What ``askkit why`` prints: the trace, what would keep the cut sections (a vault's
+    alone), and the judged queries traced and left out."""
+
+    frame: Any
+    what_if: Any
+    coverage: dict[str, Any]
+
+
+def _trace_log(args: argparse.Namespace, qrels: Any) -> _Traced:
+    """The log's turns traced, and the judged queries traced and left out."""
+    from askkit.frame import sources_frame
+    from askkit.trace import trace_log
+
+    log = sources_frame(args.log)
+    coverage = _coverage(qrels, log["turn_id"].astype(str).unique(), args)
+    return _Traced(trace_log(log, qrels), None, coverage)
+
+
+def _trace_vault(args: argparse.Namespace, qrels: Any, settings: Any) -> _Traced:
+    """The questions traced through the vault, what would keep the cut sections, and the
+    judged queries traced and left out."""
+    from askkit.metrics.queries import read_queries
+    from askkit.trace import trace_queries, what_if
+    from askkit.vault import Vault
+
+    queries = read_queries(args.queries)
+    if args.query is not None:
+        if args.query not in queries:
+            raise UsageError(f"--query: {args.query!r} is not in {args.queries}")
+        queries = {args.query: queries[args.query]}
+    coverage = _coverage(qrels, queries, args)
+    retriever = _retriever(args)
+    reranker = getattr(retriever, "reranker", None)  # the dense index's, from --reranker
+    vault = getattr(retriever, "vault", None)  # the index's own: the vault is listed once
+    traced = trace_queries(
+        retriever,
+        queries,
+        qrels,
+        settings,
+        vault=vault if isinstance(vault, Vault) else args.vault,
+        reranker=reranker,
+    )
+    table = what_if(retriever.pools(queries, progress=False), qrels, settings, trace=traced)
+    return _Traced(traced, table, coverage)
+
+
+def _print_text(args: argparse.Namespace, console: Console, why: _Traced, settings: Any) -> None:
     import pandas as pd
 
-    from askkit.ranking import CutSettings
-    from askkit.trace import funnel, trace_log, trace_queries, what_if
+    from askkit.trace import funnel
 
-    _check_inputs(args)
-    settings = CutSettings() if args.settings is None else CutSettings.from_file(args.settings)
-    qrels = _only(args.qrels, args.query)
-    table = None
-    if args.log is not None:
-        traced = trace_log(args.log, qrels)
-    else:
-        from askkit.metrics.queries import read_queries
-
-        queries = read_queries(args.queries)
-        if args.query is not None:
-            if args.query not in queries:
-                raise UsageError(f"--query: {args.query!r} is not in {args.queries}")
-            queries = {args.query: queries[args.query]}
-        retriever = _retriever(args)
-        reranker = getattr(retriever, "reranker", None)  # the dense index's, from --reranker
-        traced = trace_queries(
-            retriever, queries, qrels, settings, vault=args.vault, reranker=reranker
-        )
-        table = what_if(retriever.pools(queries, progress=False), qrels, settings, trace=traced)
-    if traced.empty:
-        where = "turn id" if args.log is not None else "query"
-        raise UsageError(
-            f"--qrels: no {where} has a judged relevant section (grade >= 1): the "
-            f"{'log' if args.log is not None else 'queries'} and the qrels must use the same ids"
-        )
-    stops = traced[traced["stopped"]]
-    if args.json:
-        rows = stops[["query_id", "section", "stage", "passed", "rank", "ordinal", "why"]]
-        records = json.loads(rows.astype({"stage": str}).to_json(orient="records"))
-        out: dict[str, Any] = {"sections": records}
-        if table is not None:
-            out["settings"] = settings.label
-            kept = table[table["keeps"]].drop(columns=["settings"])
-            out["what_if"] = json.loads(kept.to_json(orient="records"))
-        console.print_json(json.dumps(out))
-        return 0
+    traced, table, coverage = why.frame, why.what_if, why.coverage
     if table is not None:
         console.print(Text(f"settings: {settings.label}"), soft_wrap=True)
+    if coverage["left_out"]:
+        console.print(
+            Text(
+                f"partial: {_lacks(coverage, args)}, left out of the funnel, which counts "
+                f"the other {coverage['traced']}"
+            ),
+            soft_wrap=True,
+        )
     counts = funnel(traced)
     worst = counts.drop(index="total").sort_values("lost", ascending=False, kind="stable")
     shown_counts = pd.concat([worst[worst["lost"] > 0].head(args.top), counts.loc[["total"]]])
@@ -183,6 +276,7 @@ def why_command(args: argparse.Namespace, console: Console) -> int:
             title="where relevant sections stop (the queries losing most, and the total)",
         )
     )
+    stops = traced[traced["stopped"]]
     lost = stops[~stops["passed"]].head(args.top)
     if len(lost):
         shown = lost[["query_id", "section", "stage", "rank", "why"]].astype({"stage": str})
@@ -192,4 +286,28 @@ def why_command(args: argparse.Namespace, console: Console) -> int:
         columns = ["query_id", "section", "change", "suggested", "mean_chunks", "mean_notes"]
         columns += ["gained_elsewhere", "lost_elsewhere"]
         console.print(frame_table(kept[columns].head(4 * args.top), title="what would keep them"))
+
+
+def why_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``askkit why``."""
+    from askkit.ranking import CutSettings
+
+    _check_inputs(args)
+    settings = CutSettings() if args.settings is None else CutSettings.from_file(args.settings)
+    qrels = _only(args.qrels, args.query)
+    why = _trace_log(args, qrels) if args.log is not None else _trace_vault(args, qrels, settings)
+    if why.frame.empty:
+        raise _nothing_to_trace(args)
+    if not args.json:
+        _print_text(args, console, why, settings)
+        return 0
+    stops = why.frame[why.frame["stopped"]]
+    rows = stops[["query_id", "section", "stage", "passed", "rank", "ordinal", "why"]]
+    records = json.loads(rows.astype({"stage": str}).to_json(orient="records"))
+    out: dict[str, Any] = {"sections": records, "queries": why.coverage}
+    if why.what_if is not None:
+        out["settings"] = settings.label
+        kept = why.what_if[why.what_if["keeps"]].drop(columns=["settings"])
+        out["what_if"] = json.loads(kept.to_json(orient="records"))
+    console.print_json(json.dumps(out))
     return 0

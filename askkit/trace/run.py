@@ -3,7 +3,8 @@
 :func:`trace` asks a retriever (:class:`askkit.retrieve.LocalIndex`,
 :class:`askkit.dense.DenseIndex`, :class:`askkit.dense.StoreRetriever`:
 anything with ``pool(text, size)``) for the question's candidate pool, reads
-the vault's sections now, optionally runs a reranker, and follows the
+the sections' notes now (:func:`read_headings`: those notes alone, a note the
+vault cannot read said why), optionally runs a reranker, and follows the
 sections of interest through :func:`~askkit.trace.trace_pool`.
 :func:`trace_queries` does it for every judged query; :func:`funnel` counts
 the relevant sections that survive each stage.
@@ -23,7 +24,8 @@ Examples
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence, Sized
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -31,10 +33,11 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from askkit.dense.rerankers import Reranker, adapted_scores, rerank_document
+from askkit.errors import VaultError
 from askkit.metrics.qrels import PathOrFrame
 from askkit.ranking import CutSettings, deduplicate_chunks
 from askkit.ranking.pools import checked_queries
-from askkit.sources import Turn, innermost_heading
+from askkit.sources import Turn, VaultPath, innermost_heading
 from askkit.trace.columnar import relevant_sections
 from askkit.trace.interest import Interest, sections_of
 from askkit.trace.stages import FUNNEL_STAGES, STAGE_DTYPE, STAGES, trace_frame, trace_pool
@@ -43,8 +46,10 @@ from askkit.wire import ChunkResult
 
 __all__ = [
     "PoolRetriever",
+    "VaultHeadings",
     "funnel",
     "gather",
+    "read_headings",
     "trace",
     "trace_log",
     "trace_queries",
@@ -59,10 +64,104 @@ class PoolRetriever(Protocol):
     def pool(self, query: str, size: int | None = None) -> list[ChunkResult]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class VaultHeadings:
+    """Notes' innermost section headings now, and the notes of interest the vault cannot read.
+
+    ``headings`` maps a note's printed vault path to its innermost headings, as
+    kimun cuts the note; ``unreadable`` maps a path of interest whose note the
+    vault could not read (not UTF-8, over ``max_note_bytes``, a FIFO, a link
+    leaving the vault, gone since it was listed) to the vault's reason, which
+    names the file. :func:`read_headings` makes one; a trace stops such a note
+    at ``sectioned`` with the reason.
+
+    >>> VaultHeadings({"a.md": {"Intro"}}, {"b.md": "/v/b.md: not valid UTF-8 at byte 3"})
+    VaultHeadings(headings={'a.md': {'Intro'}}, unreadable={'b.md': '/v/b.md: not valid UTF-8 at byte 3'})
+    """  # noqa: E501 - a doctest's output is one line
+
+    headings: Mapping[str, set[str]]
+    unreadable: Mapping[str, str] = field(default_factory=dict)
+
+
+def _skipped(notes: Vault) -> dict[str, str]:
+    """The entries the vault's listing skipped, by printed vault path: the file and why."""
+    out: dict[str, str] = {}
+    for file, reason in notes.skipped.items():
+        try:
+            key = str(VaultPath(file.relative_to(notes.root).as_posix()))
+        except ValueError:  # not below the root: no vault path names it
+            continue
+        out.setdefault(key, f"{file}: {reason}")
+    return out
+
+
+def _read(
+    notes: Vault, paths: Iterable[str] | None, kimun: KimunVersion
+) -> Iterator[tuple[str, set[str] | VaultError]]:
+    """Each note asked for (every listed note by default) with its headings, or why the
+    vault cannot read it; a path neither listed nor skipped by the listing is left out."""
+    listed = {str(p): p for p in notes.notes()}
+    wanted = listed if paths is None else dict.fromkeys(str(p) for p in paths)
+    skipped: dict[str, str] | None = None
+    for path in wanted:
+        note = listed.get(path)
+        if note is None:
+            skipped = _skipped(notes) if skipped is None else skipped
+            if path in skipped:
+                yield path, VaultError(skipped[path])
+            continue
+        try:
+            text = notes.read(note)
+        except VaultError as exc:
+            yield path, exc
+            continue
+        yield path, {innermost_heading(s.title) for s in chunk_note(text, kimun=kimun)}
+
+
+def read_headings(
+    vault: Vault | str | os.PathLike[str],
+    paths: Iterable[str] | None = None,
+    *,
+    kimun: KimunVersion = DEFAULT_KIMUN,
+) -> VaultHeadings:
+    """The headings of the notes at ``paths`` now, and why the vault cannot read the others.
+
+    Only the notes asked for are read (every note when ``paths`` is ``None``),
+    through :class:`~askkit.vault.Vault`, so nothing outside the vault is
+    opened. A path the vault does not hold is in neither mapping.
+
+    >>> import pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "bread.md").write_text("# Bread\\n## Starter\\nFeed it.\\n")
+    >>> _ = (root / "bad.md").write_bytes(b"# Bad\\n\\xff\\n")
+    >>> read = read_headings(root, ["bread.md", "bad.md", "gone.md"])
+    >>> read.headings
+    {'bread.md': {'Starter'}}
+    >>> "bad.md: not valid UTF-8 at byte 6" in read.unreadable["bad.md"]
+    True
+    """
+    notes = vault if isinstance(vault, Vault) else Vault(vault)
+    headings: dict[str, set[str]] = {}
+    unreadable: dict[str, str] = {}
+    for path, found in _read(notes, paths, kimun):
+        if isinstance(found, VaultError):
+            unreadable[path] = str(found)
+        else:
+            headings[path] = found
+    return VaultHeadings(headings, unreadable)
+
+
 def vault_headings(
-    vault: Vault | str | os.PathLike[str], *, kimun: KimunVersion = DEFAULT_KIMUN
+    vault: Vault | str | os.PathLike[str],
+    *,
+    kimun: KimunVersion = DEFAULT_KIMUN,
+    paths: Iterable[str] | None = None,
 ) -> dict[str, set[str]]:
     """Each note's innermost section headings now, as kimun cuts the note (by printed path).
+
+    ``paths`` reads those notes alone (default: every note). A note that
+    cannot be read raises :class:`~askkit.VaultError`;
+    :func:`read_headings` gives its reason instead.
 
     >>> import pathlib, tempfile
     >>> root = pathlib.Path(tempfile.mkdtemp())
@@ -71,10 +170,24 @@ def vault_headings(
     {'bread.md': {'Starter'}}
     """
     notes = vault if isinstance(vault, Vault) else Vault(vault)
-    return {
-        str(path): {innermost_heading(s.title) for s in chunk_note(notes.read(path), kimun=kimun)}
-        for path in notes.notes()
-    }
+    headings: dict[str, set[str]] = {}
+    for path, found in _read(notes, paths, kimun):
+        if isinstance(found, VaultError):
+            raise found
+        headings[path] = found
+    return headings
+
+
+def _headings_now(
+    vault: Vault | str | os.PathLike[str] | Mapping[str, set[str]] | VaultHeadings | None,
+    paths: Iterable[str],
+) -> VaultHeadings | None:
+    """The headings a trace checks its sections against: the notes at ``paths`` alone."""
+    if vault is None or isinstance(vault, VaultHeadings):
+        return vault
+    if isinstance(vault, Vault | str | os.PathLike):
+        return read_headings(vault, paths)
+    return VaultHeadings(vault)
 
 
 def _rerank_scores(
@@ -97,7 +210,7 @@ def trace(
     sections: Iterable[Interest | tuple[str, str | None] | str] | pd.DataFrame,
     settings: CutSettings | None = None,
     *,
-    vault: Vault | str | os.PathLike[str] | Mapping[str, set[str]] | None = None,
+    vault: Vault | str | os.PathLike[str] | Mapping[str, set[str]] | VaultHeadings | None = None,
     reranker: Reranker | None = None,
     answer: str | None = None,
     context: Sequence[ChunkResult] | None = None,
@@ -118,8 +231,10 @@ def trace(
     settings:
         kimun's cut settings (``CutSettings.from_file("server.toml")``).
     vault:
-        The vault (or :func:`vault_headings`), to say whether each section
-        still exists; ``None`` skips that check.
+        The vault (or headings read already: :func:`read_headings`,
+        :func:`vault_headings`), to say whether each section still exists;
+        ``None`` skips that check. Only the notes of ``sections`` are read; one
+        the vault cannot read stops at ``sectioned``, saying why.
     reranker:
         A reranker as kimun's server runs it (:mod:`askkit.dense.rerankers`);
         a failing one leaves the vector order, as kimun does.
@@ -152,13 +267,14 @@ def gather(
     retriever: PoolRetriever,
     sections: Sequence[Interest],
     *,
-    vault: Vault | str | os.PathLike[str] | Mapping[str, set[str]] | None = None,
+    vault: Vault | str | os.PathLike[str] | Mapping[str, set[str]] | VaultHeadings | None = None,
     reranker: Reranker | None = None,
 ) -> dict[str, Any]:
     """What :func:`~askkit.trace.trace_pool` needs of a retriever, a vault and a reranker.
 
     ``pool`` (the store's pool before de-duplication when the retriever has
-    ``vector_pool``, as the dense ones do; else its ``pool``), ``headings``,
+    ``vector_pool``, as the dense ones do; else its ``pool``), ``headings``
+    and ``unreadable`` (of the sections' notes alone, :func:`read_headings`),
     ``ranking`` (the whole index, asked only when a
     section is outside the pool and the retriever has a length),
     ``rerank_scores`` and ``reranker_failed``.
@@ -167,14 +283,15 @@ def gather(
     vector_pool = getattr(retriever, "vector_pool", None)
     ranked = vector_pool if callable(vector_pool) else retriever.pool
     pool = ranked(question)
-    headings = vault_headings(vault) if isinstance(vault, Vault | str | os.PathLike) else vault
+    now = _headings_now(vault, [w.path for w in sections])
     ranking = None
     if isinstance(retriever, Sized) and any(not any(w.holds(c) for c in pool) for w in sections):
         ranking = ranked(question, max(len(retriever), 1))
     scores, failed = _rerank_scores(reranker, question, pool)
     return {
         "pool": pool,
-        "headings": headings,
+        "headings": None if now is None else now.headings,
+        "unreadable": None if now is None else now.unreadable,
         "ranking": ranking,
         "rerank_scores": scores,
         "reranker_failed": failed,
@@ -187,7 +304,7 @@ def trace_queries(
     qrels: PathOrFrame,
     settings: CutSettings | None = None,
     *,
-    vault: Vault | str | os.PathLike[str] | Mapping[str, set[str]] | None = None,
+    vault: Vault | str | os.PathLike[str] | Mapping[str, set[str]] | VaultHeadings | None = None,
     reranker: Reranker | None = None,
     answers: Mapping[str, str] | None = None,
     progress: bool = False,
@@ -197,11 +314,13 @@ def trace_queries(
     ``queries`` as :func:`askkit.metrics.read_queries` reads them; the
     queries without a relevant judgment are skipped. ``answers`` maps a
     query id to its answer's text (then ``cited`` is traced). The vault is
-    read once.
+    read once, and only the judged notes (:func:`read_headings`): a note no
+    judgment names is never read, and a judged one the vault cannot read stops
+    at ``sectioned``, saying why.
     """
     texts = checked_queries(queries)
     sections = relevant_sections(qrels, texts)
-    headings = vault_headings(vault) if isinstance(vault, Vault | str | os.PathLike) else vault
+    headings = _headings_now(vault, dict.fromkeys(sections["path"].astype(str)))
     frames: list[pd.DataFrame] = []
     groups = list(sections.groupby("query_id", sort=False, observed=True))
     bar = tqdm(groups, desc="trace", unit="query", disable=not progress or len(groups) < 2)

@@ -13,8 +13,8 @@ through them.
 
 The stages, in order (see ``docs/trace.md``):
 
-``judged`` the section is of interest; ``sectioned`` its note is in the vault
-with a section of that heading now; ``pool`` one of its chunks is among the
+``judged`` the section is of interest; ``sectioned`` its note is in the vault,
+readable, with a section of that heading now; ``pool`` one of its chunks is among the
 candidate pool; ``dedup`` (informational) its identical chunks folded;
 ``rerank`` the reranker did not push it out of a context the vector order
 would have kept it in; ``cut`` the context cut keeps one of its chunks;
@@ -188,6 +188,7 @@ class _Query:
     reranked: Any
     settings: CutSettings
     headings: Mapping[str, set[str]] | None
+    unreadable: Mapping[str, str]
     ranking: Sequence[ChunkResult] | None
     context: Sequence[ChunkResult]
     answer: str | None
@@ -198,6 +199,10 @@ def _vault_stage(rows: _Rows, q: _Query) -> bool:
     """judged, sectioned: is the section in the vault now?"""
     interest = rows.interest
     rows.add("judged", True, "of interest")
+    reason = q.unreadable.get(interest.path)
+    if reason is not None:
+        rows.add("sectioned", False, f"{interest.path} cannot be read from the vault: {reason}")
+        return False
     if q.headings is None:
         rows.add("sectioned", True, "not checked: no vault given")
     elif interest.path not in q.headings:
@@ -431,6 +436,7 @@ def trace_pool(
     rerank_scores: Sequence[tuple[int, float]] | None = None,
     reranker_failed: bool = False,
     headings: Mapping[str, set[str]] | None = None,
+    unreadable: Mapping[str, str] | None = None,
     ranking: Sequence[ChunkResult] | None = None,
     context: Sequence[ChunkResult] | None = None,
     answer: str | None = None,
@@ -457,6 +463,10 @@ def trace_pool(
     headings:
         Each note's innermost headings now (:func:`vault_headings`); ``None``
         does not check the vault.
+    unreadable:
+        Notes the vault cannot read, each with the reason naming the file
+        (:func:`~askkit.trace.read_headings`): a section of one stops at
+        ``sectioned`` and says why.
     ranking:
         The whole index ranked for this query (best first): gives a section
         outside the pool its own rank and score.
@@ -501,6 +511,7 @@ def trace_pool(
                 reranked=reranked,
                 settings=settings,
                 headings=headings,
+                unreadable={} if unreadable is None else unreadable,
                 ranking=ranking,
                 context=shown,
                 answer=answer,

@@ -80,10 +80,13 @@ class ChainView(w.VBox):  # type: ignore[misc]
     ) -> None:
         self.settings = CutSettings() if settings is None else settings
         headings = trace_options.pop("headings", None)
-        if headings is None and vault is not None:
-            from askkit.trace import vault_headings
+        if headings is None and vault is not None:  # the sections' notes alone, as a trace reads
+            from askkit.trace import read_headings, sections_of
 
-            headings = vault_headings(vault)
+            sections = sections_of(sections)
+            now = read_headings(vault, [s.path for s in sections])
+            headings = now.headings
+            trace_options.setdefault("unreadable", now.unreadable)
         self.frame = trace_pool(pool, sections, self.settings, headings=headings, **trace_options)
         self.pool = ranked_pool(
             pool,

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from askkit.cli import main
 from askkit.testing.embed_servers import EmbedTestServer
+from tests.cli.bounded import run_cli
 from tests.conftest import DATA
 
 QRELS = str(DATA / "qrels.tsv")
@@ -127,3 +132,191 @@ def test_a_reranker_moves_sections_through_the_pool_it_reranks(
         main(["why", "--qrels", QRELS, "--reranker", "fastembed", str(DATA / "turns.jsonl")]) == 2
     )
     assert "--reranker reranks kimun's dense pool" in capsys.readouterr().err
+
+
+# -- hardening (issue 39): hostile vaults, judged queries the questions lack ----------------
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "COLUMNS": "1000", "ASKKIT_CACHE_DIR": str(tmp_path / "cache")}
+
+
+def _maybe(make: Callable[[], object]) -> None:
+    """Make one hostile entry, unless the operating system refuses it."""
+    with contextlib.suppress(OSError, NotImplementedError):
+        make()
+
+
+def _fifo(path: Path) -> None:
+    mkfifo = getattr(os, "mkfifo", None)
+    if mkfifo is None:
+        raise NotImplementedError("no FIFOs here")
+    mkfifo(path)
+
+
+def _write_bytes_name(folder: Path, name: bytes, data: bytes) -> None:
+    fd = os.open(os.fsencode(folder) + b"/" + name, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        os.write(fd, data)  # a name that is not UTF-8: bytes, which Path cannot hold
+    finally:
+        os.close(fd)
+
+
+def hostile_vault(root: Path) -> Path:
+    """A vault of one good note and the attack's entries, and a file outside it to guard.
+
+    Links out of the vault (to a note, a FIFO, /dev/zero, a folder), a FIFO, a
+    dangling link, a 50 MB note, a note of 20,000 headings, invalid UTF-8, NUL
+    bytes, a name with a newline and one that is not UTF-8; what the operating
+    system refuses to make is left out.
+    """
+    vault, outside = root / "vault", root / "outside"
+    vault.mkdir()
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\nSECRET-OUTSIDE sourdough starter feed\n")
+    (vault / "bread.md").write_text("# Bread\n## Starter\nFeed the sourdough starter daily.\n")
+    (vault / "bad.md").write_bytes(b"# Bad\n\xff\xfe sourdough starter\n")
+    (vault / "nuls.md").write_bytes(b"# Nuls\nrye \x00 flour\n")
+    (vault / "many.md").write_text("".join(f"## h{i}\nline {i}\n" for i in range(20_000)))
+    with (vault / "big.md").open("wb") as big:  # 50 MB (sparse): over the 16 MiB cap
+        big.write(b"# Big\nsourdough starter\n")
+        big.truncate(50 * 1000 * 1000)
+    _maybe(lambda: _fifo(vault / "pipe.md"))
+    _maybe(lambda: _fifo(outside / "pipe.md"))
+    _maybe(lambda: (vault / "outpipe.md").symlink_to(outside / "pipe.md"))
+    _maybe(lambda: (vault / "zero.md").symlink_to("/dev/zero"))
+    _maybe(lambda: (vault / "out.md").symlink_to(outside / "secret.md"))
+    _maybe(lambda: (vault / "outdir").symlink_to(outside, target_is_directory=True))
+    _maybe(lambda: (vault / "gone.md").symlink_to(vault / "vanished.md"))
+    _maybe(lambda: (vault / "new\nline.md").write_text("# Newline\nsourdough\n"))
+    _maybe(lambda: _write_bytes_name(vault, b"\xffname.md", b"# Name\nsourdough\n"))
+    return vault
+
+
+#: The hostile vault's judged notes that cannot be read, and what their sentence says.
+UNREADABLE = {
+    "bad.md": "bad.md: not valid UTF-8",
+    "big.md": "is over max_note_bytes=16777216",
+    "pipe.md": "a FIFO (named pipe), not a regular file",
+    "outpipe.md": "outside the vault",
+    "zero.md": "outside the vault",
+    "out.md": "outside the vault",
+    "gone.md": "dangling symbolic link",
+}
+
+
+def _why(tmp_path: Path, vault: Path, judged: list[tuple[str, str]], *more: str) -> Any:
+    queries, qrels = tmp_path / "queries.tsv", tmp_path / "qrels.tsv"
+    queries.write_text("query_id\tquestion\nq1\tHow often do I feed the sourdough starter?\n")
+    rows = "".join(f"q1\t{path}\t{heading}\t1\n" for path, heading in judged)
+    qrels.write_text("query_id\tpath\theading\tgrade\n" + rows)
+    argv = ["why", "--vault", str(vault), "--queries", str(queries), "--qrels", str(qrels)]
+    return run_cli([*argv, *more], env=_env(tmp_path), timeout=300)
+
+
+def test_hardening_39_7_unreadable_notes_no_judgment_names_do_not_stop_why(
+    tmp_path: Path,
+) -> None:
+    """The index skips the bad notes with its warning; the headings of the judged note
+    alone are read, so the trace runs; nothing outside the vault is read or shown."""
+    vault = hostile_vault(tmp_path)
+    proc = _why(tmp_path, vault, [("bread.md", "Starter")], "--json")
+    assert proc.returncode == 0, proc.stderr
+    stops = {row["section"]: row for row in json.loads(proc.stdout)["sections"]}
+    assert (stops["bread.md#Starter"]["stage"], stops["bread.md#Starter"]["passed"]) == (
+        "context",
+        True,
+    )
+    assert "not indexing" in proc.stderr
+    assert "bad.md" in proc.stderr
+    assert "SECRET-OUTSIDE" not in proc.stdout + proc.stderr
+
+
+def test_hardening_39_7_a_hostile_vault_traces_or_stops_at_sectioned_with_why(
+    tmp_path: Path,
+) -> None:
+    """Every judged entry of the attack either traces or stops at sectioned with its file
+    and reason; a ``../`` path is not in the vault; the command never exits 2."""
+    vault = hostile_vault(tmp_path)
+    made = {name for name in UNREADABLE if os.path.lexists(vault / name)}
+    readable = [("bread.md", "Starter"), ("nuls.md", "Nuls"), ("many.md", "h19999")]
+    judged = [*readable, *((name, "") for name in sorted(made)), ("../outside/secret.md", "")]
+    proc = _why(tmp_path, vault, judged, "--json")
+    assert proc.returncode == 0, proc.stderr
+    stops = {row["section"]: row for row in json.loads(proc.stdout)["sections"]}
+    assert {"bad.md", "big.md"} <= made
+    for name in made:
+        row = stops[name]
+        assert (row["stage"], row["passed"]) == ("sectioned", False), row
+        assert row["why"].startswith(f"{name} cannot be read from the vault: "), row
+        assert UNREADABLE[name] in row["why"], row
+        assert name in row["why"].split(": ", 1)[1], row  # the file is named
+    for path, heading in readable:
+        assert stops[f"{path}#{heading}"]["stage"] != "sectioned", stops[f"{path}#{heading}"]
+    assert stops["../outside/secret.md"]["stage"] == "sectioned"
+    assert stops["../outside/secret.md"]["why"] == "../outside/secret.md is not in the vault"
+    assert "SECRET-OUTSIDE" not in proc.stdout + proc.stderr
+
+
+def _left_out(source: Path, target: Path, ids: set[str], *, log: bool) -> str:
+    """``source`` without the lines of the queries ``ids`` (a TSV, or a JSONL log)."""
+    kept = [
+        line
+        for line in source.read_text(encoding="utf-8").splitlines(keepends=True)
+        if (json.loads(line)["id"] if log and line.strip() else line.split("\t", 1)[0]) not in ids
+    ]
+    target.write_text("".join(kept), encoding="utf-8")
+    return str(target)
+
+
+def _partial_argv(tmp_path: Path, mode: str) -> list[str]:
+    if mode == "log":
+        log = _left_out(DATA / "run.jsonl", tmp_path / "run.jsonl", {"q02", "q03"}, log=True)
+        return ["why", log, "--qrels", QRELS]
+    queries = _left_out(DATA / "queries.tsv", tmp_path / "q.tsv", {"q02", "q03"}, log=False)
+    return ["why", "--qrels", QRELS, "--vault", VAULT, "--queries", queries]
+
+
+@pytest.mark.parametrize(
+    ("mode", "what"),
+    [("vault", "--queries lacks"), ("log", "the log has no sources for")],
+    ids=["vault", "log"],
+)
+def test_hardening_39_minor_why_refuses_judged_queries_its_questions_lack(
+    tmp_path: Path, mode: str, what: str
+) -> None:
+    """As askkit diff: judged queries missing from the questions are refused, with the
+    counts, unless --allow-partial; never a funnel whose total passes for the qrels'."""
+    proc = run_cli(_partial_argv(tmp_path, mode), env=_env(tmp_path))
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert f"{what} 2 of the 34 judged queries (q02, q03; 5 relevant sections)" in proc.stderr
+    assert "--allow-partial" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("mode", "what"),
+    [("vault", "--queries lacks"), ("log", "the log has no sources for")],
+    ids=["vault", "log"],
+)
+def test_hardening_39_minor_why_allow_partial_says_how_many_were_left_out(
+    tmp_path: Path, mode: str, what: str
+) -> None:
+    """With --allow-partial the output says which judged queries were left out, in text
+    and in JSON, and the funnel's total is the traced queries' alone."""
+    argv = [*_partial_argv(tmp_path, mode), "--allow-partial"]
+    text = run_cli(argv, env=_env(tmp_path))
+    assert text.returncode == 0, text.stderr
+    said = f"partial: {what} 2 of the 34 judged queries (q02, q03; 5 relevant sections)"
+    assert said in text.stdout
+    rows = [line.replace("│", " ").split() for line in text.stdout.splitlines()]
+    total = next(row for row in rows if row[:1] == ["total"])
+    assert int(total[1]) == 104 - 5
+    out = run_cli([*argv, "--json"], env=_env(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["queries"] == {
+        "judged": 34,
+        "traced": 32,
+        "left_out": ["q02", "q03"],
+        "left_out_sections": 5,
+    }

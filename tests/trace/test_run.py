@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from askkit.dense.rerankers import apply_reranker
+from askkit.errors import VaultError
 from askkit.ranking import CutSettings, deduplicate_chunks, pool_of
 from askkit.retrieve import LocalIndex
 from askkit.trace import (
@@ -25,6 +26,7 @@ from askkit.trace import (
     trace_queries,
     vault_headings,
 )
+from askkit.vault import Vault
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -78,6 +80,79 @@ def test_a_heading_renamed_since_judging_stops_at_sectioned(
     frame = trace(question, index, [("projects/sourdough.md", "Feeding schedule")], vault=vault)
     row = frame[frame["stopped"]].iloc[0]
     assert (row["stage"], row["passed"]) == ("sectioned", False)
+
+
+def _with_unreadable_notes(tmp_path: Path) -> Path:
+    """The bundled vault and three notes it cannot read: invalid UTF-8 twice, one over the cap."""
+    vault = tmp_path / "vault"
+    shutil.copytree(DATA / "vault", vault)
+    (vault / "aaa-broken.md").write_bytes(b"# Broken\n\xff\xfe sourdough\n")  # listed first
+    (vault / "judged.md").write_bytes(b"# Judged\n## Part\n\xff starter\n")
+    with (vault / "big.md").open("wb") as big:  # sparse: over the 16 MiB cap at no cost
+        big.write(b"# Big\n")
+        big.truncate(17 * 1024 * 1024)
+    return vault
+
+
+def test_hardening_39_7_trace_queries_reads_only_the_judged_notes(
+    tmp_path: Path, index: LocalIndex
+) -> None:
+    """An unreadable note no judgment names leaves the trace as it was; a judged one stops
+    at sectioned, saying which file and why; the other sections are traced as before."""
+    vault = _with_unreadable_notes(tmp_path)
+    plain = trace_queries(index, DATA / "queries.tsv", DATA / "qrels.tsv", vault=vault)
+    assert funnel(plain).loc["total", "sectioned"] == 104
+    qrels = pd.concat(
+        [
+            pd.read_csv(DATA / "qrels.tsv", sep="\t", keep_default_na=False),
+            pd.DataFrame(
+                {
+                    "query_id": ["q01", "q01"],
+                    "path": ["judged.md", "big.md"],
+                    "heading": ["Part", ""],
+                    "grade": [1, 1],
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    frame = trace_queries(index, DATA / "queries.tsv", qrels, vault=vault)
+    judged = stopped(frame, "q01", "judged.md#Part")
+    assert (judged["stage"], judged["passed"]) == ("sectioned", False)
+    assert judged["why"].startswith("judged.md cannot be read from the vault: ")
+    assert "judged.md: not valid UTF-8 at byte 17" in judged["why"]
+    big = stopped(frame, "q01", "big.md")
+    assert (big["stage"], big["passed"]) == ("sectioned", False)
+    assert "big.md: 17825792 bytes (17.0 MiB) is over max_note_bytes=16777216" in big["why"]
+    assert funnel(frame).loc["total", "sectioned"] == 104
+    one = trace(
+        "How often do I feed the starter?", index, [("judged.md", "Part"), "big.md"], vault=vault
+    )
+    assert one[one["stopped"]]["stage"].astype(str).tolist() == ["sectioned", "sectioned"]
+
+
+def test_hardening_39_7_vault_headings_reads_only_the_notes_asked_for(tmp_path: Path) -> None:
+    """``paths=`` reads those notes alone; an unreadable one asked for still raises (the
+    strict function), and :func:`read_headings` gives its reason instead."""
+    from askkit.trace import read_headings
+
+    vault = _with_unreadable_notes(tmp_path)
+    asked = ["projects/sourdough.md", "missing.md"]
+    assert vault_headings(vault, paths=asked).keys() == {"projects/sourdough.md"}
+    with pytest.raises(VaultError, match=r"judged\.md: not valid UTF-8"):
+        vault_headings(vault, paths=["judged.md"])
+    small = Vault(vault, max_note_bytes=64)  # the vault's own cap holds
+    read = read_headings(small, ["judged.md", "projects/sourdough.md", "garden/herbs.md", "x.md"])
+    assert read.headings == {}
+    assert read.unreadable.keys() == {"judged.md", "projects/sourdough.md", "garden/herbs.md"}
+    assert "not valid UTF-8" in read.unreadable["judged.md"]
+    assert "is over max_note_bytes=64" in read.unreadable["projects/sourdough.md"]
+    listed = Vault(vault)
+    assert "garden/herbs.md" in {str(p) for p in listed.notes()}
+    (vault / "garden" / "herbs.md").unlink()  # gone since the vault was listed
+    gone = read_headings(listed, ["garden/herbs.md", "garden/compost.md"])
+    assert gone.headings.keys() == {"garden/compost.md"}
+    assert "herbs.md' does not exist" in gone.unreadable["garden/herbs.md"]
 
 
 class Reversed:

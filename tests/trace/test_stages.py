@@ -50,6 +50,23 @@ def test_a_note_missing_from_the_vault_or_a_heading_gone_stops_at_sectioned() ->
     assert (missing["stage"], missing["why"]) == ("sectioned", "x.md is not in the vault")
 
 
+def test_hardening_39_7_a_note_that_cannot_be_read_stops_at_sectioned_with_why() -> None:
+    """A note of interest the vault cannot read stops at sectioned, its reason in the
+    sentence (the note and why), whole note or one of its sections; the others go on."""
+    reason = "/v/bad.md: not valid UTF-8 at byte 6 (b'\\xff'); open the vault with errors='replace'"
+    frame = trace_pool(
+        POOL,
+        [("a.md", "Intro"), ("bad.md", "Any"), "bad.md"],
+        headings={"a.md": {"Intro", "Usage"}},
+        unreadable={"bad.md": reason},
+    )
+    for section in ("bad.md#Any", "bad.md"):
+        row = stop(frame, section)
+        assert (row["stage"], row["passed"]) == ("sectioned", False)
+        assert row["why"] == f"bad.md cannot be read from the vault: {reason}"
+    assert stop(frame, "a.md#Intro")["stage"] == "context"
+
+
 def test_a_section_outside_the_pool_says_its_rank_over_the_whole_index() -> None:
     ranking = [*POOL, chunk("e.md", "Far", 0.05), chunk("f.md", "Farther", 0.01)]
     frame = trace_pool(POOL, [("f.md", "Farther")], ranking=ranking)

@@ -81,3 +81,17 @@ def test_the_why_not_panel_shows_an_error_instead_of_losing_it() -> None:
     explorer.chain_panel.trace_button.click()  # no query yet
     assert "run a query first" in explorer.chain_panel.status.value
     assert explorer.chain_panel.view is None
+
+
+def test_hardening_39_7_a_chain_on_a_vault_with_an_unreadable_note_reads_only_its_sections(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.md").write_text("# A\n## Intro\nhello\n")
+    (tmp_path / "bad.md").write_bytes(b"# Bad\n\xff\n")  # no section of interest: never read
+    (tmp_path / "judged-bad.md").write_bytes(b"# Judged\n\xfe\n")
+    pool = pool_of([0.9, 0.5], ["/a.md", "/judged-bad.md"])
+    view = ChainView(pool, [("a.md", "Intro"), ("judged-bad.md", None)], vault=tmp_path)
+    rows = view.frame[view.frame["stopped"]].set_index("section")
+    assert rows.loc["a.md#Intro", "stage"] != "sectioned"
+    assert rows.loc["judged-bad.md", "stage"] == "sectioned"
+    assert "not valid UTF-8" in rows.loc["judged-bad.md", "why"]
