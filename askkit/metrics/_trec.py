@@ -152,8 +152,9 @@ def _clean_table(
 ) -> Table | None:
     """The usual file, read by pyarrow's multi-threaded CSV reader: UTF-8, every
     line holding exactly ``names`` separated by single spaces or tabs, no blank,
-    comment or padded line. ``None`` for anything else (the general path then
-    reads it, and names what is wrong).
+    comment or padded line, every float field finite. ``None`` for anything else
+    (the general path then reads it as text, and names what is wrong: a NaN or
+    infinite float is refused as written, ``1e999`` and all).
 
     Only single bytes are searched for up front (``memchr``, a few ms per
     100 MB); a blank line, a doubled separator or a padded line leaves an empty
@@ -202,6 +203,8 @@ def _clean_table(
     for name, column in columns.items():
         if name not in numbers and n and pc.min(pc.binary_length(column)).as_py() == 0:
             return None  # an empty field: a blank, padded or doubly separated line
+        if pa.types.is_floating(column.type) and n and not pc.all(pc.is_finite(column)).as_py():
+            return None  # NaN or infinite: the error shows the field as written
     return Table(columns, np.arange(1, n + 1, dtype=np.int64), [], n)
 
 
@@ -220,12 +223,12 @@ def read_table(
 
     ``extra``: lines may have more fields than ``names`` (ignored). ``comments``:
     a line whose first field starts with ``#`` is skipped. ``numbers``: fields
-    the clean path may parse as these types (a value that does not parse sends
-    the file to the general path, whose columns are strings). Errors name the
-    file, the line, and the line itself. The file is opened by the one input
-    rule (:func:`askkit._files.open_input`: a regular file, or a
-    :class:`SchemaError` naming what it is), unless ``handle`` is a file it
-    already opened.
+    the clean path may parse as these types (a value that does not parse, or a
+    float that is NaN or infinite, sends the file to the general path, whose
+    columns are strings). Errors name the file, the line, and the line itself.
+    The file is opened by the one input rule (:func:`askkit._files.open_input`:
+    a regular file, or a :class:`SchemaError` naming what it is), unless
+    ``handle`` is a file it already opened.
     """
     file = str(path)
     if handle is None:
@@ -362,7 +365,8 @@ def where(file: object, line: int | None = None) -> dict[str, Any]:
 
 #: A field that reads as an int64 (what a grade or a rank must be).
 INTEGER = r"^[+-]?[0-9]{1,18}$"
-#: A field that reads as a float64 (what a score must be).
+#: A field that reads as a float64 (a score must also be finite: ``nan``, ``inf`` and
+#: ``1e999`` read, and :func:`askkit.metrics.read_trec_run` refuses them).
 NUMBER = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|inf|infinity))$"
 
 

@@ -202,7 +202,8 @@ def _is_grouped(query: IntArray, same: BoolArray) -> bool:
 
 
 def descending_or_tied(score: FloatArray, same: BoolArray) -> tuple[BoolArray, IntArray]:
-    """Check that scores never rise within a query (NaN sorts last, as in trec_eval).
+    """Check that scores never rise within a query (NaN sorts last: askkit's rule for a
+    frame, since trec_eval gives a NaN no defined rank and a TREC run may not hold one).
 
     Returns ``ok`` (one flag per neighbouring pair; pairs across queries are
     ok) and the positions of pairs whose scores tie within a query: the caller

@@ -25,6 +25,7 @@ from askkit.frame.load import Loaded
 from askkit.metrics._trec import (
     INTEGER,
     NUMBER,
+    Table,
     bad_rows,
     decode_id,
     errors_frame,
@@ -63,9 +64,12 @@ def read_trec_run(
     ``doc`` column is the document id at any level). As trec_eval reads runs:
     fields after the tag are ignored, a line whose first field starts with
     ``#`` is a comment, blank lines are skipped. A line with fewer than six
-    fields, a score that is not a number or a rank that is not an integer
-    raises :class:`SchemaError` naming the file and line (``strict=False``:
-    the line is left out and reported, see :func:`~askkit.metrics.read_qrels`). Ids are kept
+    fields, a score that is not a finite number or a rank that is not an
+    integer raises :class:`SchemaError` naming the file, line, field and the
+    value as written (``strict=False``: the line is left out and reported, see
+    :func:`~askkit.metrics.read_qrels`). A score of ``nan``, ``inf``, ``-inf``
+    or one beyond the float range (``1e999``) is refused: trec_eval reads it
+    (``atof``) but gives a NaN no defined rank. Ids are kept
     as written; ``decode=True`` decodes them (:func:`~askkit.metrics.ids.decode_id`), for a run
     askkit wrote from ids holding whitespace (see :mod:`askkit.metrics.qrels`). A
     folder, a FIFO or a device raises :class:`SchemaError` naming it.
@@ -84,29 +88,9 @@ def read_trec_run(
     )
     cols = table.columns
     score, rank = numbers(cols["score"], pa.float64()), numbers(cols["rank"], pa.int64())
-    if score is None or rank is None:
-        score_text = pd.Series(pd_strings(cols["score"]))
-        rank_text = pd.Series(pd_strings(cols["rank"]))
-        bad_score = bad_rows(score_text, NUMBER)
-        bad_rank = bad_rows(rank_text, INTEGER)
-        errors: list[SchemaError] = []
-        for i in np.flatnonzero(bad_score | bad_rank).tolist():
-            name = "score" if bad_score[i] else "rank"
-            kind = "a number" if name == "score" else "an integer"
-            error = SchemaError(
-                f"{name} must be {kind}",
-                field=name,
-                value=(score_text if name == "score" else rank_text).iloc[i],
-                file=str(path),
-                line=int(table.line[i]),
-            )
-            if strict:
-                raise error
-            errors.append(error)
-        table = table.keep(~(bad_score | bad_rank), errors)
+    if score is None or rank is None or not bool(np.isfinite(score).all()):
+        table, score, rank = _checked_numbers(table, str(path), strict=strict)
         cols = table.columns
-        score = np.array([float(x) for x in cols["score"].to_pylist()], dtype=np.float64)
-        rank = np.array([int(x) for x in cols["rank"].to_pylist()], dtype=np.int64)
     doc = pd.Series(pd_strings(cols["doc"]))
     turn_id = pd.Series(pd_strings(cols["turn_id"]))
     if decode:
@@ -124,6 +108,58 @@ def read_trec_run(
     if strict:
         return frame
     return Loaded(frame, errors_frame(table.errors), table.records)
+
+
+#: Why a TREC run's score must be finite, and what to do about one that is not.
+_NOT_FINITE = (
+    "score must be a finite number (trec_eval gives a NaN score no defined rank; a value "
+    "beyond ±1.8e308 reads as infinite); fix the scorer that wrote the run, or skip such "
+    "lines (strict=False, askkit eval --lenient)"
+)
+
+
+def _checked_numbers(
+    table: Table, file: str, *, strict: bool
+) -> tuple[Table, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """The lines whose score is a finite number and rank an integer, with both parsed.
+
+    Any other line raises :class:`SchemaError` naming the file, line, field and
+    the field as written (strict), or is left out and reported (lenient).
+    ``table``'s ``score`` and ``rank`` columns are text (the general path's).
+    """
+    cols = table.columns
+    score_text = pd.Series(pd_strings(cols["score"]))
+    rank_text = pd.Series(pd_strings(cols["rank"]))
+    bad_score = bad_rows(score_text, NUMBER)
+    bad_rank = bad_rows(rank_text, INTEGER)
+    score = np.full(len(score_text), np.nan)
+    parsed = numbers(pa.array(score_text[~bad_score].array), pa.float64())
+    if parsed is not None:  # NUMBER's syntax is pyarrow's: it always parses
+        score[~bad_score] = parsed
+    not_finite = ~bad_score & ~np.isfinite(score)  # nan, inf, and 1e999 (read as inf)
+    bad_score |= not_finite
+    errors: list[SchemaError] = []
+    for i in np.flatnonzero(bad_score | bad_rank).tolist():
+        name = "score" if bad_score[i] else "rank"
+        message = (
+            _NOT_FINITE
+            if not_finite[i]
+            else f"{name} must be {'a number' if name == 'score' else 'an integer'}"
+        )
+        error = SchemaError(
+            message,
+            field=name,
+            value=(score_text if name == "score" else rank_text).iloc[i],
+            file=file,
+            line=int(table.line[i]),
+        )
+        if strict:
+            raise error
+        errors.append(error)
+    good = ~(bad_score | bad_rank)
+    table = table.keep(good, errors)
+    rank = np.array([int(x) for x in table.columns["rank"].to_pylist()], dtype=np.int64)
+    return table, score[good], rank
 
 
 def is_turn_log(path: str | os.PathLike[str]) -> bool:
@@ -161,8 +197,9 @@ def write_run(
     when they hold whitespace (:func:`askkit.metrics.ids.trec_id`), and
     ``read_run(path, decode=True)`` reads those back exactly. A run that would
     not read back as written (a query id starting with ``#``, an empty id, two
-    ids one written form would merge, a value that is not text) raises
-    :class:`SchemaError` and nothing is written. Other columns of ``run`` have
+    ids one written form would merge, a value that is not text, a score that is
+    NaN, missing or infinite) raises :class:`SchemaError` naming the query and
+    document, and nothing is written. Other columns of ``run`` have
     no place in a TREC run and are not written.
 
     >>> import tempfile, pathlib
@@ -180,8 +217,10 @@ def write_run(
     written = trec_columns(
         {"query_id": ranked["query_id"], "doc": ranked["doc"]}, what="run", rows=False
     )
+    values = ranked["score"].to_numpy(dtype=np.float64)
+    _check_finite(values, ranked)
     rank = ranked["rank"].to_numpy(dtype=np.int64).astype(str).astype(object)
-    score = ranked["score"].to_numpy(dtype=np.float64).astype(str).astype(object)  # repr
+    score = values.astype(str).astype(object)  # repr
     lines = (
         written["query_id"].to_numpy(dtype=object)
         + " Q0 "
@@ -193,6 +232,23 @@ def write_run(
         + f" {tag}"
     )
     atomic_write_text(path, "".join(f"{line}\n" for line in lines.tolist()))
+
+
+def _check_finite(score: np.ndarray[Any, Any], ranked: pd.DataFrame) -> None:
+    """Refuse a run with a NaN (or missing) or infinite score, naming its first such
+    line's query and document: :func:`read_trec_run` would refuse the file."""
+    bad = ~np.isfinite(score)
+    if not bad.any():
+        return
+    i = int(np.argmax(bad))
+    raise SchemaError(
+        f"query {ranked['query_id'].iloc[i]!r}, document {ranked['doc'].iloc[i]!r}: a TREC "
+        "run's score must be a finite number (trec_eval gives a NaN score no defined rank, "
+        "and read_run refuses a score that is not finite); give the document a finite "
+        "score or leave it out",
+        field="score",
+        value=float(score[i]),
+    )
 
 
 @overload

@@ -12,6 +12,7 @@ from askkit.errors import SchemaError
 from askkit.metrics import evaluate
 from askkit.metrics.qrels import read_qrels, write_qrels
 from askkit.metrics.runs import read_run, read_trec_run, write_run
+from tests.cli.bounded import run_cli
 from tests.conftest import DATA
 
 
@@ -33,14 +34,14 @@ def test_trec_run_round_trip(tmp_path: Path, local_run: pd.DataFrame) -> None:
 
 def test_read_trec_run_columns_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "run.txt"
-    path.write_text("q%201 Q0 a.md#Bake%20log 1 2.5 bm25\nq2 Q0 b.md 1 nan bm25\n", "utf-8")
+    path.write_text("q%201 Q0 a.md#Bake%20log 1 2.5 bm25\nq2 Q0 b.md 1 -1e-3 bm25\n", "utf-8")
     run = read_trec_run(path)
     assert list(run.columns) == ["turn_id", "doc", "rank", "score", "tag"]
     assert run["turn_id"].tolist() == ["q%201", "q2"]  # exact: never decoded
     assert run["doc"].tolist() == ["a.md#Bake%20log", "b.md"]
     assert run["rank"].dtype == np.int64
     assert run["score"].iloc[0] == 2.5
-    assert np.isnan(run["score"].iloc[1])
+    assert run["score"].iloc[1] == -0.001  # a NaN score is refused: see hardening_39
     path.write_text("q1 Q0 a.md 1 2.5 bm25\nq1 Q0 b.md two 1.0 bm25\n", "utf-8")
     with pytest.raises(SchemaError, match="rank must be an integer") as info:
         read_trec_run(path)
@@ -69,3 +70,117 @@ def test_a_turn_log_is_told_from_a_trec_run_by_its_name_or_its_first_byte(
     assert is_turn_log(tmp_path / "named.jsonl")  # by its name, before it is read
     assert not is_turn_log(tmp_path / "run.txt")
     assert not is_turn_log(tmp_path / "missing.txt")  # its reader says why
+
+
+# --- issue 39, minor: NaN and infinite scores in a TREC run ------------------------------
+#
+# trec_eval reads a score with atof, which takes "nan", "inf" and "1e999" (as inf),
+# and sorts with a comparator that a NaN answers "tied" with every score: the NaN
+# document's rank then depends on its id and on qsort (pytrec_eval ranks a NaN "z"
+# first and a NaN "a" last). askkit refuses such a score where a run is read or written.
+
+NON_FINITE = ["nan", "inf", "-inf", "NaN", "1e999"]
+
+
+def _run_file(path: Path, score: str, *, clean: bool) -> Path:
+    """A run whose second line holds ``score``; ``clean``: single spaces only (pyarrow's
+    CSV path), else a comment and doubled spaces (the general path)."""
+    lines = ["q1 Q0 a.md 1 2.5 r", f"q1 Q0 b.md 2 {score} r", "q1 Q0 c.md 3 1.0 r"]
+    if not clean:
+        lines = ["q1  Q0 a.md 1 2.5 r", f"q1 Q0  b.md 2 {score} r", "# a comment", lines[2]]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("clean", [True, False], ids=["csv-path", "general-path"])
+@pytest.mark.parametrize("score", NON_FINITE)
+def test_hardening_39_minor_non_finite_scores_are_refused_naming_file_line_field_and_value(
+    tmp_path: Path, score: str, clean: bool
+) -> None:
+    path = _run_file(tmp_path / "run.trec", score, clean=clean)
+    for reader in (read_trec_run, read_run):
+        with pytest.raises(SchemaError, match="finite number") as info:
+            reader(path)
+        error = info.value
+        assert (error.file, error.line, error.field, error.value) == (str(path), 2, "score", score)
+        assert str(error).startswith(f"{path}:2: score: ")
+
+
+@pytest.mark.parametrize("score", NON_FINITE)
+def test_hardening_39_minor_non_finite_scores_are_skipped_and_reported_when_lenient(
+    tmp_path: Path, score: str
+) -> None:
+    path = _run_file(tmp_path / "run.trec", score, clean=True)
+    loaded = read_run(path, strict=False)
+    assert loaded.frame["doc"].tolist() == ["a.md", "c.md"]
+    assert bool(np.isfinite(loaded.frame["score"]).all())
+    assert loaded.errors[["line", "field", "value"]].to_dict("records") == [
+        {"line": 2, "field": "score", "value": repr(score)}
+    ]
+    assert loaded.records == 3 == loaded.records_loaded + len(loaded.errors)
+
+
+def _bundled_runs(folder: Path, score: str) -> tuple[Path, Path]:
+    """The bundled turn log as a TREC run, and the same with ``score`` on line 2."""
+    from askkit.frame import sources_frame
+
+    good, bad = folder / "good.trec", folder / "bad.trec"
+    write_run(sources_frame(DATA / "run.jsonl"), good)
+    lines = good.read_text(encoding="utf-8").splitlines(keepends=True)
+    fields = lines[1].split(" ")
+    fields[4] = score
+    lines[1] = " ".join(fields)
+    bad.write_text("".join(lines), encoding="utf-8")
+    return good, bad
+
+
+@pytest.mark.parametrize("command", ["eval", "diff"])
+def test_hardening_39_minor_non_finite_scores_fail_eval_and_diff_in_one_line(
+    tmp_path: Path, command: str
+) -> None:
+    good, bad = _bundled_runs(tmp_path, "nan")
+    qrels = str(DATA / "qrels.tsv")
+
+    def args(run: Path) -> list[str]:
+        return [qrels, str(run)] if command == "eval" else [str(good), str(run), "--qrels", qrels]
+
+    assert run_cli([command, *args(good)]).returncode == 0  # the same run with its score intact
+    out = run_cli([command, *args(bad)])
+    assert out.returncode == 2, out.stderr
+    assert out.stdout == ""
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("askkit: error: ")
+    assert f"{bad}:2: score: " in lines[0]
+    assert "finite number" in lines[0]
+    assert lines[0].endswith("got 'nan'")
+
+
+def test_hardening_39_minor_non_finite_scores_are_skipped_by_eval_lenient(tmp_path: Path) -> None:
+    _, bad = _bundled_runs(tmp_path, "1e999")
+    out = run_cli(["eval", str(DATA / "qrels.tsv"), str(bad), "--lenient", "-m", "map"])
+    assert out.returncode == 0, out.stderr
+    assert f"run: 1 of 370 records skipped (first: {bad}:2: score must be a finite" in out.stderr
+    assert "num_q" in out.stdout
+
+
+@pytest.mark.parametrize("score", [float("nan"), float("inf"), float("-inf"), None])
+def test_hardening_39_minor_write_run_refuses_a_non_finite_score_naming_query_and_document(
+    tmp_path: Path, score: float | None
+) -> None:
+    run = pd.DataFrame(
+        {
+            "turn_id": ["q1", "q2", "q2"],
+            "path": ["a.md", "b.md", "c.md"],
+            "score": pd.array([1.0, 2.0, score], dtype="Float64"),
+        }
+    )
+    target = tmp_path / "run.trec"
+    with pytest.raises(SchemaError, match="finite number") as info:
+        write_run(run, target)
+    error = info.value
+    assert error.field == "score"
+    assert "'q2'" in error.message
+    assert "'c.md'" in error.message
+    assert repr(error.value) == repr(float("nan") if score is None else score)  # as ranked
+    assert not target.exists()
