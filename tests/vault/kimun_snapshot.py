@@ -7,22 +7,38 @@ its title, headings and chunks parts), the notes it renders and, for the six not
 whose chunks part is too large to keep, where that part sits in the whole file and
 runs of it verbatim (see that folder's README). This module reads the file and
 renders askkit's output in kimun's format, so the tests compare the two.
+
+Nothing here reads the corpus when it is imported: a test asks for it
+(:func:`kimun_walk`, :func:`newest`, :func:`abridged`), and on a clone without
+``../shared`` beside it that test skips with one line (fails under ``CI=true``;
+:func:`tests.corpora.corpus`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import regex
 
-ROOT = Path(__file__).resolve().parents[2]
-#: kimun's snapshot corpus, read where it lives (never copied into the project).
-KIMUN_WALK = ROOT.parent / "shared/corpora/kimun-walk"
+from tests.corpora import corpus, has_corpus
+
+#: The corpus's name in ``../shared/corpora``.
+CORPUS = "kimun-walk"
 #: The newest readable snapshot and the oldest.
 NEWEST = "extraction.txt"
 OLDEST = "extraction_older.txt"
+#: The one parameter :func:`snapshot_names` gives without the corpus: its test skips.
+MISSING = "(kimun-walk missing)"
+
+
+def kimun_walk() -> Path:
+    """kimun's snapshot corpus, read where it lives (never copied into the project); a test
+    without it skips (fails under ``CI=true``)."""
+    return corpus(CORPUS)
+
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'", "0": "\0"}
 #: What Rust's ``{:?}`` of a ``str`` writes as ``\u{..}``: grapheme extenders and the
@@ -129,7 +145,7 @@ def read_snapshot(file: str = NEWEST) -> tuple[str, list[Block]]:
     commit = ""
     blocks: list[Block] = []
     part = ""
-    for line in (KIMUN_WALK / file).read_text(encoding="utf-8").split("\n"):
+    for line in (kimun_walk() / file).read_text(encoding="utf-8").split("\n"):
         if line.startswith("# commit: "):
             commit = line.removeprefix("# commit: ").strip()
         elif line.startswith("=== "):
@@ -165,7 +181,7 @@ def read_snapshot(file: str = NEWEST) -> tuple[str, list[Block]]:
 
 def read_abridged(file: str = "abridged.json") -> tuple[str, dict[str, Abridged]]:
     """The abridged chunks parts: the commit and, per note, where the part sits."""
-    data = json.loads((KIMUN_WALK / file).read_text(encoding="utf-8"))
+    data = json.loads((kimun_walk() / file).read_text(encoding="utf-8"))
     parts = {
         name: Abridged(v["S"], v["E"], tuple((int(o), str(t)) for o, t in v["runs"]))
         for name, v in data["notes"].items()
@@ -173,11 +189,31 @@ def read_abridged(file: str = "abridged.json") -> tuple[str, dict[str, Abridged]
     return str(data["commit"]), parts
 
 
+@functools.cache
+def newest() -> tuple[str, list[Block]]:
+    """The newest snapshot's commit and blocks, read once."""
+    return read_snapshot(NEWEST)
+
+
+@functools.cache
+def abridged() -> tuple[str, dict[str, Abridged]]:
+    """The newest snapshot's abridged chunks parts, read once."""
+    return read_abridged("abridged.json")
+
+
+def snapshot_names() -> list[str]:
+    """The names of the newest snapshot's notes, to parametrize a test by; without the
+    corpus, :data:`MISSING` alone, whose test skips saying why (it asks for the corpus)."""
+    if not has_corpus(CORPUS):
+        return [MISSING]
+    return [block.name for block in newest()[1]]
+
+
 def note_file(name: str) -> Path:
     """Where the corpus keeps the note the snapshot names ``name``."""
     if name.startswith("../"):
-        return KIMUN_WALK / "corpus" / name[3:]
-    return KIMUN_WALK / "corpus/core" / name
+        return kimun_walk() / "corpus" / name[3:]
+    return kimun_walk() / "corpus/core" / name
 
 
 def note_text(name: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -26,10 +25,10 @@ from askkit.vault.chunking import (
     split_frontmatter,
 )
 from tests.conftest import ROOT
-from tests.vault.kimun_snapshot import KIMUN_WALK
+from tests.corpora import corpus
+from tests.vault.kimun_snapshot import kimun_walk
 
 SEP = "\x1f"
-OBSIDIAN_HELP = ROOT.parent / "shared/corpora/obsidian-help-en"
 
 
 def pairs(text: str) -> list[tuple[str, str]]:
@@ -520,7 +519,7 @@ def test_vault_check_on_the_bundled_vault(kimun: KimunVersion) -> None:
 def test_vault_check_on_kimuns_walk_corpus(kimun: KimunVersion) -> None:
     """kimun's own snapshot corpus (``../shared/corpora/kimun-walk``): wikilinks in code,
     HTML, labels and alt text, across lines, in setext headings, CRLF-free edge cases."""
-    assert check_vault_sections(KIMUN_WALK / "corpus", kimun=kimun) == []
+    assert check_vault_sections(kimun_walk() / "corpus", kimun=kimun) == []
 
 
 def test_vault_check_holds_each_version_to_its_own_headings() -> None:
@@ -539,13 +538,8 @@ def test_vault_check_holds_each_version_to_its_own_headings() -> None:
 
 @pytest.fixture
 def obsidian_help() -> Path:
-    """The real corpus beside the clone; CI always has it, so there it must be present."""
-    if not OBSIDIAN_HELP.is_dir():
-        message = f"the corpus {OBSIDIAN_HELP} is missing (it stands beside the clone)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return OBSIDIAN_HELP
+    """The real corpus beside the clone (skips without it; CI=true: fails)."""
+    return corpus("obsidian-help-en")
 
 
 @pytest.mark.parametrize("kimun", KIMUN_VERSIONS)

@@ -44,23 +44,30 @@ from askkit.vault.chunking import (
     note_headings,
 )
 from askkit.vault.locate import heading_display_text, kimun_heading_section_range
+from tests.corpora import SHARED_CORPORA
 from tests.vault.kimun_snapshot import (
-    NEWEST,
     OLDEST,
     Block,
+    abridged,
+    newest,
     note_file,
     note_text,
     read_abridged,
     read_snapshot,
     render_chunks,
+    snapshot_names,
 )
 
 WALK_COMMIT = "67e96640a6ceae220ba578117d14352a60658604"
 OLDER_SNAPSHOT_COMMIT = "3cf2742c7bceedb0537bd79c83a503de74baa099"
 
-COMMIT, BLOCKS = read_snapshot(NEWEST)
-ABRIDGED_COMMIT, ABRIDGED = read_abridged("abridged.json")
-NAMES = [b.name for b in BLOCKS]
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``name``: each note of the newest snapshot (read at collection, never at import;
+    without the corpus, one parameter whose test skips saying why)."""
+    if "name" in metafunc.fixturenames:
+        names = snapshot_names()
+        metafunc.parametrize("name", names, ids=names)
 
 
 # --- kimun's test helpers, as askkit reads them ----------------------------------------------
@@ -98,12 +105,14 @@ def texts(note: str) -> list[str]:
 
 
 def test_the_snapshot_is_kimuns_newest_readable_and_its_corpus_is_whole() -> None:
-    assert COMMIT == ABRIDGED_COMMIT == WALK_COMMIT == KIMUN_COMMITS["0.18"]
-    assert len(BLOCKS) == 67
-    assert sorted(NAMES) == NAMES  # kimun's order: the notes sorted by name
-    assert all(note_file(name).is_file() for name in NAMES)
-    assert {b.name for b in BLOCKS if b.chunks is None} == set(ABRIDGED)
-    assert sum(b.chunks is None for b in BLOCKS) == 6
+    (commit, blocks), (abridged_commit, parts) = newest(), abridged()
+    names = [b.name for b in blocks]
+    assert commit == abridged_commit == WALK_COMMIT == KIMUN_COMMITS["0.18"]
+    assert len(blocks) == 67
+    assert sorted(names) == names  # kimun's order: the notes sorted by name
+    assert all(note_file(name).is_file() for name in names)
+    assert {b.name for b in blocks if b.chunks is None} == set(parts)
+    assert sum(b.chunks is None for b in blocks) == 6
 
 
 def _block_problems(block: Block, note: str, kimun: str = "0.18") -> list[str]:
@@ -114,22 +123,22 @@ def _block_problems(block: Block, note: str, kimun: str = "0.18") -> list[str]:
         problems.append(f"headings {kimun_headings(note)} != {block.headings}")
     chunks = [(s.title, s.text) for s in chunk_note(note, kimun=kimun)]  # type: ignore[arg-type]
     if block.chunks is None:
-        problems += ABRIDGED[block.name].problems(render_chunks(chunks))
+        problems += abridged()[1][block.name].problems(render_chunks(chunks))
     elif chunks != block.chunks:
         problems.append(f"chunks {chunks} != {block.chunks}")
     return problems
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=NAMES)
-def test_extraction_snapshot(block: Block) -> None:
+def test_extraction_snapshot(name: str) -> None:
     """kimun's ``extraction_snapshot``: title, headings and chunks of each note, as kimun's."""
+    block = next(b for b in newest()[1] if b.name == name)
     assert _block_problems(block, note_text(block.name)) == []
 
 
 def test_extraction_snapshot_renders_the_abridged_notes_too() -> None:
     """The six notes whose chunks part is abridged hold chunks, and a wrong one is caught:
     one character more, or one character changed inside a verbatim run."""
-    for name, part in ABRIDGED.items():
+    for name, part in abridged()[1].items():
         chunks = [(s.title, s.text) for s in chunk_note(note_text(name))]
         rendered = render_chunks(chunks)
         assert chunks, name
@@ -146,16 +155,16 @@ def test_extraction_snapshot_at_3cf2742c_differs_only_where_the_walk_changed_sin
     kimun changed after 3cf2742c (an image's alt text now keeps a wikilink as written)
     is the one difference."""
     commit, blocks = read_snapshot(OLDEST)
-    _, abridged = read_abridged("abridged_older.json")
+    _, older_parts = read_abridged("abridged_older.json")
     assert commit == OLDER_SNAPSHOT_COMMIT
     assert len(blocks) == 58
-    newest = {b.name: b for b in BLOCKS}
+    newest_blocks = {b.name: b for b in newest()[1]}
     differing = []
     for block in blocks:
         note = note_text(block.name)
         chunks = [(s.title, s.text) for s in chunk_note(note)]
         if block.chunks is None:
-            assert abridged[block.name].problems(render_chunks(chunks)) == [], block.name
+            assert older_parts[block.name].problems(render_chunks(chunks)) == [], block.name
         elif chunks != block.chunks:
             differing.append(block.name)
             old_lines = "\n".join(t for _, t in block.chunks).split("\n")
@@ -164,7 +173,7 @@ def test_extraction_snapshot_at_3cf2742c_differs_only_where_the_walk_changed_sin
             assert changed == [
                 ("Image alt ![x a t](p.png) degrades.", "Image alt x [[a]] #t degrades.")
             ]
-            assert newest[block.name].chunks == chunks
+            assert newest_blocks[block.name].chunks == chunks
     assert differing == ["tests/fixtures/walk/edge_cases.md"]
 
 
@@ -250,11 +259,11 @@ def test_kimun_017_chunks_kimuns_corpus_as_the_content_extractor_did() -> None:
     a wikilink found before parsing (in code, HTML, a link label or alt text), an embed's
     ``!``, a display text rendered as markdown, ``[[|b]]``, or a wikilink across lines."""
     same, differing = [], []
-    for block in BLOCKS:
+    for block in newest()[1]:
         note = note_text(block.name)
         older = [(s.title, s.text) for s in chunk_note(note, kimun="0.17")]
         if block.chunks is None:
-            assert ABRIDGED[block.name].problems(render_chunks(older)) == [], block.name
+            assert abridged()[1][block.name].problems(render_chunks(older)) == [], block.name
             same.append(block.name)
             continue
         if older == block.chunks:
@@ -278,7 +287,7 @@ def test_every_extractor_agrees_with_the_others() -> None:
     (kimun also compares two chunk paths, its link lists and its tag lists: askkit has one
     chunker and lists no links.)"""
     checked = 0
-    for name in NAMES:
+    for name in [b.name for b in newest()[1]]:
         text = note_text(name)
         headings = [h for h in note_headings(text) if h.text]
         texts_ = {h.text for h in headings}
@@ -921,4 +930,5 @@ def test_the_corpus_is_read_where_it_lives() -> None:
     """The snapshot corpus is kimun's data: read from ``../shared/corpora``, never copied in."""
     here = Path(__file__).resolve().parents[2]
     assert not list(here.glob("**/extraction.txt"))
-    assert note_file(NAMES[0]).is_relative_to(here.parent / "shared/corpora/kimun-walk")
+    first = newest()[1][0].name
+    assert note_file(first).is_relative_to(SHARED_CORPORA / "kimun-walk")
