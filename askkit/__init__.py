@@ -54,6 +54,7 @@ _LAZY_MODULES = frozenset(
         "widgets",
         "testing",
         "ranking",
+        "reach",
         "trace",
     }
 )

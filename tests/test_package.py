@@ -193,7 +193,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "metrics",
         "ranking",
         "retrieve dense",
-        "trace",
+        "trace reach",
         "compare plots",
         "report _report_runs widgets gate",
         "cli testing",
