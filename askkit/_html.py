@@ -24,7 +24,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -123,7 +123,12 @@ _AMBER = "color:#a15c00"
 _DANGLING = "color:#b00;text-decoration:line-through;font-weight:bold"
 _BAR_PX = 60
 _BAR = "display:inline-block;height:8px;background:#4c78a8;margin-right:6px;vertical-align:middle"
-_CLIP = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap"
+# width:0 with min-width:100% keeps the text's length out of the cell's own sizing: in a
+# flex item (an ipywidgets HTML's content) the line is then cut at the cell, with an
+# ellipsis, instead of widening the item past the cell and being cut mid-letter there
+_CLIP = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap;width:0;min-width:100%"
+#: The tooltip of a section named by its note's title (:meth:`AskSource.shown_heading`).
+_TITLE_NOTE = "the note's title: this section is the text before its first heading"
 _BOX = (
     "white-space:pre-wrap;font-family:var(--jp-code-font-family,monospace);font-size:12px;"
     "line-height:1.45;max-height:32em;overflow:auto;border:1px solid #ddd;padding:6px"
@@ -206,7 +211,8 @@ def grade_status(
     graded = "not graded" if grade is None else f"grade <b>{grade}</b>"
     return (
         f"<code>{esc(qid)}</code> · <code>{esc(path)}</code> · "
-        f"{esc(heading) or '<i>(no heading)</i>'}: {graded}{' (saved)' if saved else ''} · {where}"
+        f"{esc(heading) or '<i>(before the first heading)</i>'}: {graded}"
+        f"{' (saved)' if saved else ''} · {where}"
     )
 
 
@@ -335,17 +341,28 @@ class SourceCells:
 
 
 def source_cells(
-    source: AskSource, *, top: float = 1.0, cited: bool | None = None, clip: bool = False
+    source: AskSource,
+    *,
+    top: float = 1.0,
+    cited: bool | None = None,
+    clip: bool = False,
+    title: str | None = None,
 ) -> SourceCells:
-    """The cells of one row: ``[n]``, display heading, path, date, score bar, cited, text.
+    """The cells of one row: ``[n]``, shown heading, path, date, score bar, cited, text.
 
     ``top`` is the :func:`bar_scale` of the table; ``clip`` keeps heading, path
     and date on one line, cut with an ellipsis, the whole value in a tooltip.
+    The heading is :meth:`AskSource.shown_heading` (``title``: the note's title
+    as on disk, when the vault is known); a section before the note's first
+    heading is named by its note's title, with a tooltip saying so.
     """
-    heading = source.shown_heading()
+    heading = source.shown_heading(title)
     path = str(source.path)
+    titled = source.before_first_heading and bool(heading)
+    tip = f"{heading} — {_TITLE_NOTE}" if titled else heading
+    heading_html = f'<span title="{esc(tip)}">{esc(heading)}</span>' if titled else esc(heading)
     cells = {
-        "heading": esc(heading) if heading else _muted("(no heading)", italic=True),
+        "heading": heading_html if heading else _muted("(no heading)", italic=True),
         "path": esc(path),
         "date": (
             f'<span style="white-space:nowrap">{esc(source.date)}</span>'
@@ -354,7 +371,7 @@ def source_cells(
         ),
     }
     if clip:
-        values = {"heading": heading or "(no heading)", "path": path, "date": source.date or "—"}
+        values = {"heading": tip or "(no heading)", "path": path, "date": source.date or "—"}
         cells = {k: _clip(values[k], v) for k, v in cells.items()}
     mark = ""
     if cited is not None:
@@ -382,6 +399,7 @@ def sources_table(
     selected: int | None = None,
     extra: Sequence[tuple[str, Sequence[str]]] = (),
     below: Sequence[str] | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> str:
     """A table with a row per source, in list order.
 
@@ -399,6 +417,9 @@ def sources_table(
         More columns: a header and one cell of escaped HTML per row.
     below:
         Escaped HTML shown under each row, across the columns after ``n``.
+    titles:
+        ``{printed path: the note's title as on disk}``, naming the sections before a
+        note's first heading (:meth:`AskSource.shown_heading`; default: the path's stem).
     """
     if not sources:
         return f'<div class="askkit-sources">{_muted("no sources", italic=True)}</div>'
@@ -407,7 +428,10 @@ def sources_table(
     heads += ["text", *(h for h, _ in extra)]
     rows = []
     for i, src in enumerate(sources):
-        c = source_cells(src, top=scale, cited=None if cited is None else bool(cited[i]))
+        title = titles.get(str(src.path)) if titles else None
+        c = source_cells(
+            src, top=scale, cited=None if cited is None else bool(cited[i]), title=title
+        )
         tds = [f'<td class="num">{esc(c.label)}</td>', f"<td>{c.heading}</td>"]
         tds += [f"<td>{c.path}</td>", f"<td>{c.date}</td>", f'<td class="num">{c.score}</td>']
         tds += [f"<td>{c.cited}</td>"] if cited is not None else []
@@ -431,32 +455,60 @@ def sources_table(
 # --------------------------------------------------------------------------- one source
 
 
-def source_title(source: AskSource | None) -> str:
-    """A source's title: its display heading (``no source selected`` for ``None``)."""
+def source_title(source: AskSource | None, note_title: str | None = None) -> str:
+    """A source's title: its shown heading (``no source selected`` for ``None``);
+    ``note_title`` names a section before its note's first heading
+    (:meth:`AskSource.shown_heading`)."""
     if source is None:
         return f'<div class="askkit-title" style="{_MUTED}"><i>no source selected</i></div>'
-    title = source.shown_heading()
+    title = source.shown_heading(note_title)
     shown = esc(title) if title else "<i>(no heading)</i>"
     return f'<div class="askkit-title" style="font-size:15px;font-weight:bold">{shown}</div>'
 
 
-def source_meta(source: AskSource, *, note_hash: str | None = None) -> str:
-    """Path, date, score and ordinal; a warning, with both hashes, when ``note_hash``
-    (the vault's) differs from the hash the source was indexed with. The hash itself is
-    an opaque number: it is shown only there, where it means something.
+#: What a source's number is: the ``[n]`` an answer cites it by, its rank in the
+#: candidate pool, or its row in a search.
+Numbering = Literal["citation", "pool", "search"]
+_NUMBERED: dict[str, tuple[str, str, str]] = {
+    "citation": ("ordinal", "[{n}]", ""),
+    "pool": ("rank", "{n}", " in the pool"),
+    "search": ("search rank", "{n}", ""),
+}
+
+
+def ordinal_label(ordinal: int, numbering: Numbering = "citation") -> tuple[str, str, str]:
+    """A source's number as words around it: ``[n]`` only for an answer's citation number.
+
+    >>> ordinal_label(3), ordinal_label(21, "pool")
+    (('ordinal', '[3]', ''), ('rank', '21', ' in the pool'))
+    """
+    before, number, after = _NUMBERED[numbering]
+    return before, number.format(n=ordinal), after
+
+
+def source_meta(
+    source: AskSource, *, note_hash: str | None = None, numbering: Numbering = "citation"
+) -> str:
+    """Path, date, score and number (:func:`ordinal_label`: ``ordinal [n]`` for an answer's
+    source, ``rank n in the pool`` for a pool chunk); a warning, with both hashes, when
+    ``note_hash`` (the vault's) differs from the hash the source was indexed with. The hash
+    itself is an opaque number: it is shown only there, where it means something.
 
     >>> from askkit.sources import AskSource, VaultPath
     >>> src = AskSource(VaultPath("a.md"), "A", None, 0.5, "x", 1, hash="111")
     >>> "111" in source_meta(src), "111" in source_meta(src, note_hash="222")
     (False, True)
+    >>> "rank <code>1</code> in the pool" in source_meta(src, numbering="pool")
+    True
     """
+    before, number, after = ordinal_label(source.ordinal, numbering)
     items = [
-        ("path", str(source.path)),
-        ("date", source.date or "—"),
-        ("score", number_label(source.score)),
-        ("ordinal", f"[{source.ordinal}]"),
+        ("path", str(source.path), ""),
+        ("date", source.date or "—", ""),
+        ("score", number_label(source.score), ""),
+        (before, number, after),
     ]
-    cells = " · ".join(f"{esc(k)} <code>{esc(v)}</code>" for k, v in items)
+    cells = " · ".join(f"{esc(k)} <code>{esc(v)}</code>{esc(a)}" for k, v, a in items)
     warn = ""
     if note_hash is not None and source.hash and note_hash != source.hash:
         warn = (

@@ -378,19 +378,45 @@ class AskSource:
             return f"{self.date}{DATE_JOINER}{self.heading}" if self.heading else self.date
         return self.heading
 
-    def shown_heading(self) -> str:
-        """:meth:`display_heading` as askkit's tables, widgets and report show it: the
-        note's frontmatter section, which kimun titles ``FrontMatter``, is named for what
-        it is (:data:`FRONTMATTER_LABEL`); any other heading is kimun's.
+    @property
+    def before_first_heading(self) -> bool:
+        """Whether this is the text before the note's first heading of an undated note:
+        a section with no heading, which :meth:`shown_heading` names by the note's title."""
+        return not self.heading and self.date is None
+
+    def shown_heading(self, title: str | None = None) -> str:
+        """:meth:`display_heading` as askkit's tables, widgets and report show it.
+
+        Two sections read differently from kimun's :meth:`display_heading`, on
+        purpose (``display_heading`` itself stays kimun's, value for value):
+
+        - the note's frontmatter, which kimun titles ``FrontMatter``, is named for
+          what it is (:data:`FRONTMATTER_LABEL`), after the date in a journal note;
+        - the text before an undated note's first heading, which kimun shows as an
+          empty heading, is named by the note's title, as Obsidian titles a note:
+          ``title`` when given (the file's name without ``.md``, as on disk, which
+          only the vault knows: the Explorer and ``SourcesView`` read it from
+          theirs), else :attr:`VaultPath.stem`, the printed path's (lowercased) file name.
+          A dated note's heading-less section shows its date, as kimun shows it (the
+          date is read from the file's name: it is the note's title).
+
+        Every other heading is kimun's. Only a path with no file name gives ``""``.
 
         >>> AskSource(VaultPath("a.md"), "FrontMatter", None, 0.5, "tags: [x]", 1).shown_heading()
         "(the note's frontmatter)"
+        >>> untitled = AskSource(VaultPath("Plugins/Command palette.md"), "", None, 6.0, "x", 1)
+        >>> untitled.display_heading(), untitled.shown_heading()
+        ('', 'command palette')
+        >>> untitled.shown_heading("Command palette")
+        'Command palette'
         """
-        if self.heading != FRONTMATTER:
-            return self.display_heading()
-        if self.date is not None:
-            return f"{self.date}{DATE_JOINER}{FRONTMATTER_LABEL}"
-        return FRONTMATTER_LABEL
+        if self.heading == FRONTMATTER:
+            if self.date is not None:
+                return f"{self.date}{DATE_JOINER}{FRONTMATTER_LABEL}"
+            return FRONTMATTER_LABEL
+        if self.before_first_heading:
+            return title or self.path.stem
+        return self.display_heading()
 
     def to_chunk(self) -> ChunkResult:
         """The wire chunk this source came from (title rebuilt when unknown)."""

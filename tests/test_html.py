@@ -181,7 +181,7 @@ def test_source_cells_edge_cases() -> None:
     assert "NaN" in nan.score
     assert "askkit-bar" not in nan.score
     no_heading = h.source_cells(plain(2, ""), top=1.0)
-    assert "(no heading)" in no_heading.heading
+    assert no_heading.heading.endswith(">a</span>")  # the note's title (issue 40, item 6)
     assert "—" in no_heading.date
     journal = h.source_cells(plain(3, "Noon", "2026-04-08"), top=1.0)
     assert "2026-04-08 · Noon" in journal.heading
@@ -234,7 +234,7 @@ def test_sources_table_scales_bars_to_top() -> None:
 
 def test_source_title_and_meta() -> None:
     assert "no source selected" in h.source_title(None)
-    assert "<i>(no heading)</i>" in h.source_title(plain(1, ""))
+    assert h.source_title(plain(1, "")).endswith(">a</div>")  # shown_heading: the note's title
     s = plain(2, "Noon", "2026-04-08")
     meta = h.source_meta(s)
     for shown in ("a.md", "2026-04-08", "0.5000", "[2]"):
@@ -246,6 +246,16 @@ def test_source_title_and_meta() -> None:
         "changed since it was indexed (indexed hash <code>h2</code>, "
         "vault hash <code>&lt;new&gt;</code>)" in stale
     )
+
+
+def test_issue40_10_a_pool_rank_is_said_in_words_and_only_a_citation_is_n_in_brackets() -> None:
+    s = plain(21, "Noon")
+    assert "ordinal <code>[21]</code>" in h.source_meta(s)  # an answer's source: cited by [21]
+    pool = h.source_meta(s, numbering="pool")
+    assert "rank <code>21</code> in the pool" in pool
+    assert "[21]" not in pool
+    assert "search rank <code>21</code>" in h.source_meta(s, numbering="search")
+    assert h.ordinal_label(21, "pool") == ("rank", "21", " in the pool")
 
 
 def test_highlight_escapes_around_matches() -> None:
@@ -326,7 +336,8 @@ def test_status_lines() -> None:
     assert h.section_status(1, ["A", "A › B"], located=True) == "section 2 of 2: <b>A › B</b>"
     graded = h.grade_status(("q1", "a.md", ""), 3, saved=True, count=1, file="j.tsv")
     assert graded == (
-        "<code>q1</code> · <code>a.md</code> · <i>(no heading)</i>: grade <b>3</b> (saved) · "
+        "<code>q1</code> · <code>a.md</code> · <i>(before the first heading)</i>: grade <b>3</b> "
+        "(saved) · "
         "1 judgment in <code>j.tsv</code>"
     )
     assert "not graded" in h.grade_status(("q", "a.md", "H"), None, saved=False, count=0, file="")
@@ -390,3 +401,35 @@ def test_a_turns_sources_table_is_in_citation_order_with_its_columns_aligned() -
         assert under == f"b{ordinal}"
     cited = {r[0]: "✓" in r[1] for r in rows}
     assert cited == {"1": True, "2": True, "3": True, "4": True, "6": False}
+
+
+# --------------------------------------------------------------------------- issue 40
+
+
+def test_issue40_6_a_heading_less_section_is_named_by_its_notes_title() -> None:
+    untitled = plain(1, "", path="Plugins/Command palette.md")
+    cells = h.source_cells(untitled, title="Command palette")
+    assert cells.heading == (
+        '<span title="Command palette — the note&#x27;s title: this section is the text '
+        'before its first heading">Command palette</span>'
+    )
+    assert h.source_cells(untitled).heading.endswith(">command palette</span>")  # no vault
+    clipped = h.source_cells(untitled, title="<b>Palette</b>", clip=True)
+    assert 'title="&lt;b&gt;Palette&lt;/b&gt; — the note&#x27;s title' in clipped.heading
+    assert "<b>Palette" not in clipped.heading
+    assert audit(clipped.heading) == []
+    table = h.sources_table(
+        [untitled, plain(2, "", path="b.md")], titles={"plugins/command palette.md": "Palette"}
+    )
+    assert ">Palette</span>" in table
+    assert ">b</span>" in table
+    assert "(no heading)" not in table
+    journal = h.source_cells(plain(3, "", "2026-04-08"), title="ignored")
+    assert "2026-04-08" in journal.heading
+    assert "title" not in journal.heading  # a journal section keeps its date, as kimun shows it
+
+
+def test_issue40_10_clipped_cells_end_with_an_ellipsis_within_their_column() -> None:
+    clipped = h.source_cells(plain(1, "H" * 300, path="deep/" * 50 + "a.md"), clip=True)
+    for cell in (clipped.heading, clipped.path, clipped.date):
+        assert "text-overflow:ellipsis;white-space:nowrap;width:0;min-width:100%" in cell

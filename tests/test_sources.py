@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from askkit import BREADCRUMB_SEP, HEADING_JOINER, AskSource, ChunkResult, Turn, VaultPath, sources
-from askkit.sources import heading_from_title, sanitize_component
+from askkit.sources import FRONTMATTER_LABEL, heading_from_title, sanitize_component
 from tests import strategies as st_kimun
 from tests.conftest import load
 
@@ -491,3 +491,30 @@ def test_a_relative_path_with_a_blank_first_component_keeps_its_own_folder() -> 
     assert str(paths[0]) == str(paths[1])
     frame = sources_frame([AskSource(p, "H", None, 0.5, "t", i + 1) for i, p in enumerate(paths)])
     assert frame["folder"].tolist() == [paths[0].folder, paths[1].folder] == ["/journal", "journal"]
+
+
+# --- issue 40: a heading-less section is named by its note's title -------------------------
+
+
+def test_issue40_6_shown_heading_names_a_heading_less_section_by_its_notes_title() -> None:
+    # BM25's best answer on the Obsidian help vault: the text before the note's first heading
+    src = AskSource.from_chunk(
+        0, ChunkResult("Plugins/Command palette.md", "", None, "x", "h", 6.0)
+    )
+    assert src.before_first_heading
+    assert src.display_heading() == ""  # kimun's own value, exact
+    assert src.shown_heading() == "command palette"  # no vault: the printed path's stem
+    assert src.shown_heading("Command palette") == "Command palette"  # as on disk
+    assert src.shown_heading("") == "command palette"
+
+
+def test_issue40_6_only_undated_heading_less_sections_take_the_title() -> None:
+    journal = AskSource.from_chunk(0, chunk("2026-04-08", "2026-04-08"))
+    assert not journal.before_first_heading
+    assert journal.shown_heading("2026-04-08") == journal.display_heading() == "2026-04-08"
+    headed = AskSource.from_chunk(0, chunk("Guide\x1fTools"))
+    assert headed.shown_heading("Title") == headed.display_heading() == "Guide › Tools"
+    front = AskSource.from_chunk(0, chunk("FrontMatter"))
+    assert front.shown_heading("Title") == FRONTMATTER_LABEL
+    nameless = AskSource(VaultPath(""), "", None, 0.5, "x", 1)
+    assert nameless.shown_heading() == ""  # only a path with no file name gives nothing

@@ -14,7 +14,15 @@ from askkit.trace.columnar import (
     trace_pools,
     trace_pools_reference,
 )
-from askkit.trace.interest import Interest, section_id, sections_of
+from askkit.trace.interest import (
+    Interest,
+    closest_headings,
+    closest_paths,
+    printed_path,
+    section_id,
+    sections_of,
+    typed_section,
+)
 from askkit.trace.run import (
     PoolRetriever,
     VaultHeadings,
@@ -32,11 +40,20 @@ from askkit.trace.stages import (
     STAGE_DTYPE,
     STAGES,
     TRACE_COLUMNS,
+    is_frontmatter,
     ranked_pool,
     trace_frame,
     trace_pool,
 )
-from askkit.trace.view import CHAIN_STAGES, ChainRow, chain_rows, chain_table, trace_html
+from askkit.trace.view import (
+    CHAIN_STAGES,
+    ChainRow,
+    chain_rows,
+    chain_table,
+    frontmatter_note,
+    trace_html,
+    what_if_html,
+)
 from askkit.trace.whatif import WHAT_IF_COLUMNS, smallest_changes, what_if
 
 __all__ = [
@@ -54,8 +71,13 @@ __all__ = [
     "VaultHeadings",
     "chain_rows",
     "chain_table",
+    "closest_headings",
+    "closest_paths",
+    "frontmatter_note",
     "funnel",
     "gather",
+    "is_frontmatter",
+    "printed_path",
     "ranked_pool",
     "read_headings",
     "relevant_sections",
@@ -71,6 +93,8 @@ __all__ = [
     "trace_pools_reference",
     "trace_queries",
     "trace_turn",
+    "typed_section",
     "vault_headings",
     "what_if",
+    "what_if_html",
 ]

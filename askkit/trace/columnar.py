@@ -38,6 +38,7 @@ from askkit.metrics.measures import relevant
 from askkit.metrics.qrels import PathOrFrame, read_qrels
 from askkit.ranking import CutSettings, PoolCuts, cut_len, pool_of
 from askkit.sources import innermost_heading
+from askkit.trace.interest import printed_path
 from askkit.trace.stages import STAGE_DTYPE, trace_pool
 
 __all__ = [
@@ -67,7 +68,8 @@ def relevant_sections(qrels: PathOrFrame, queries: Any = None) -> pd.DataFrame:
     """The judged relevant sections (grade >= 1), one row per query and section.
 
     ``queries`` (an iterable of ids) keeps only those queries. A blank
-    heading stands for the whole note.
+    heading stands for the whole note; a path is printed as kimun prints it
+    (:func:`~askkit.trace.printed_path`), as :func:`~askkit.trace.sections_of` does.
 
     >>> qrels = pd.DataFrame({"query_id": ["q1", "q1"], "path": ["a.md", "b.md"],
     ...                       "heading": ["A", ""], "grade": [1, 0]})
@@ -85,7 +87,9 @@ def relevant_sections(qrels: PathOrFrame, queries: Any = None) -> pd.DataFrame:
         if "heading" in frame.columns
         else pd.Series("", index=frame.index, dtype=object)
     )
-    path = frame["path"].astype(str)
+    raw = frame["path"].astype(str)
+    printed = {p: printed_path(p) for p in raw.unique()}  # typed as on disk or as kimun prints
+    path = raw.map(printed)
     heading = heading.astype(str)
     section = path.where(heading == "", path + "#" + heading)
     out = pd.DataFrame(

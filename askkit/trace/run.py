@@ -39,7 +39,7 @@ from askkit.ranking import CutSettings, deduplicate_chunks
 from askkit.ranking.pools import checked_queries
 from askkit.sources import Turn, VaultPath, innermost_heading
 from askkit.trace.columnar import relevant_sections
-from askkit.trace.interest import Interest, sections_of
+from askkit.trace.interest import Interest, printed_path, sections_of
 from askkit.trace.stages import FUNNEL_STAGES, STAGE_DTYPE, STAGES, trace_frame, trace_pool
 from askkit.vault import DEFAULT_KIMUN, KimunVersion, Vault, chunk_note
 from askkit.wire import ChunkResult
@@ -72,15 +72,18 @@ class VaultHeadings:
     kimun cuts the note; ``unreadable`` maps a path of interest whose note the
     vault could not read (not UTF-8, over ``max_note_bytes``, a FIFO, a link
     leaving the vault, gone since it was listed) to the vault's reason, which
-    names the file. :func:`read_headings` makes one; a trace stops such a note
-    at ``sectioned`` with the reason.
+    names the file; ``listing`` is every note's printed path (the vault's
+    listing: no note read), from which a path that names no note gets the
+    closest ones (:func:`~askkit.trace.closest_paths`). :func:`read_headings`
+    makes one; a trace stops such a note at ``sectioned`` with the reason.
 
     >>> VaultHeadings({"a.md": {"Intro"}}, {"b.md": "/v/b.md: not valid UTF-8 at byte 3"})
-    VaultHeadings(headings={'a.md': {'Intro'}}, unreadable={'b.md': '/v/b.md: not valid UTF-8 at byte 3'})
+    VaultHeadings(headings={'a.md': {'Intro'}}, unreadable={'b.md': '/v/b.md: not valid UTF-8 at byte 3'}, listing=())
     """  # noqa: E501 - a doctest's output is one line
 
     headings: Mapping[str, set[str]]
     unreadable: Mapping[str, str] = field(default_factory=dict)
+    listing: Sequence[str] = ()
 
 
 def _skipped(notes: Vault) -> dict[str, str]:
@@ -101,7 +104,7 @@ def _read(
     """Each note asked for (every listed note by default) with its headings, or why the
     vault cannot read it; a path neither listed nor skipped by the listing is left out."""
     listed = {str(p): p for p in notes.notes()}
-    wanted = listed if paths is None else dict.fromkeys(str(p) for p in paths)
+    wanted = listed if paths is None else dict.fromkeys(printed_path(str(p)) for p in paths)
     skipped: dict[str, str] | None = None
     for path in wanted:
         note = listed.get(path)
@@ -126,9 +129,11 @@ def read_headings(
 ) -> VaultHeadings:
     """The headings of the notes at ``paths`` now, and why the vault cannot read the others.
 
-    Only the notes asked for are read (every note when ``paths`` is ``None``),
+    Only the notes asked for are read (every note when ``paths`` is ``None``;
+    each path as typed on disk or as kimun prints it, keyed by the printed one),
     through :class:`~askkit.vault.Vault`, so nothing outside the vault is
-    opened. A path the vault does not hold is in neither mapping.
+    opened. A path the vault does not hold is in neither mapping; ``listing``
+    holds every note's printed path (listed, not read).
 
     >>> import pathlib, tempfile
     >>> root = pathlib.Path(tempfile.mkdtemp())
@@ -148,7 +153,7 @@ def read_headings(
             unreadable[path] = str(found)
         else:
             headings[path] = found
-    return VaultHeadings(headings, unreadable)
+    return VaultHeadings(headings, unreadable, tuple(str(p) for p in notes.notes()))
 
 
 def vault_headings(
@@ -275,6 +280,7 @@ def gather(
     ``pool`` (the store's pool before de-duplication when the retriever has
     ``vector_pool``, as the dense ones do; else its ``pool``), ``headings``
     and ``unreadable`` (of the sections' notes alone, :func:`read_headings`),
+    ``listing`` (every note's printed path, for the closest to one that is not there),
     ``ranking`` (the whole index, asked only when a
     section is outside the pool and the retriever has a length),
     ``rerank_scores`` and ``reranker_failed``.
@@ -292,6 +298,7 @@ def gather(
         "pool": pool,
         "headings": None if now is None else now.headings,
         "unreadable": None if now is None else now.unreadable,
+        "listing": None if now is None or not now.listing else now.listing,
         "ranking": ranking,
         "rerank_scores": scores,
         "reranker_failed": failed,

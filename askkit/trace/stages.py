@@ -22,7 +22,10 @@ would have kept it in; ``cut`` the context cut keeps one of its chunks;
 it is in the answer's context, as ``[n]``; ``cited`` the answer cites it.
 
 Each section has exactly one ``stopped`` row: the first stage it failed, or
-the last stage it reached.
+the last stage it reached. A section that names no note of the vault, or no
+heading of its note, names the closest ones; one lost at the pool, the
+reranker or the cut says how many notes' frontmatter chunks (kimun's
+``FrontMatter`` sections) rank above it, kimun's ranking kept as it is.
 
 Examples
 --------
@@ -45,6 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from askkit._text import rust_trim
 from askkit.citations import scan
 from askkit.frame.schema import STRING
 from askkit.ranking import (
@@ -59,15 +63,24 @@ from askkit.ranking import (
     search_rows,
     why_not,
 )
-from askkit.sources import innermost_heading
-from askkit.trace.interest import Interest, sections_of
+from askkit.sources import FRONTMATTER, VaultPath, innermost_heading
+from askkit.trace.interest import (
+    Interest,
+    closest_headings,
+    closest_paths,
+    section_id,
+    sections_of,
+)
 from askkit.wire import ChunkResult
 
 __all__ = [
+    "FRONTMATTER_WHY",
     "FUNNEL_STAGES",
     "STAGES",
     "STAGE_DTYPE",
     "TRACE_COLUMNS",
+    "frontmatter_count",
+    "is_frontmatter",
     "ranked_pool",
     "trace_frame",
     "trace_pool",
@@ -171,6 +184,57 @@ def _line(text: str, head: str) -> str:
     return next((line for line in text.splitlines() if line.startswith(head)), "")
 
 
+#: Why frontmatter chunks rank: said wherever a trace points them out.
+FRONTMATTER_WHY = (
+    "kimun indexes a note's properties block as a section titled "
+    f"{FRONTMATTER!r}, and its aliases, tags and cssclasses match a question as text does"
+)
+
+
+def is_frontmatter(chunk: ChunkResult) -> bool:
+    """Whether ``chunk`` is a note's frontmatter section (kimun titles it ``FrontMatter``).
+
+    >>> from askkit.ranking import pool_of
+    >>> is_frontmatter(pool_of([0.9], section="FrontMatter")[0]), is_frontmatter(pool_of([0.9])[0])
+    (True, False)
+    """
+    return rust_trim(chunk.title) == FRONTMATTER
+
+
+def frontmatter_count(count: int, of: int, where: str) -> str:
+    """``"4 of the 7 chunks {where} are notes' frontmatter"`` (``""`` when ``count`` is 0).
+
+    >>> frontmatter_count(1, 3, "ranked above it")
+    "1 of the 3 chunks ranked above it is a note's frontmatter"
+    """
+    if not count:
+        return ""
+    chunks = f"the {of} chunk{'s' if of != 1 else ''}"
+    what = "is a note's frontmatter" if count == 1 else "are notes' frontmatter"
+    return f"{count} of {chunks} {where} {what}"
+
+
+def _and(sentence: str, clause: str) -> str:
+    """``sentence`` with ``clause`` (``"; ..."``) added before its full stop."""
+    if not clause:
+        return sentence
+    return sentence.removesuffix(".") + clause + ("." if sentence.endswith(".") else "")
+
+
+def _frontmatter_in_pool(pool: Sequence[ChunkResult]) -> str:
+    """``"; 12 of the 80 chunks of the pool are notes' frontmatter (why)"``, or ``""``."""
+    said = frontmatter_count(sum(is_frontmatter(c) for c in pool), len(pool), "of the pool")
+    return f"; {said} ({FRONTMATTER_WHY})" if said else ""
+
+
+def _frontmatter_above(chunks: Sequence[ChunkResult], position: int) -> str:
+    """``"; 4 of the 7 chunks ranked above it are notes' frontmatter (why)"``, or ``""``
+    when no chunk above 0-based ``position`` is a frontmatter section."""
+    above = chunks[:position]
+    said = frontmatter_count(sum(is_frontmatter(c) for c in above), len(above), "ranked above it")
+    return f"; {said} ({FRONTMATTER_WHY})" if said else ""
+
+
 def _cited(answer: str, context: Sequence[ChunkResult]) -> tuple[set[int], list[int]]:
     """The ordinals the answer cites, and those no chunk of the context holds (dangling)."""
     cited = {c.index for c in scan(answer)}
@@ -193,6 +257,38 @@ class _Query:
     context: Sequence[ChunkResult]
     answer: str | None
     logged: bool = False
+    listing: Sequence[str] = ()
+
+
+def _named(items: Sequence[str]) -> str:
+    """``'a'``, ``'a' or 'b'``, ``'a', 'b' or 'c'``."""
+    quoted = [repr(i) for i in items]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+def _not_in_vault(interest: Interest, q: _Query) -> str:
+    """The sentence of a note the vault does not hold, naming the closest notes."""
+    if VaultPath(interest.path).escapes_root():  # outside the vault: nothing there is close
+        return f"{interest.path} is not in the vault"
+    listing = q.listing if q.listing else list(q.headings or ())
+    close = closest_paths(interest.path, listing)
+    said = f"{interest.path} is not in the vault (paths as kimun prints them)"
+    if not close:
+        return said + "; no note's path is close to it"
+    return said + f"; the closest notes: {_named(close)}"
+
+
+def _no_heading(interest: Interest, headings: set[str]) -> str:
+    """The sentence of a heading the note does not have now, naming its closest sections."""
+    heading = str(interest.heading)
+    close = closest_headings(heading, headings)
+    said = (
+        f"{interest.path} has no section headed {heading!r} now (the note changed since it "
+        "was judged, or the heading is misspelt)"
+    )
+    if not close:
+        return said + "; no heading of the note is close to it"
+    return said + f"; the closest sections: {_named([section_id(interest.path, h) for h in close])}"
 
 
 def _vault_stage(rows: _Rows, q: _Query) -> bool:
@@ -206,15 +302,10 @@ def _vault_stage(rows: _Rows, q: _Query) -> bool:
     if q.headings is None:
         rows.add("sectioned", True, "not checked: no vault given")
     elif interest.path not in q.headings:
-        rows.add("sectioned", False, f"{interest.path} is not in the vault")
+        rows.add("sectioned", False, _not_in_vault(interest, q))
         return False
     elif interest.heading is not None and interest.heading not in q.headings[interest.path]:
-        rows.add(
-            "sectioned",
-            False,
-            f"{interest.path} has no section headed {interest.heading!r} now (the note "
-            "changed since it was judged, or the heading is misspelt)",
-        )
+        rows.add("sectioned", False, _no_heading(interest, q.headings[interest.path]))
         return False
     else:
         rows.add("sectioned", True, "the note has this section now")
@@ -235,6 +326,7 @@ def _pool_stage(rows: _Rows, q: _Query) -> bool:
                 f"not in the candidate pool: its best chunk ranks {r + 1} of {len(q.ranking)} "  # type: ignore[arg-type]
                 f"over the whole index (score {_num(score)} < {_num(last)}, the last score "
                 f"of the pool of {len(q.raw)}; kimun's pool is {CANDIDATE_POOL})"
+                + _frontmatter_in_pool(q.raw)
             )
             rows.add("pool", False, why, rank=r + 1, score=score, limit=last)
         elif q.logged:
@@ -253,6 +345,7 @@ def _pool_stage(rows: _Rows, q: _Query) -> bool:
                     if q.ranking is not None
                     else ""
                 )
+                + _frontmatter_in_pool(q.raw)
             )
             rows.add("pool", False, why, limit=last)
         return False
@@ -300,6 +393,7 @@ def _rerank_stage(rows: _Rows, q: _Query) -> bool:
         sanitised = " after sanitising" if q.reranked.sanitised else ""
         tail = (
             "; the vector order would keep it in the context, the reranked cut drops it"
+            + _frontmatter_above(q.ranked, after)
             if lost
             else ""
         )
@@ -328,7 +422,12 @@ def _cut_stage(rows: _Rows, q: _Query) -> bool:
     limit = _limit(q.ranked, q.settings)
     if not inside:
         rows.add(
-            "cut", False, answer_line, rank=final[0] + 1, score=chunk.similarity_score, limit=limit
+            "cut",
+            False,
+            _and(answer_line, _frontmatter_above(q.ranked, final[0])),
+            rank=final[0] + 1,
+            score=chunk.similarity_score,
+            limit=limit,
         )
     else:
         rows.add(
@@ -347,11 +446,13 @@ def _cut_stage(rows: _Rows, q: _Query) -> bool:
         rows.add("search", True, f"listed as search row {row + 1} by this section", rank=row + 1)
     else:
         other = innermost_heading(listed[row].title)
+        by = (
+            f"its frontmatter ({other!r}: {FRONTMATTER_WHY})"
+            if is_frontmatter(listed[row])
+            else f"another chunk ({other!r})"
+        )
         rows.add(
-            "search",
-            True,
-            f"its note is search row {row + 1}, represented by another chunk ({other!r})",
-            rank=row + 1,
+            "search", True, f"its note is search row {row + 1}, represented by {by}", rank=row + 1
         )
     return bool(inside)
 
@@ -441,6 +542,7 @@ def trace_pool(
     context: Sequence[ChunkResult] | None = None,
     answer: str | None = None,
     logged: bool = False,
+    listing: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Follow each section of interest through kimun's stages on one query's candidate pool.
 
@@ -478,6 +580,11 @@ def trace_pool(
     logged:
         ``pool`` is a logged answer's sources (the context the server's cut
         kept, not its whole pool): said so when a section is missing.
+    listing:
+        Every note's printed path (:attr:`~askkit.trace.VaultHeadings.listing`):
+        a section whose note is not in the vault names the closest of them
+        (:func:`~askkit.trace.closest_paths`; default: the notes of ``headings``).
+        A section whose heading the note lacks names the note's closest headings.
 
     Returns
     -------
@@ -516,6 +623,7 @@ def trace_pool(
                 context=shown,
                 answer=answer,
                 logged=logged,
+                listing=() if listing is None else listing,
             ),
         )
         rows.extend(one.finish())

@@ -16,14 +16,33 @@ Examples
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
 from askkit import _html
-from askkit.trace.stages import FUNNEL_STAGES, STAGES
+from askkit.ranking import CutSettings, cut_len
+from askkit.trace.stages import (
+    FRONTMATTER_WHY,
+    FUNNEL_STAGES,
+    STAGES,
+    frontmatter_count,
+    is_frontmatter,
+)
+from askkit.wire import ChunkResult
 
-__all__ = ["CHAIN_STAGES", "ChainRow", "chain_rows", "chain_table", "trace_html"]
+__all__ = [
+    "CHAIN_STAGES",
+    "ChainRow",
+    "chain_rows",
+    "chain_table",
+    "frontmatter_note",
+    "trace_html",
+    "what_if_html",
+]
 
 #: The stages a chain shows, left to right (the informational ``dedup`` folded into ``pool``).
 CHAIN_STAGES: tuple[str, ...] = tuple(s for s in STAGES if s not in ("judged", "dedup"))
@@ -141,3 +160,107 @@ def chain_table(frame: pd.DataFrame, *, question: str = "") -> str:
         for row in chain_rows(frame)
     ]
     return _html.stage_table(CHAIN_STAGES, rows, caption=question)
+
+
+_RANKS_SHOWN = 8
+
+
+def _ranks(ranks: Sequence[int]) -> str:
+    """``rank 2``, ``ranks 2, 13 and 15``, ``ranks 2, 3, ... (12 in all)``."""
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    if len(ranks) > _RANKS_SHOWN:
+        shown = ", ".join(str(r) for r in ranks[:_RANKS_SHOWN])
+        return f"ranks {shown}, … ({len(ranks)} in all)"
+    return f"ranks {', '.join(str(r) for r in ranks[:-1])} and {ranks[-1]}"
+
+
+def frontmatter_note(pool: Sequence[ChunkResult], settings: CutSettings | None = None) -> str:
+    """What notes' frontmatter takes of the context the cut keeps from ``pool`` (ranked,
+    kimun's order), and why; ``""`` when the cut keeps no frontmatter chunk.
+
+    kimun indexes a note's properties block as a section (titled ``FrontMatter``), so
+    a question can match its aliases, tags or ``cssclasses`` and fill the context with
+    them. askkit keeps kimun's ranking as it is, and says so when it happens.
+
+    >>> from askkit.ranking import pool_of
+    >>> pool = pool_of([0.9, 0.8, 0.7]) + pool_of([0.6], ["/m.md"], section="FrontMatter")
+    >>> print(frontmatter_note(pool, CutSettings(strategy="fixed", top_k=4)))
+    1 of the 4 chunks the cut keeps is a note's frontmatter (rank 4; 1 of the pool's 4 chunks): kimun indexes a note's properties block as a section titled 'FrontMatter', and its aliases, tags and cssclasses match a question as text does.
+    >>> frontmatter_note(pool, CutSettings(strategy="fixed", top_k=3))
+    ''
+    """  # noqa: E501 - a doctest's output is one line
+    chunks = list(pool)
+    kept = cut_len(chunks, CutSettings() if settings is None else settings)
+    ranks = [i + 1 for i, c in enumerate(chunks[:kept]) if is_frontmatter(c)]
+    if not ranks:
+        return ""
+    in_pool = sum(is_frontmatter(c) for c in chunks)
+    said = frontmatter_count(len(ranks), kept, "the cut keeps")
+    return (
+        f"{said} ({_ranks(ranks)}; {in_pool} of the pool's {len(chunks)} chunks): "
+        f"{FRONTMATTER_WHY}."
+    )
+
+
+#: The what-if table's columns as :func:`what_if_html` shows them, in words.
+_WHAT_IF_SHOWN = {
+    "query_id": "query",
+    "section": "section",
+    "change": "change",
+    "suggested": "suggested",
+    "keeps": "keeps it",
+    "mean_chunks": "mean chunks",
+    "mean_notes": "mean notes",
+    "gained_elsewhere": "gained elsewhere",
+    "lost_elsewhere": "lost elsewhere",
+}
+_WHAT_IF_NOTE = (
+    "suggested: the smallest change of that setting that keeps the section (keeps it: the "
+    "cut re-run with it keeps the section). mean chunks, mean notes: the answer's context it "
+    "gives, averaged over every question. gained, lost elsewhere: the relevant sections of "
+    "the other questions it adds to the context, or drops from it. —: nothing to cost, as "
+    "no change of that kind keeps the section."
+)
+
+
+def _counts(values: Any) -> list[Any]:
+    """Whole numbers as ints and missing ones as NaN (shown as the table's "—")."""
+    return [math.nan if pd.isna(v) else int(v) for v in values]
+
+
+def what_if_html(changes: pd.DataFrame) -> str:
+    """The what-if table (:func:`~askkit.trace.what_if`) as a notebook fragment: its
+    columns in words, ``keeps`` as yes or no, a setting's old and new value kept on one
+    line (``cutoff 0.4 → 0.322``), a change nothing keeps shown ``—`` rather than NaN,
+    and a line under the table saying what each column is. Every value escaped.
+
+    >>> from askkit.trace import what_if
+    >>> scores = [1.0 - i / 40 for i in range(21)] + [0.1]  # the last below the range's low
+    >>> pools = pd.DataFrame({"query_id": "q1", "path": [f"n{i}" for i in range(22)],
+    ...                       "score": scores, "title": "T"})
+    >>> qrels = pd.DataFrame({"query_id": ["q1"], "path": ["n21"], "heading": ["T"], "grade": [1]})
+    >>> changes = what_if(pools, qrels)
+    >>> bool(changes["mean_chunks"].isna().any())  # no cutoff keeps it: nothing to cost
+    True
+    >>> out = what_if_html(changes)
+    >>> "NaN" in out, "no cutoff keeps it" in out, "—: nothing to cost" in out
+    (False, True, True)
+    """
+    shown = changes[[c for c in _WHAT_IF_SHOWN if c in changes.columns]].copy()
+    if "suggested" in shown.columns:
+        shown["suggested"] = [
+            str(v).replace(" -> ", "\u00a0→\u00a0") for v in shown["suggested"].tolist()
+        ]
+    if "keeps" in shown.columns:
+        shown["keeps"] = ["yes" if bool(v) else "no" for v in shown["keeps"].tolist()]
+    for column in ("gained_elsewhere", "lost_elsewhere"):
+        if column in shown.columns:
+            shown[column] = pd.Series(
+                _counts(shown[column].tolist()), index=shown.index, dtype=object
+            )
+    shown = shown.rename(columns=_WHAT_IF_SHOWN)
+    table = _html.data_table(shown, digits=1, index=False, na="—")
+    return _html.fragment(
+        f'<div style="overflow-x:auto">{table}</div>' + _html.message(_WHAT_IF_NOTE, tone="muted")
+    )

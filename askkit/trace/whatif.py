@@ -72,6 +72,7 @@ WHAT_IF_COLUMNS = [
 ]
 
 _STEP = 1000  # the cutoff's resolution: 3 decimals
+_UNRANKED = "not ranked at all: the index scores none of its chunks for the question"
 
 
 def _keeps(pool: Sequence[Scored], position: int, settings: CutSettings) -> bool:
@@ -93,6 +94,19 @@ def _cutoff(pool: Sequence[Scored], position: int, settings: CutSettings) -> Cut
             return candidate
         value -= 1
     return None
+
+
+def _no_cutoff(pool: Sequence[Scored], position: int) -> str:
+    """Why no score-range cutoff keeps the chunk at ``position`` (cutoff 0 keeps down to
+    the range's low)."""
+    ranged = score_range(pool, 0.0)
+    score = pool[position].similarity_score
+    if ranged.scaled and score < ranged.low:
+        return (
+            f"no cutoff keeps it: its score {score:.4g} is below the range's low "
+            f"{ranged.low:.4g}, where cutoff 0 cuts"
+        )
+    return "no cutoff keeps it"
 
 
 def _window(pool: Sequence[Scored], position: int, settings: CutSettings) -> CutSettings | None:
@@ -132,15 +146,16 @@ def smallest_changes(
         (
             "score_range_cutoff",
             now,
-            f"{now} -> {cutoff.score_range_cutoff:g}" if cutoff else "no cutoff",
+            f"{now} -> {cutoff.score_range_cutoff:g}" if cutoff else _no_cutoff(pool, position),
             cutoff,
         )
     )
     window = _window(pool, position, settings)
     low, high = settings.window
-    rows.append(
-        ("drop_window", f"window={low}..{high}", window.label if window else "no window", window)
+    none = (
+        f"no largest-drop window keeps it: each one's largest drop falls above rank {position + 1}"
     )
+    rows.append(("drop_window", f"window={low}..{high}", window.label if window else none, window))
     for strategy in STRATEGIES:
         if strategy == settings.strategy:
             continue
@@ -205,7 +220,7 @@ def _trace_rows(trace: pd.DataFrame) -> list[dict[str, Any]]:
                     "rank": rank,
                     "change": change,
                     "current": "80 chunks" if stage == "pool" else "reranked",
-                    "suggested": fix.format(rank=rank) if reaches else "not ranked at all",
+                    "suggested": fix.format(rank=rank) if reaches else _UNRANKED,
                     "settings": None,
                     "keeps": reaches,
                 }

@@ -38,3 +38,42 @@ def test_blank_missing_and_nan_headings_mean_the_whole_note() -> None:
     pairs = [("a.md", ""), ("b.md", None), ("c.md", pd.NA), ("d.md", math.nan)]
     assert [s.heading for s in sections_of(pairs)] == [None, None, None, None]
     assert [s.section for s in sections_of(pairs)] == ["a.md", "b.md", "c.md", "d.md"]
+
+
+def test_issue40_2_a_path_typed_as_on_disk_names_the_note_kimun_prints() -> None:
+    """The why-not box's input: the path as on disk or as kimun prints it, one note either
+    way (VaultPath's rule; a ``..`` kept, as kimun prints it); a ``#`` in an on-disk name
+    does not end the path."""
+    from askkit.trace import printed_path, typed_section
+
+    on_disk = "Linking notes and files/Embed files.md#Embed a note in another note"
+    printed = "linking notes and files/embed files.md#Embed a note in another note"
+    assert typed_section(on_disk) == ("Linking notes and files/Embed files.md", printed[39:])
+    assert sections_of([typed_section(on_disk)]) == sections_of([typed_section(printed)])
+    assert sections_of([typed_section(on_disk)])[0].section == printed
+    assert typed_section(" C# Tips.md # Generics ") == ("C# Tips.md", "Generics")
+    assert typed_section("Notes/a.md#") == ("Notes/a.md", None)  # no heading: the whole note
+    assert sections_of(["../Outside/A.md"]) == [Interest("../outside/a.md")]  # kept outside
+    frame = pd.DataFrame({"path": ["Projects/Sourdough.md"], "heading": ["Feeding schedule"]})
+    assert sections_of(frame) == [Interest("projects/sourdough.md", "Feeding schedule")]
+    assert printed_path("projects/sourdough.md") == "projects/sourdough.md"
+
+
+def test_issue40_2_the_closest_paths_and_headings_are_named_best_first() -> None:
+    from askkit.trace import closest_headings, closest_paths
+
+    listing = [
+        "linking notes and files/embed files.md",
+        "editing and formatting/embed web pages.md",
+        "plugins/command palette.md",
+        "home.md",
+    ]
+    assert closest_paths("Linking notes and files/Embed file.md", listing) == [listing[0]]
+    assert closest_paths("Plugins/Command Pallete.md", listing) == ["plugins/command palette.md"]
+    assert closest_paths("embed", listing) == listing[:2]
+    assert closest_paths("sourdough.md", listing) == []  # nothing close: nothing named
+    headings = {"Embed a note in another note", "Embed a PDF in a note", "Embed a canvas in a note"}
+    assert closest_headings("Embed a note", headings)[0] == "Embed a note in another note"
+    assert closest_headings("embed a NOTE in anther note", headings) == [
+        "Embed a note in another note"
+    ]

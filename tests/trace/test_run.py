@@ -336,3 +336,56 @@ def test_a_kimun_servers_answer_job_is_traced_to_its_citations() -> None:
     assert (feeding["stage"], feeding["passed"], feeding["ordinal"]) == ("cited", True, 1)
     assert "dangling citation [7]" in feeding["why"]
     assert stops.loc["garden/herbs.md", "stage"] == "pool"
+
+
+def _embed_vault(root: Path) -> Path:
+    """A few notes named as the Obsidian help names them: capitals and spaces on disk."""
+    folder = root / "Linking notes and files"
+    folder.mkdir(parents=True)
+    (folder / "Embed files.md").write_text(
+        "---\ncssclasses:\n  - soft-embed\n---\n# Embed files\n"
+        "## Embed a note in another note\nTo embed a note, write ![[Internal links]].\n"
+        "## Embed a PDF in a note\nEmbed a PDF too.\n"
+    )
+    (folder / "Internal links.md").write_text("# Internal links\n## Link to a heading\nUse #.\n")
+    (root / "Home.md").write_text("# Home\nWelcome.\n")
+    return root
+
+
+def test_issue40_2_trace_takes_paths_as_on_disk_and_names_the_closest_when_nothing_matches(
+    tmp_path: Path,
+) -> None:
+    vault = _embed_vault(tmp_path)
+    index = LocalIndex(vault, cache_dir=False, progress=False)
+    wanted = [
+        ("Linking notes and files/Embed files.md", "Embed a note in another note"),  # on disk
+        ("linking notes and files/internal links.md", None),  # as kimun prints it
+        ("Linking notes and files/Embed file.md", None),  # misspelt: no such note
+        ("Linking notes and files/Embed files.md", "Embed a note"),  # no such heading
+    ]
+    frame = trace("embed a note", index, wanted, vault=vault)
+    stops = frame[frame["stopped"]].set_index("section")
+    found = "linking notes and files/embed files.md#Embed a note in another note"
+    assert stops.loc[found, "stage"] != "sectioned"  # was "... is not in the vault"
+    assert stops.loc["linking notes and files/internal links.md", "stage"] != "sectioned"
+    missing = stops.loc["linking notes and files/embed file.md"]
+    assert (missing["stage"], missing["passed"]) == ("sectioned", False)
+    assert missing["why"] == (
+        "linking notes and files/embed file.md is not in the vault (paths as kimun prints "
+        "them); the closest notes: 'linking notes and files/embed files.md'"
+    )
+    heading = stops.loc["linking notes and files/embed files.md#Embed a note", "why"]
+    assert heading.endswith(
+        "the closest sections: 'linking notes and files/embed files.md#Embed a note in "
+        "another note' or 'linking notes and files/embed files.md#Embed a PDF in a note'"
+    )
+    qrels = pd.DataFrame(
+        {
+            "query_id": ["q1"],
+            "path": ["Linking notes and files/Embed files.md"],
+            "heading": ["Embed a note in another note"],
+            "grade": [2],
+        }
+    )
+    judged = trace_queries(index, {"q1": "embed a note"}, qrels, vault=vault)
+    assert judged[judged["stopped"]]["stage"].astype(str).tolist() == ["context"]

@@ -47,7 +47,10 @@ def test_a_note_missing_from_the_vault_or_a_heading_gone_stops_at_sectioned() ->
     gone, missing = stop(frame, "a.md#Gone"), stop(frame, "x.md#Any")
     assert (gone["stage"], gone["passed"]) == ("sectioned", False)
     assert "no section headed 'Gone' now" in gone["why"]
-    assert (missing["stage"], missing["why"]) == ("sectioned", "x.md is not in the vault")
+    assert (missing["stage"], missing["why"]) == (
+        "sectioned",
+        "x.md is not in the vault (paths as kimun prints them); the closest notes: 'a.md'",
+    )
 
 
 def test_hardening_39_7_a_note_that_cannot_be_read_stops_at_sectioned_with_why() -> None:
@@ -220,3 +223,31 @@ def _ranked(pool: list[ChunkResult], scores: list[tuple[int, float]] | None) -> 
 def test_a_chunk_of_the_same_note_but_another_section_does_not_count() -> None:
     pool = [replace(POOL[0], title="Note\x1fOther")]
     assert stop(trace_pool(pool, [("a.md", "Intro")]), "a.md#Intro")["stage"] == "pool"
+
+
+def test_issue40_6_a_section_that_loses_to_frontmatter_chunks_says_so() -> None:
+    """kimun's ranking is kept as it is (frontmatter chunks rank like any section), and the
+    trace points them out where they stand above a section that lost."""
+    frontmatter = [chunk(f"{p}.md", "x", s) for p, s in (("f1", 0.9), ("f2", 0.85), ("f3", 0.8))]
+    frontmatter = [replace(c, title="FrontMatter") for c in frontmatter]
+    pool = [chunk("a.md", "Intro", 0.95), *frontmatter, chunk("b.md", "Start", 0.7)]
+    pool.append(replace(chunk("c.md", "x", 0.6), title="FrontMatter"))
+    pool.append(chunk("c.md", "Deep", 0.5))
+    frame = trace_pool(pool, [("b.md", "Start"), "c.md"], CutSettings(strategy="fixed", top_k=4))
+    lost = stop(frame, "b.md#Start")
+    assert (lost["stage"], lost["passed"]) == ("cut", False)
+    assert lost["why"].startswith("Answer (fixed): cut: rank 5 > top_k 4")
+    assert (
+        "; 3 of the 4 chunks ranked above it are notes' frontmatter (kimun indexes a note's "
+        "properties block as a section titled 'FrontMatter', and its aliases, tags and "
+        "cssclasses match a question as text does)." in lost["why"]
+    )
+    # a note its frontmatter represents in search says so
+    wide = trace_pool(pool, [("c.md", "Deep")], CutSettings(strategy="fixed", top_k=7))
+    search = wide[(wide["stage"] == "search")]["why"].iloc[0]
+    assert search.startswith("its note is search row 6, represented by its frontmatter")
+    # a pool without frontmatter says nothing of it
+    plain = stop(
+        trace_pool(POOL, [("c.md", "Deep")], CutSettings(strategy="fixed", top_k=2)), "c.md#Deep"
+    )
+    assert "frontmatter" not in plain["why"]

@@ -20,11 +20,13 @@ def test_each_section_is_a_row_with_a_cell_per_stage() -> None:
 
 
 def test_the_html_escapes_paths_headings_and_sentences() -> None:
-    pool = pool_of([0.9, 0.1], ["<img src=x onerror=alert(1)>.md", "/b.md"])
-    frame = trace_pool(pool, [("<img src=x onerror=alert(1)>.md", None), ("/b.md", "<b>")])
+    hostile = "<img src=x onerror=alert(1)>"
+    pool = pool_of([0.9, 0.1], [f"{hostile}.md", "/b.md"])
+    frame = trace_pool(pool, [(f"{hostile}.md", None), ("/b.md", hostile)])
     out = trace_html(frame, question="why <not>?")
     assert "<img" not in out
-    assert "&lt;img src=x onerror=alert(1)&gt;.md" in out
+    assert "_img src=x onerror=alert(1)_.md" in out  # a typed path, printed as kimun prints it
+    assert "/b.md#&lt;img src=x onerror=alert(1)&gt;" in out  # a heading is the note's own
     assert "why &lt;not&gt;?" in out
     assert out.count("<tr>") == 3  # the header and two sections
 
@@ -35,3 +37,19 @@ def test_a_note_missing_from_search_is_not_marked_as_lost() -> None:
     search = CHAIN_STAGES.index("search")
     assert (row.cells[search], row.tones[search]) == ("not listed", "none")
     assert row.tones[CHAIN_STAGES.index("cut")] == "lost"
+
+
+def test_issue40_6_the_chain_line_counts_the_frontmatter_the_cut_keeps() -> None:
+    from askkit.ranking import CutSettings
+    from askkit.trace import frontmatter_note
+
+    pool = pool_of([0.9, 0.8, 0.7, 0.6, 0.5], section="FrontMatter")
+    pool[0] = pool_of([0.95], ["/a.md"])[0]
+    note = frontmatter_note(pool, CutSettings(strategy="fixed", top_k=3))
+    assert note.startswith(
+        "2 of the 3 chunks the cut keeps are notes' frontmatter (ranks 2 and 3; 4 of the "
+        "pool's 5 chunks): kimun indexes a note's properties block as a section titled "
+        "'FrontMatter'"
+    )
+    assert frontmatter_note(pool, CutSettings(strategy="fixed", top_k=1)) == ""
+    assert frontmatter_note(pool_of([0.9, 0.8])) == ""

@@ -67,7 +67,10 @@ def test_losses_at_the_pool_get_the_pool_size_that_reaches_them(
         "journal/2026-03-04.md#Afternoon",
         "journal/2026-02-03.md#Afternoon",
     }
-    assert (pool_rows["suggested"] == "not ranked at all").all()  # BM25 shares no term
+    assert (  # BM25 shares no term
+        pool_rows["suggested"]
+        == "not ranked at all: the index scores none of its chunks for the question"
+    ).all()
 
 
 def test_a_reranker_loss_is_kept_by_the_vector_order() -> None:
@@ -128,3 +131,40 @@ def test_the_suggested_cutoff_is_the_largest_even_when_f64_rounds_the_exact_one_
     assert cutoff is not None
     assert cutoff.score_range_cutoff == 0.5
     assert cut_len(pool, cutoff) == 2
+
+
+def test_issue40_9_the_what_if_table_says_why_a_change_keeps_nothing_and_keeps_arrows_whole(
+    bundled: tuple[pd.DataFrame, LocalIndex],
+) -> None:
+    """Read in a notebook: no NaN, False or bare "no window" left unexplained, and a
+    setting's old and new value never wrapped inside the arrow."""
+    from askkit.trace import what_if_html
+
+    pools, index = bundled
+    traced = trace_queries(index, DATA / "queries.tsv", DATA / "qrels.tsv")
+    table = what_if(pools, DATA / "qrels.tsv", trace=traced)
+    nothing = table[~table["keeps"]]
+    assert len(nothing)
+    assert nothing["mean_chunks"].isna().all()
+    windows = nothing[nothing["change"] == "drop_window"]["suggested"]
+    assert len(windows)
+    assert all(
+        w.startswith("no largest-drop window keeps it: each one's largest drop falls above rank")
+        for w in windows
+    )
+    assert "no window" not in set(table["suggested"])
+    out = what_if_html(table)
+    for unexplained in ("NaN", "&lt;NA&gt;", "False"):
+        assert unexplained not in out
+    assert "cutoff 0.4\u00a0→\u00a00.379" in out  # one unbreakable piece, not "0.4 -" / "> 0.379"
+    assert " -&gt; " not in out
+    assert "—: nothing to cost, as no change of that kind keeps the section" in out
+    assert "<script" not in what_if_html(table.assign(section="<script>x</script>"))
+
+
+def test_issue40_9_no_cutoff_says_the_score_is_below_the_ranges_low() -> None:
+    pool = pool_of([1.0 - i / 40 for i in range(21)] + [0.1])
+    rows = {change: words for change, _, words, _ in smallest_changes(pool, 21)}
+    assert rows["score_range_cutoff"] == (
+        "no cutoff keeps it: its score 0.1 is below the range's low 0.5, where cutoff 0 cuts"
+    )
