@@ -14,7 +14,7 @@ Examples
 >>> model.lengths
 {'fixed': 5, 'score-range': 3, 'largest-drop': 4}
 >>> model.summary
-'score-range keeps 3 of 5 chunks (3 notes): threshold 0.8160 = low 0.7 + cutoff 0.4 × (high 0.99 − low 0.7); high: the score at rank 1, low: at rank 5 (5% and 95% of the way down the pool of 5)'
+'score-range keeps 3 of 5 chunks from 3 notes: threshold 0.8160 = low 0.7 + cutoff 0.4 × (high 0.99 − low 0.7); high: the score at rank 1, low: at rank 5 (5% and 95% of the way down the pool of 5)'
 """  # noqa: E501 - a doctest's output is one line
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from askkit.ranking import (
 from askkit.ranking.cut import range_ranks
 from askkit.retrieve import normalize_chunks
 from askkit.sources import AskSource, Turn
+from askkit.trace import is_frontmatter
 from askkit.wire import ChunkResult
 
 __all__ = [
@@ -50,9 +51,11 @@ __all__ = [
     "CutModel",
     "as_pool",
     "boundary_x",
+    "cut_figure",
     "cut_model",
     "cut_plot_png",
     "gap_closing_index",
+    "plot_legend",
     "range_endpoints",
     "strategy_table",
 ]
@@ -63,7 +66,7 @@ STRATEGY_COLORS: dict[Strategy, str] = {
     "score-range": "#1f77b4",
     "largest-drop": "#d62728",
 }
-_KEPT, _CUT, _GAP = "#4c78a8", "#c7c7c7", "#ff7f0e"
+_KEPT, _CUT, _GAP, _FRONTMATTER = "#4c78a8", "#c7c7c7", "#ff7f0e", "#9467bd"
 _SOURCES_COLUMNS = ("path", "heading", "wire_date", "score", "text", "ordinal", "hash", "title")
 
 
@@ -223,7 +226,10 @@ def _reason(
     n: int,
 ) -> str:
     if settings.strategy == "fixed":
-        return f"top_k = {settings.top_k}; search lists {_count(len(search), 'note')}"
+        return (
+            f"top_k = {settings.top_k} chunks for the answer; search lists "
+            f"{_count(len(search), 'note')} (up to top_k notes, read on down the whole pool)"
+        )
     if settings.strategy == "score-range":
         if ranged.threshold is None:
             return (
@@ -259,8 +265,11 @@ def cut_model(pool: Sequence[ChunkResult], settings: CutSettings | None = None) 
 
     >>> from askkit.ranking import pool_of
     >>> model = cut_model(pool_of([0.9, 0.4, 0.3]), CutSettings(strategy="fixed", top_k=2))
-    >>> [c.ordinal for c in model.kept], model.summary
-    ([1, 2], 'fixed keeps 2 of 3 chunks (2 notes): top_k = 2; search lists 2 notes')
+    >>> [c.ordinal for c in model.kept]
+    [1, 2]
+    >>> print(model.summary)  # doctest: +NORMALIZE_WHITESPACE
+    fixed keeps 2 of 3 chunks from 2 notes: top_k = 2 chunks for the answer;
+    search lists 2 notes (up to top_k notes, read on down the whole pool)
     """
     settings = CutSettings() if settings is None else settings
     chunks = tuple(pool)
@@ -277,7 +286,7 @@ def cut_model(pool: Sequence[ChunkResult], settings: CutSettings | None = None) 
     else:
         what = f"all {n} chunks" if len(kept) == n else f"{len(kept)} of {n} chunks"
         summary = (
-            f"{settings.strategy} keeps {what} ({_count(_notes(kept), 'note')}): "
+            f"{settings.strategy} keeps {what} from {_count(_notes(kept), 'note')}: "
             f"{_reason(settings, ranged, dropped, search, n)}"
         )
     return CutModel(chunks, settings, lengths, ranged, dropped, kept, search, summary)
@@ -316,26 +325,33 @@ def boundary_x(model: CutModel) -> dict[Strategy, float]:
 
 
 def strategy_table(model: CutModel) -> pd.DataFrame:
-    """One row per strategy: its knob, the chunks and notes it keeps, its boundary score.
+    """One row per strategy: its knob, the answer's context it keeps (``20 chunks from 9
+    notes``), the notes its search lists, its boundary score.
 
-    ``last kept score`` is the boundary chunk's score (NaN when nothing is kept);
-    ``selected`` marks the strategy the settings name.
+    Search lists one row per note: under ``fixed``, ``top_k`` notes read on down the
+    whole pool (so more notes than the context holds), under the others each note of
+    the context. ``last kept score`` is the boundary chunk's score (NaN when nothing is
+    kept); ``selected`` marks the strategy the settings name.
 
     >>> from askkit.ranking import pool_of
-    >>> strategy_table(cut_model(pool_of([0.9, 0.4, 0.3])))["chunks"].tolist()
-    [3, 1, 3]
+    >>> pool = pool_of([0.9, 0.8, 0.7, 0.3], ["/a.md", "/a.md", "/b.md", "/c.md"])
+    >>> table = strategy_table(cut_model(pool, CutSettings(top_k=2)))
+    >>> table["answer's context"].tolist()
+    ['2 chunks from 1 note', '3 chunks from 2 notes', '4 chunks from 3 notes']
+    >>> table["search lists"].tolist()
+    ['2 notes', '2 notes', '3 notes']
     """
     rows = []
     for s in STRATEGIES:
         n = model.lengths[s]
+        notes = _notes(model.pool[:n])
         settings = model.settings.replace(strategy=s)
         rows.append(
             {
                 "strategy": s,
                 "setting": settings.label,
-                "chunks": n,
-                "notes": _notes(model.pool[:n]),
-                "search rows": len(search_rows(model.pool, settings)),
+                "answer's context": f"{_count(n, 'chunk')} from {_count(notes, 'note')}",
+                "search lists": _count(len(search_rows(model.pool, settings)), "note"),
                 "last kept score": model.pool[n - 1].similarity_score if n else math.nan,
                 "selected": "◀" if s == model.settings.strategy else "",
             }
@@ -343,29 +359,166 @@ def strategy_table(model: CutModel) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("strategy")
 
 
-def cut_plot_png(model: CutModel, *, width: float = 7.0, height: float = 2.8) -> bytes:
-    """The pool's scores by rank with each strategy's boundary, as PNG bytes.
+#: The cut plot's size in inches (its legend, below the axes, explains every mark).
+PLOT_SIZE = (7.0, 3.9)
+_DPI = 90
+_LEGEND_FONT = 7.5
+
+
+def cut_figure(
+    model: CutModel, *, width: float = PLOT_SIZE[0], height: float = PLOT_SIZE[1]
+) -> Any:
+    """The cut plot as a matplotlib ``Figure`` (drawn, not rendered; :func:`cut_plot_png`
+    renders it): the pool's scores by rank, each strategy's boundary, and a legend below
+    the axes naming every mark (:func:`plot_legend`), so no label sits on the data.
 
     The selected strategy's kept chunks are filled, the rest grey; each
-    strategy's boundary is a labelled vertical line (the selected one solid);
-    the score-range threshold is a dotted line and the largest-drop cut's
-    gap-closing note a ringed point (:func:`askkit.plots.figure_png`: no pyplot).
+    strategy's boundary is a vertical line (the selected one solid); the
+    score-range threshold is a dotted line, its high and low diamonds, and the
+    largest-drop cut's gap-closing note a ringed point. matplotlib's ``Figure``,
+    no pyplot: nothing global, nothing shown.
     """
-    from askkit.plots import figure_png
+    from matplotlib.figure import Figure
 
-    def draw(ax: Any) -> None:
-        ax.figure.subplots_adjust(left=0.09, right=0.98, top=0.96, bottom=0.17)
-        _draw_cut(ax, model)
+    fig = Figure(figsize=(width, height), dpi=_DPI, layout="constrained")
+    ax = fig.subplots()
+    _draw_cut(ax, model)
+    handles = _legend_handles(model)
+    if handles:
+        legend = fig.legend(
+            handles=handles,
+            loc="outside lower center",
+            ncols=2,
+            fontsize=_LEGEND_FONT,
+            frameon=False,
+            handlelength=2.2,
+            columnspacing=1.5,
+        )
+        for text in legend.get_texts():
+            if text.get_text().startswith(model.settings.strategy + " "):
+                text.set_fontweight("bold")  # the selected strategy
+    return fig
 
-    return figure_png(draw, size=(width, height))
+
+def cut_plot_png(
+    model: CutModel, *, width: float = PLOT_SIZE[0], height: float = PLOT_SIZE[1]
+) -> bytes:
+    """The cut plot (:func:`cut_figure`) as PNG bytes."""
+    import io
+
+    buf = io.BytesIO()
+    cut_figure(model, width=width, height=height).savefig(buf, format="png")
+    return buf.getvalue()
 
 
-def _draw_range_endpoints(ax: Any, model: CutModel, scores: Sequence[float]) -> None:
+def _fate(model: CutModel, position: int) -> str:
+    """What the selected strategy does with the chunk at 0-based ``position``."""
+    strategy = model.settings.strategy
+    kept = position < model.lengths[strategy]
+    return f"{strategy} {'keeps' if kept else 'cuts'} it"
+
+
+def plot_legend(model: CutModel) -> list[tuple[str, str]]:
+    """What the cut plot's legend says, ``(mark, words)`` in its order: the kept and cut
+    points, each strategy's boundary, the score-range threshold and its high and low,
+    notes' frontmatter chunks (squared, when the pool has any), the largest-drop cut's
+    gap-closing note with what the selected cut does with it.
+
+    >>> from askkit.ranking import pool_of
+    >>> model = cut_model(pool_of([0.9, 0.89, 0.5, 0.4]), CutSettings(strategy="fixed", top_k=2))
+    >>> for mark, words in plot_legend(model):
+    ...     print(f"{mark}: {words}")
+    kept: kept by fixed (2 chunks, the answer's context)
+    cut: cut by fixed (2 chunks)
+    fixed: fixed top_k=2: keeps 2
+    score-range: score-range cutoff=0.4: keeps 2
+    largest-drop: largest-drop window=3..30: keeps 4
+    threshold: score-range's threshold 0.6
+    endpoints: score-range's high and low: the scores at ranks 1 and 4
+    gap: gap-closing note, rank 4: the first below largest-drop's
+    largest drop (largest-drop keeps it); fixed cuts it
+    """
+    n = len(model.pool)
+    if not n:
+        return []
+    strategy = model.settings.strategy
+    kept = model.lengths[strategy]
+    out = [("kept", f"kept by {strategy} ({_count(kept, 'chunk')}, the answer's context)")]
+    if kept < n:
+        out.append(("cut", f"cut by {strategy} ({_count(n - kept, 'chunk')})"))
+    out += [
+        (s, f"{model.settings.replace(strategy=s).label}: keeps {model.lengths[s]}")
+        for s in STRATEGIES
+    ]
+    threshold = model.ranged.threshold
+    if threshold is not None and math.isfinite(threshold):
+        out.append(("threshold", f"score-range's threshold {threshold:.4g}"))
+    high, low = range_ranks(n)
+    scores = [c.similarity_score for c in model.pool]
+    if math.isfinite(scores[high - 1]) or math.isfinite(scores[low - 1]):
+        ranks = f"rank {high}" if high == low else f"ranks {high} and {low}"
+        out.append(("endpoints", f"score-range's high and low: the scores at {ranks}"))
+    frontmatter = sum(is_frontmatter(c) for c in model.pool)
+    if frontmatter:
+        out.append(("frontmatter", f"a note's frontmatter ({frontmatter} of the {n} chunks)"))
+    gap = gap_closing_index(model)
+    if gap is not None and math.isfinite(scores[gap]):
+        fate = "" if strategy == "largest-drop" else f"; {_fate(model, gap)}"
+        out.append(
+            (
+                "gap",
+                f"gap-closing note, rank {gap + 1}: the first below largest-drop's\n"
+                f"largest drop (largest-drop keeps it){fate}",
+            )
+        )
+    return out
+
+
+def _legend_handles(model: CutModel) -> list[Any]:
+    """The legend's handles: each mark of :func:`plot_legend` drawn as on the plot."""
+    from matplotlib.lines import Line2D
+
+    selected = model.settings.strategy
+    handles = []
+    for mark, words in plot_legend(model):
+        if mark in ("kept", "cut"):
+            color = _KEPT if mark == "kept" else _CUT
+            handle = Line2D([], [], marker="o", linestyle="", markersize=5, color=color)
+        elif mark in STRATEGY_COLORS:
+            chosen = mark == selected
+            handle = Line2D(
+                [], [], color=STRATEGY_COLORS[mark],
+                linestyle="-" if chosen else "--", linewidth=2.0 if chosen else 1.0,
+            )  # fmt: skip
+        elif mark == "threshold":
+            color = STRATEGY_COLORS["score-range"]
+            handle = Line2D([], [], color=color, linestyle=":", linewidth=1)
+        elif mark == "frontmatter":
+            handle = Line2D(
+                [], [], marker="s", linestyle="", markersize=7, markerfacecolor="none",
+                markeredgecolor=_FRONTMATTER, markeredgewidth=1.2,
+            )  # fmt: skip
+        elif mark == "endpoints":
+            handle = Line2D(
+                [], [], marker="D", linestyle="", markersize=6, markerfacecolor="none",
+                markeredgecolor=STRATEGY_COLORS["score-range"], markeredgewidth=1.2,
+            )  # fmt: skip
+        else:  # the gap-closing note
+            handle = Line2D(
+                [], [], marker="o", linestyle="", markersize=10, markerfacecolor="none",
+                markeredgecolor=_GAP, markeredgewidth=1.6,
+            )  # fmt: skip
+        handle.set_label(words)
+        handles.append(handle)
+    return handles
+
+
+def _draw_range_endpoints(ax: Any, scores: Sequence[float]) -> None:
     """The score-range cut's high and low: the scores at 5% and 95% of the way down the
-    pool, marked where they sit and named with their ranks (the top points can score
+    pool, marked where they sit (the legend names their ranks; the top points can score
     above the high)."""
     color = STRATEGY_COLORS["score-range"]
-    for label, rank in zip(("high", "low"), range_ranks(len(scores)), strict=True):
+    for rank in range_ranks(len(scores)):
         score = scores[rank - 1]
         if not math.isfinite(score):
             continue
@@ -373,18 +526,11 @@ def _draw_range_endpoints(ax: Any, model: CutModel, scores: Sequence[float]) -> 
             [rank], [score], marker="D", s=36, facecolors="none", edgecolors=color,
             linewidths=1.2, zorder=3,
         )  # fmt: skip
-        ax.annotate(
-            f"{label} (rank {rank})",
-            (rank, score),
-            xytext=(6, 6 if label == "high" else -11),
-            textcoords="offset points",
-            fontsize=7,
-            color=color,
-        )
 
 
 def _draw_cut(ax: Any, model: CutModel) -> None:
-    """The cut plot on ``ax``: scores by rank, each strategy's boundary."""
+    """The cut plot on ``ax``: scores by rank, each strategy's boundary (named in the
+    figure's legend, never on the data)."""
     n = len(model.pool)
     ax.set_xlabel("rank in the pool (best first)")
     ax.set_ylabel("score")
@@ -401,14 +547,20 @@ def _draw_cut(ax: Any, model: CutModel) -> None:
     threshold = model.ranged.threshold
     if threshold is not None and math.isfinite(threshold):
         ax.axhline(threshold, color=STRATEGY_COLORS["score-range"], linestyle=":", linewidth=1)
-    _draw_range_endpoints(ax, model, scores)
+    _draw_range_endpoints(ax, scores)
+    marked = [i for i, c in enumerate(model.pool) if is_frontmatter(c) and math.isfinite(scores[i])]
+    if marked:  # notes' frontmatter, which kimun ranks as any other section
+        ax.scatter(
+            [i + 1 for i in marked], [scores[i] for i in marked], marker="s", s=40,
+            facecolors="none", edgecolors=_FRONTMATTER, linewidths=1.2, zorder=3,
+        )  # fmt: skip
     gap = gap_closing_index(model)
     if gap is not None and math.isfinite(scores[gap]):
         ax.scatter(
             [gap + 1], [scores[gap]], s=90, facecolors="none", edgecolors=_GAP, linewidths=1.6,
-            zorder=3, label="gap-closing note (kept)",
+            zorder=3,
         )  # fmt: skip
-    for row, (strategy, x) in enumerate(boundary_x(model).items()):
+    for strategy, x in boundary_x(model).items():
         selected = strategy == model.settings.strategy
         ax.axvline(
             x,
@@ -417,17 +569,4 @@ def _draw_cut(ax: Any, model: CutModel) -> None:
             linewidth=2.0 if selected else 1.0,
             zorder=0,
         )
-        ax.text(
-            x,
-            0.97 - 0.11 * row,
-            f" {strategy} ({model.lengths[strategy]})",
-            color=STRATEGY_COLORS[strategy],
-            fontsize=8,
-            fontweight="bold" if selected else "normal",
-            transform=ax.get_xaxis_transform(),
-            va="top",
-            ha="left" if x < n * 0.75 else "right",
-        )
     ax.set_xlim(0, n + 1)
-    if gap is not None:
-        ax.legend(loc="lower left", fontsize=7, frameon=False)

@@ -9,7 +9,33 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["score_histogram_png"]
+__all__ = ["draw_score_histogram", "score_histogram_png"]
+
+
+def draw_score_histogram(
+    ax: Any, scores: Sequence[float], *, bins: int = 20, title: str = "", xlabel: str = "score"
+) -> None:
+    """Draw the histogram of the finite ``scores`` on ``ax`` (a matplotlib Axes).
+
+    The y axis counts sources, so its ticks are whole numbers: a few scores never
+    read as "0.25 sources".
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    from askkit.plots import histogram_edges
+
+    finite = [float(s) for s in scores if math.isfinite(float(s))]
+    if finite:
+        edges = histogram_edges([finite], bins)
+        drawn = [min(max(s, edges[0]), edges[-1]) for s in finite]  # extremes at +-1e300
+        ax.hist(drawn, bins=edges.tolist(), color="#4c78a8", edgecolor="white")
+    else:
+        ax.text(0.5, 0.5, "no scores", ha="center", va="center", transform=ax.transAxes)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("sources")
+    if title:
+        ax.set_title(title, fontsize=9)
 
 
 def score_histogram_png(
@@ -25,20 +51,9 @@ def score_histogram_png(
     ``xlabel`` names the axis: scores of different retrievers live on different
     scales (BM25 against cosine similarity), so the Explorer names the retriever.
     """
-    from askkit.plots import figure_png, histogram_edges
-
-    finite = [float(s) for s in scores if math.isfinite(float(s))]
+    from askkit.plots import figure_png
 
     def draw(ax: Any) -> None:
-        if finite:
-            edges = histogram_edges([finite], bins)
-            drawn = [min(max(s, edges[0]), edges[-1]) for s in finite]  # extremes at +-1e300
-            ax.hist(drawn, bins=edges.tolist(), color="#4c78a8", edgecolor="white")
-        else:
-            ax.text(0.5, 0.5, "no scores", ha="center", va="center", transform=ax.transAxes)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("sources")
-        if title:
-            ax.set_title(title, fontsize=9)
+        draw_score_histogram(ax, scores, bins=bins, title=title, xlabel=xlabel)
 
     return figure_png(draw, size=(width, 2.2), layout="constrained")

@@ -11,6 +11,19 @@ heading reads back as written. ``write_qrels`` writes atomically (a temporary
 file in the same folder, then a rename, via :mod:`askkit._atomic`), so a
 reader, or a writer killed mid-write, never leaves a half-written file.
 
+Each judgment's question is recorded beside the file, in a queries TSV
+(:func:`questions_path`: ``my-qrels.tsv`` -> ``my-qrels.queries.tsv``)::
+
+    query_id<TAB>question
+
+so the judgments can be used later (``askkit cut --queries``,
+``LocalIndex.pools``). A question asked in the Explorer, when the user's own
+queries TSV does not hold it, gets the id :func:`question_id` derives from its
+text: stable across sessions and machines. :func:`update_judgments` adds the
+questions to that file (atomically, under the judgments file's lock, before the
+judgments, so no judgment is ever written without its question); a line
+already there is never changed.
+
 Saving never loses what the user wrote: every row and every column of the
 file is kept (a ``notes`` column, a key judged twice, the columns' order);
 only grades change, and new keys are added at the end. A key's grade is the
@@ -29,17 +42,23 @@ not a regular file (a folder, a FIFO, a device), raises
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from askkit._atomic import locked
+from askkit._atomic import atomic_write_text, locked
+from askkit._files import read_input
+from askkit.errors import SchemaError
 from askkit.frame.schema import STRING
 from askkit.metrics import read_qrels, write_qrels
 from askkit.metrics.ids import qrels_doc_ids
+from askkit.metrics.queries import read_queries
 from askkit.sources import AskSource, VaultPath
 
 __all__ = [
@@ -47,6 +66,12 @@ __all__ = [
     "Key",
     "judgment_key",
     "load_judgments",
+    "load_questions",
+    "question_id",
+    "question_key",
+    "question_text",
+    "questions_path",
+    "record_questions",
     "save_judgments",
     "update_judgments",
 ]
@@ -55,6 +80,131 @@ __all__ = [
 GRADES = (0, 1, 2, 3)
 Key = tuple[str, str, str]
 _KEY = ["query_id", "path", "heading"]
+
+
+_QUESTIONS_HEADER = "query_id\tquestion\n"
+_TEXT_COLUMNS = ("text", "question", "query")
+_SLUG_CHARS = 40
+
+
+def question_text(question: str) -> str:
+    """A question as it is recorded: NFC, every run of whitespace (tabs and line breaks
+    included) one space, no space at either end; a TSV field as it stands.
+
+    >>> question_text("  embed a\\tnote\\n")
+    'embed a note'
+    """
+    return " ".join(unicodedata.normalize("NFC", question).split())
+
+
+def question_key(question: str) -> str:
+    """What two questions share when they are the same question: :func:`question_text`,
+    case folded (``Embed a note`` and ``embed  a note`` are one question).
+
+    >>> question_key("Embed  a Note") == question_key("embed a note")
+    True
+    """
+    return question_text(question).casefold()
+
+
+def question_id(question: str) -> str:
+    """The query id askkit gives a question no queries file names: stable, readable.
+
+    The rule: take :func:`question_key` (NFC, whitespace collapsed, case folded);
+    the id is a slug of its ASCII letters and digits (accents dropped, words joined
+    by ``-``, cut after whole words to at most 40 characters), a ``-``, and the
+    first 8 hex digits of the SHA-256 of the key's UTF-8 bytes. A question with no
+    ASCII letter or digit is ``q-`` and the digits. The same words give the same id
+    in any session, on any machine; another question gives another id (the digits
+    tell apart two questions whose slugs agree).
+
+    >>> question_id("How often should I feed the sourdough starter?")
+    'how-often-should-i-feed-the-sourdough-6b4244e4'
+    >>> question_id("How often should I feed the  sourdough starter?") == question_id(
+    ...     "how often should i feed the sourdough starter?")
+    True
+    >>> question_id("日本語")
+    'q-77710aed'
+    """
+    key = question_key(question)
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:8]
+    folded = unicodedata.normalize("NFKD", key).encode("ascii", "ignore").decode("ascii")
+    slug = ""
+    for word in re.findall(r"[a-z0-9]+", folded):
+        longer = f"{slug}-{word}" if slug else word
+        if len(longer) > _SLUG_CHARS:
+            break
+        slug = longer
+    return f"{slug or 'q'}-{digest}"
+
+
+def questions_path(qrels: str | os.PathLike[str]) -> Path:
+    """The queries TSV beside a judgments file: its name without the suffix, then
+    ``.queries.tsv``.
+
+    >>> questions_path("data/my-qrels.tsv").as_posix()
+    'data/my-qrels.queries.tsv'
+    """
+    path = Path(qrels)
+    return path.with_name(f"{path.stem}.queries.tsv")
+
+
+def _questions_file(path: Path) -> tuple[str, list[str], dict[str, str]]:
+    """The file's text, header columns and ``{query_id: question}`` (empty when absent,
+    blank or a header alone). A file that is not a queries TSV raises SchemaError."""
+    if not os.path.lexists(path):
+        return "", [], {}
+    text = read_input(path, what="queries").decode("utf-8", errors="strict")
+    if not text.strip():
+        return "", [], {}
+    header = text.split("\n", 1)[0].rstrip("\r").split("\t")
+    if "query_id" not in header or not any(c in header for c in _TEXT_COLUMNS):
+        raise SchemaError(
+            "not a queries TSV: the header needs query_id and question columns; "
+            "it is never overwritten",
+            field="columns",
+            value=header,
+            file=str(path),
+        )
+    body = [line for line in text.splitlines()[1:] if line.strip()]
+    return text, header, read_queries(path) if body else {}
+
+
+def load_questions(path: str | os.PathLike[str]) -> dict[str, str]:
+    """``{query_id: question}`` of a queries TSV; ``{}`` when it is absent, blank or a
+    header alone. A file that is not a queries TSV raises :class:`~askkit.SchemaError`."""
+    return _questions_file(Path(path))[2]
+
+
+def record_questions(path: str | os.PathLike[str], questions: Mapping[str, str]) -> bool:
+    """Add ``{query_id: question}`` to the queries TSV ``path``, atomically; an id the
+    file holds already keeps its line. Returns whether the file was written.
+
+    The caller holds the lock (:func:`update_judgments` does). The file is created
+    with a ``query_id<TAB>question`` header; an existing file keeps every byte and
+    gets a line per new id, its fields in the header's order. A question is
+    recorded as :func:`question_text`: one line, no tab.
+    """
+    target = Path(path)
+    text, header, known = _questions_file(target)
+    new = {qid: question_text(q) for qid, q in questions.items() if qid not in known}
+    if not new:
+        return False
+    if not header:
+        text, header = _QUESTIONS_HEADER, ["query_id", "question"]
+    column = next(c for c in _TEXT_COLUMNS if c in header)
+    for field in (*new, *new.values()):
+        if "\t" in field or "\n" in field or "\r" in field:
+            raise SchemaError(
+                "a query id or question cannot hold a tab or a line break", value=field
+            )
+    lines = [
+        "\t".join(qid if c == "query_id" else q if c == column else "" for c in header)
+        for qid, q in new.items()
+    ]
+    lead = text if text.endswith("\n") else text + "\n"
+    atomic_write_text(target, lead + "\n".join(lines) + "\n")
+    return True
 
 
 def judgment_key(query_id: str, source: AskSource) -> Key:
@@ -89,7 +239,11 @@ def save_judgments(path: str | os.PathLike[str], judgments: Mapping[Key, int]) -
         write_qrels(frame.iloc[np.argsort(order, kind="stable")], path, format="tsv")
 
 
-def update_judgments(path: str | os.PathLike[str], changes: Mapping[Key, int]) -> dict[Key, int]:
+def update_judgments(
+    path: str | os.PathLike[str],
+    changes: Mapping[Key, int],
+    questions: Mapping[str, str] | None = None,
+) -> dict[Key, int]:
     """Merge ``changes`` into the judgments file and return the file's judgments.
 
     The file is read again, ``changes`` merged in (a regrade replaces the grade
@@ -97,12 +251,16 @@ def update_judgments(path: str | os.PathLike[str], changes: Mapping[Key, int]) -
     added at the end) and the result written atomically, all under the file's
     lock: concurrent updates from other processes take turns, so every
     judgment an update returns is in the file. A malformed file raises
-    :class:`~askkit.SchemaError` and is never overwritten.
+    :class:`~askkit.SchemaError` and is never overwritten. ``questions``
+    (``{query_id: question}``) are first recorded in :func:`questions_path`
+    (:func:`record_questions`), under the same lock.
     """
     _check_grades(changes)
     with locked(path):
         given = _changes(changes)
         frame = _with_new_keys(_regraded(_read(path), given), given)
+        if questions:
+            record_questions(questions_path(path), questions)
         write_qrels(frame, path, format="tsv")
     return _judgments(frame)
 

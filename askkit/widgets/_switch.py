@@ -1,9 +1,13 @@
-"""The Explorer's retrievers: their names, how each gets its pool, and a side-by-side comparison.
+"""The Explorer's model: its retrievers, its history, and what its status lines say.
 
-Pure model behind :class:`~askkit.widgets.Explorer`'s retriever switch (no widget here):
+Pure model behind :class:`~askkit.widgets.Explorer` (no widget here):
 :func:`choices` validates and adapts what the Explorer was given, :func:`pick` finds one
-by name, :func:`compare` asks each for the same query and :class:`Comparison` shows their
-answers side by side, escaped.
+by name, :attr:`Choice.label` names it in full (a stand-in says so), :func:`switch_kind`
+chooses toggle buttons or a dropdown so no name is cut, :func:`compare` asks each for
+the same query and :class:`Comparison` shows their answers side by side, escaped.
+:func:`history_items` folds the session's runs into one entry per question, with the
+retrievers that answered it; :func:`frontmatter_notice` and :func:`chain_status` are the
+lines under the results and in the *why not* panel.
 """
 
 from __future__ import annotations
@@ -11,14 +15,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from askkit import _html
 from askkit._text import number_label
 from askkit.errors import UsageError
 from askkit.ranking.settings import CANDIDATE_POOL
 from askkit.retrieve import Retriever, as_retriever
-from askkit.sources import AskSource, SourceList
+from askkit.sources import FRONTMATTER, AskSource, SourceList
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,17 +30,37 @@ if TYPE_CHECKING:
     from askkit.retrieve.client import Health
 
 __all__ = [
+    "HISTORY_LIMIT",
+    "STAND_IN_MARK",
     "Answer",
     "Choice",
     "Comparison",
+    "HistoryEntry",
+    "HistoryItem",
+    "chain_status",
     "choices",
     "compare",
     "describe",
+    "frontmatter_notice",
     "histogram_title",
+    "history_items",
     "pick",
     "server_notices",
     "stand_ins",
+    "switch_kind",
+    "switch_width",
 ]
+
+#: What a stand-in retriever's label ends with, when its name does not say so already.
+STAND_IN_MARK = "(stand-in)"
+#: The most questions the history lists (the most recent ones).
+HISTORY_LIMIT = 20
+#: Toggle buttons hold up to this many retrievers, if their labels fit on one line.
+_TOGGLES_UP_TO = 4
+#: The longest label a toggle button shows whole, and the most characters of all of
+#: them on one line (13px text: about 7px a character, in a 900px wide output).
+_TOGGLE_LABEL_CHARS = 32
+_TOGGLE_LINE_CHARS = 96
 
 
 def describe(exc: BaseException) -> str:
@@ -55,6 +79,22 @@ class Choice:
     pool_from: str
     health: Callable[[], Health] | None = None
     stand_ins: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The name as the Explorer shows it: a retriever that runs a stand-in model
+        says so in full (``dense (stand-in)``) unless its name already does.
+
+        >>> c = choices(None, {"dense": lambda q: []})[0]
+        >>> from dataclasses import replace
+        >>> c.label, replace(c, stand_ins=("tiny",)).label
+        ('dense', 'dense (stand-in)')
+        >>> replace(c, name="dense + reranker (stand-in)", stand_ins=("tiny",)).label
+        'dense + reranker (stand-in)'
+        """
+        if self.stand_ins and "stand-in" not in self.name.lower():
+            return f"{self.name} {STAND_IN_MARK}"
+        return self.name
 
 
 def stand_ins(obj: object) -> tuple[str, ...]:
@@ -273,3 +313,190 @@ def compare(options: Sequence[Choice], query: str, k: int) -> Comparison:
         else:
             answers.append(Answer(option.name, sources, time.perf_counter() - started))
     return Comparison(query, k, tuple(answers))
+
+
+# --------------------------------------------------------------------------- the switch
+
+
+def switch_kind(labels: Sequence[str]) -> Literal["toggles", "dropdown"]:
+    """Toggle buttons when a few labels fit whole on one line, else a dropdown.
+
+    A toggle button sized to its label shows it whole only while the row has room:
+    more than four retrievers, a label over 32 characters or more than 96 in all
+    choose the dropdown, whose menu shows every label whole.
+
+    >>> switch_kind(["BM25", "dense", "dense + reranker (stand-in)", "kimun"])
+    'toggles'
+    >>> switch_kind(["a"] * 5), switch_kind(["a very long retriever name, as a user wrote it"])
+    ('dropdown', 'dropdown')
+    """
+    fits = (
+        len(labels) <= _TOGGLES_UP_TO
+        and max((len(label) for label in labels), default=0) <= _TOGGLE_LABEL_CHARS
+        and sum(len(label) for label in labels) <= _TOGGLE_LINE_CHARS
+    )
+    return "toggles" if fits else "dropdown"
+
+
+def switch_width(labels: Sequence[str]) -> str:
+    """The dropdown's CSS width: its longest label whole, after the *retriever* label.
+
+    >>> switch_width(["BM25", "dense + reranker (stand-in)"])
+    'calc(27ch + 120px)'
+    """
+    longest = max((len(label) for label in labels), default=0)
+    return f"calc({longest}ch + 120px)"
+
+
+# --------------------------------------------------------------------------- the history
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One query of the session: how many sources it found, in how long, or its error,
+    and which retriever answered (``None`` when the Explorer has only one).
+
+    >>> HistoryEntry("rye", 3, 0.01, retriever="BM25").label()
+    'rye (3 sources from BM25)'
+    """
+
+    query: str
+    count: int
+    seconds: float
+    error: str | None = None
+    retriever: str | None = None
+
+    def label(self) -> str:
+        """One line: the query, how many sources (or an error), and from which retriever."""
+        outcome = "error" if self.error is not None else f"{self.count} sources"
+        by = f" from {self.retriever}" if self.retriever is not None else ""
+        return f"{self.query} ({outcome}{by})"
+
+
+def _question_key(query: str) -> str:
+    return " ".join(query.split())
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryItem:
+    """One question of the history: its latest run and, per retriever that answered it
+    (in the order they first did), that retriever's latest run."""
+
+    latest: HistoryEntry
+    runs: tuple[HistoryEntry, ...]
+
+    @property
+    def query(self) -> str:
+        """The question, as last asked."""
+        return self.latest.query
+
+    @property
+    def failed(self) -> bool:
+        """Whether the question's latest run failed."""
+        return self.latest.error is not None
+
+    def summary(self, labels: Mapping[str, str] | None = None) -> list[tuple[str, bool]]:
+        """``(text, failed)`` per retriever: ``BM25: 5``, ``kimun: error``; a lone
+        retriever (no name) reads ``5 sources``. ``labels`` maps names to the labels shown.
+
+        >>> item = history_items([HistoryEntry("q", 5, 0.1, None, "BM25"),
+        ...                       HistoryEntry("q", 0, 0.1, "E", "kimun")])[0]
+        >>> item.summary()
+        [('BM25: 5', False), ('kimun: error', True)]
+        """
+        known = labels or {}
+        out = []
+        for run in self.runs:
+            outcome = "error" if run.error is not None else str(run.count)
+            if run.retriever is None:
+                plural = "s" if run.count != 1 else ""
+                text = "error" if run.error is not None else f"{run.count} source{plural}"
+            else:
+                text = f"{known.get(run.retriever, run.retriever)}: {outcome}"
+            out.append((text, run.error is not None))
+        return out
+
+
+def history_items(history: Sequence[HistoryEntry], limit: int = HISTORY_LIMIT) -> list[HistoryItem]:
+    """The history as the Explorer lists it: one item per question (the same words,
+    whitespace aside), the most recently asked first, at most ``limit``; in each, the
+    retrievers that answered it, each with its latest run.
+
+    >>> runs = [HistoryEntry("rye", 3, 0.1, None, "BM25"), HistoryEntry("oats", 2, 0.1, None,
+    ...         "BM25"), HistoryEntry("rye", 4, 0.1, None, "dense"),
+    ...         HistoryEntry("rye ", 5, 0.1, None, "BM25")]
+    >>> [(i.query, [r.retriever for r in i.runs]) for i in history_items(runs)]
+    [('rye ', ['BM25', 'dense']), ('oats', ['BM25'])]
+    >>> [r.count for r in history_items(runs)[0].runs], len(history_items(runs, limit=1))
+    ([5, 4], 1)
+    """
+    runs: dict[str, dict[str | None, HistoryEntry]] = {}
+    latest: dict[str, HistoryEntry] = {}
+    for entry in history:
+        key = _question_key(entry.query)
+        runs.setdefault(key, {})[entry.retriever] = entry  # first answer keeps its place
+        latest.pop(key, None)
+        latest[key] = entry  # re-inserted: the dict ends with the most recently asked
+    items = [
+        HistoryItem(entry, tuple(runs[key].values())) for key, entry in reversed(latest.items())
+    ]
+    return items[: max(limit, 0)]
+
+
+# --------------------------------------------------------------------------- status lines
+
+
+def frontmatter_notice(sources: Sequence[AskSource]) -> str | None:
+    """What the Explorer says under results that hold notes' frontmatter (``None`` when
+    none do): kimun indexes a note's YAML frontmatter as a section of its own, so its
+    keys and values (tags, aliases, ``cssclasses``) are matched like any text. That is
+    kimun's behaviour, and askkit keeps it; the line makes it visible. ``sources`` are
+    in the retriever's order; "the top n" ends at the last frontmatter source.
+
+    >>> from askkit import VaultPath
+    >>> def s(path, heading, n): return AskSource(VaultPath(path), heading, None, 1.0, "x", n)
+    >>> notice = frontmatter_notice([s("a.md", "A", 1), s("b.md", "FrontMatter", 2)])
+    >>> notice.split(", which")[0], notice.endswith("like any text (b.md)")
+    ("1 of the top 2 is a note's frontmatter", True)
+    >>> frontmatter_notice([s("a.md", "A", 1)]) is None
+    True
+    """
+    ranks = [i for i, src in enumerate(sources, 1) if src.heading == FRONTMATTER]
+    if not ranks:
+        return None
+    count, top = len(ranks), ranks[-1]
+    among = "the top result" if top == 1 else f"the top {top}"
+    if count == 1:
+        what = f"1 of {among} is" if top > 1 else f"{among} is"
+        what += " a note's frontmatter"
+    else:
+        what = f"{count} of {among} are" if count < top else f"{among} are all"
+        what += " notes' frontmatter"
+    paths = [str(sources[r - 1].path) for r in ranks]
+    shown = ", ".join(paths[:4]) + (f" and {len(paths) - 4} more" if len(paths) > 4 else "")
+    return (
+        f"{what}, which kimun indexes as a section of its own: its keys and values "
+        f"(tags, aliases, cssclasses...) match a question like any text ({shown})"
+    )
+
+
+def chain_status(query: str | None, traced: str | None) -> str:
+    """The *why not* panel's line: what to do next, for the question the Explorer shows.
+
+    >>> chain_status(None, None)
+    'run a query, name the notes to follow, click trace'
+    >>> chain_status("rye", None)
+    'follow notes through the stages of rye: name them (path#heading, comma-separated), click trace'
+    >>> chain_status("oats", "rye")
+    'the chain below follows rye; click trace to follow the notes through oats'
+    """
+    if not query:
+        return "run a query, name the notes to follow, click trace"
+    if traced is None:
+        return (
+            f"follow notes through the stages of {query}: name them (path#heading, "
+            "comma-separated), click trace"
+        )
+    if traced == query:
+        return f"the chain below follows {query}"
+    return f"the chain below follows {traced}; click trace to follow the notes through {query}"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +28,10 @@ import numpy.typing as npt
 import pandas as pd
 
 from askkit._html import SourceCells, bar_scale, source_cells, sources_table
-from askkit.errors import SchemaError
+from askkit.errors import AskkitError, SchemaError
 from askkit.frame import empty_frame, sources_frame, to_sources
-from askkit.sources import FRONTMATTER, FRONTMATTER_LABEL, AskSource, SourceList, Turn
+from askkit.sources import FRONTMATTER, FRONTMATTER_LABEL, AskSource, SourceList, Turn, VaultPath
+from askkit.vault import Vault
 
 __all__ = [
     "SORT_KEYS",
@@ -40,6 +41,8 @@ __all__ = [
     "as_sources_frame",
     "display_headings",
     "filter_mask",
+    "has_dates",
+    "note_titles",
     "page_count",
     "page_positions",
     "parse_min_score",
@@ -47,7 +50,9 @@ __all__ = [
     "sort_positions",
     "source_at",
     "table_html",
+    "titled_paths",
     "top_score",
+    "visible_columns",
     "visible_positions",
 ]
 
@@ -118,14 +123,63 @@ def as_sources_frame(data: Any) -> pd.DataFrame:
     return frame
 
 
-def display_headings(frame: pd.DataFrame) -> pd.Series:
-    """:meth:`AskSource.shown_heading` for every row, vectorized.
+def _titled(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """Rows that are the text before an undated note's first heading (named by its title)."""
+    heading = frame["heading"].fillna("").astype(str)
+    return ((heading == "") & frame["wire_date"].isna()).to_numpy(dtype=bool)
+
+
+def titled_paths(frame: pd.DataFrame) -> list[str]:
+    """The distinct printed paths of the rows :meth:`AskSource.shown_heading` names by
+    their note's title (a section before an undated note's first heading), in frame order.
+
+    >>> from askkit import AskSource, VaultPath
+    >>> titled_paths(as_sources_frame([AskSource(VaultPath("a.md"), "", None, 1, "t", 1),
+    ...                                AskSource(VaultPath("b.md"), "B", None, 1, "t", 2)]))
+    ['a.md']
+    """
+    paths = frame["path"].astype(str).to_numpy(dtype=object)[_titled(frame)]
+    return list(dict.fromkeys(paths.tolist()))
+
+
+def note_titles(vault: Vault | None, paths: Iterable[str]) -> dict[str, str]:
+    """``{printed path: the note's title}`` for the notes of ``paths`` found in ``vault``.
+
+    A note's title is its file's name without ``.md``, as on disk (Obsidian titles a
+    note so): kimun prints paths lowercased and sanitized (:class:`~askkit.VaultPath`),
+    the vault knows the file behind each (``Plugins/Command palette.md`` for
+    ``plugins/command palette.md``). A path the vault does not hold (a note deleted
+    since it was indexed) is left out: :meth:`AskSource.shown_heading` then names
+    it by its printed stem. ``{}`` without a vault.
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "Plugins").mkdir(), (root / "Plugins" / "Command palette.md").write_text("x")
+    >>> note_titles(Vault(root), ["plugins/command palette.md", "gone.md"])
+    {'plugins/command palette.md': 'Command palette'}
+    """
+    if vault is None:
+        return {}
+    titles: dict[str, str] = {}
+    for printed in dict.fromkeys(paths):
+        try:
+            name = vault.resolve(VaultPath.from_printed(printed)).name
+        except (AskkitError, OSError, ValueError):  # not in the vault (now): the printed stem
+            continue
+        titles[printed] = name[: -len(".md")] if name.lower().endswith(".md") else name
+    return titles
+
+
+def display_headings(frame: pd.DataFrame, titles: Mapping[str, str] | None = None) -> pd.Series:
+    """:meth:`AskSource.shown_heading` for every row, vectorized (``titles``: the notes'
+    titles by printed path, :func:`note_titles`; default each path's stem).
 
     >>> from askkit import AskSource, VaultPath
     >>> df = as_sources_frame([AskSource(VaultPath("j/2026-04-08.md"), "Noon", "2026-04-08",
-    ...                                  0.5, "t", 1)])
-    >>> display_headings(df).tolist()
-    ['2026-04-08 · Noon']
+    ...                                  0.5, "t", 1),
+    ...                        AskSource(VaultPath("Plugins/Palette.md"), "", None, 0.4, "t", 2)])
+    >>> display_headings(df).tolist(), display_headings(df, {"plugins/palette.md": "Palette"})[1]
+    (['2026-04-08 · Noon', 'palette'], 'Palette')
     """
     heading = frame["heading"].fillna("").astype(str)
     heading = heading.where(heading != FRONTMATTER, FRONTMATTER_LABEL)
@@ -135,7 +189,38 @@ def display_headings(frame: pd.DataFrame) -> pd.Series:
     date_str = date.fillna("").astype(str)
     joined = date_str + _DATE_JOINER + heading
     out = np.where(has_date & has_heading, joined, np.where(has_date, date_str, heading))
+    titled = _titled(frame)
+    if titled.any():
+        paths = frame["path"].astype(str).to_numpy(dtype=object)[titled]
+        known = titles or {}
+        out = out.astype(object)
+        out[titled] = [known.get(p) or VaultPath.from_printed(p).stem for p in paths]
     return pd.Series(out, index=frame.index, dtype=heading.dtype)
+
+
+def has_dates(frame: pd.DataFrame) -> bool:
+    """Whether any row has a date (a journal note): without one, the date column is
+    left out, a column of dashes says nothing.
+
+    >>> from askkit import AskSource, VaultPath
+    >>> has_dates(as_sources_frame([AskSource(VaultPath("a.md"), "A", None, 1, "t", 1)]))
+    False
+    """
+    return bool(frame["wire_date"].notna().any())
+
+
+def visible_columns(frame: pd.DataFrame, *, show_cited: bool) -> tuple[str, ...]:
+    """The view's columns for ``frame``, in order: the date only when a row has one, the
+    cited column only when asked.
+
+    >>> from askkit import AskSource, VaultPath
+    >>> visible_columns(as_sources_frame([]), show_cited=False)
+    ('ordinal', 'heading', 'path', 'score')
+    """
+    hidden = {"date"} if not has_dates(frame) else set()
+    if not show_cited:
+        hidden.add("cited")
+    return tuple(c for c in TABLE_COLUMNS if c not in hidden)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,11 +304,17 @@ def filter_mask(frame: pd.DataFrame, flt: Filter) -> npt.NDArray[np.bool_]:
 
 
 def sort_positions(
-    frame: pd.DataFrame, positions: Positions, sort_by: str | None, *, ascending: bool = True
+    frame: pd.DataFrame,
+    positions: Positions,
+    sort_by: str | None,
+    *,
+    ascending: bool = True,
+    titles: Mapping[str, str] | None = None,
 ) -> Positions:
     """``positions`` reordered by a view column; stable, missing values last.
 
-    ``sort_by`` is a key of :data:`SORT_KEYS` or ``None`` (frame order).
+    ``sort_by`` is a key of :data:`SORT_KEYS` or ``None`` (frame order); the
+    heading column sorts the headings as shown (:func:`display_headings` with ``titles``).
     """
     if sort_by is None or sort_by == "" or len(positions) == 0:
         return positions
@@ -231,7 +322,7 @@ def sort_positions(
         raise ValueError(f"cannot sort by {sort_by!r}: choose one of {sorted(SORT_KEYS)}")
     column = SORT_KEYS[sort_by]
     subset = frame.iloc[positions]
-    values = display_headings(subset) if column == "display_heading" else subset[column]
+    values = display_headings(subset, titles) if column == "display_heading" else subset[column]
     if column in {"display_heading", "path"}:
         values = values.str.lower()
     order = values.reset_index(drop=True).sort_values(
@@ -242,13 +333,18 @@ def sort_positions(
 
 
 def visible_positions(
-    frame: pd.DataFrame, flt: Filter, sort_by: str | None, *, ascending: bool = True
+    frame: pd.DataFrame,
+    flt: Filter,
+    sort_by: str | None,
+    *,
+    ascending: bool = True,
+    titles: Mapping[str, str] | None = None,
 ) -> Positions:
     """The positions the view shows, in display order (filtered, then sorted)."""
     positions = np.arange(len(frame), dtype=np.int64)
     if flt.active:
         positions = positions[filter_mask(frame, flt)]
-    return sort_positions(frame, positions, sort_by, ascending=ascending)
+    return sort_positions(frame, positions, sort_by, ascending=ascending, titles=titles)
 
 
 def page_count(rows: int, page_size: int) -> int:
@@ -283,19 +379,28 @@ class RowCells:
 
 
 def row_cells(
-    frame: pd.DataFrame, positions: Positions, *, top: float | None = None
+    frame: pd.DataFrame,
+    positions: Positions,
+    *,
+    top: float | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> list[RowCells]:
     """The cells of the rows at ``positions`` (a page), in that order, one line each.
 
     Only these rows become :class:`~askkit.AskSource` objects; their cells are
     :func:`askkit._html.source_cells`, the bars scaled to ``top`` (default:
-    the whole frame's :func:`top_score`).
+    the whole frame's :func:`top_score`), a section before a note's first heading
+    named by its title in ``titles`` (:func:`note_titles`), else by its path's stem.
     """
     scale = top_score(frame) if top is None else top
     rows = frame.iloc[positions]
     cited = rows["cited"].tolist()
+    known = titles or {}
     return [
-        RowCells(int(pos), source_cells(src, top=scale, cited=bool(c), clip=True))
+        RowCells(
+            int(pos),
+            source_cells(src, top=scale, cited=bool(c), clip=True, title=known.get(str(src.path))),
+        )
         for pos, src, c in zip(positions.tolist(), to_sources(rows), cited, strict=True)
     ]
 
@@ -312,6 +417,7 @@ def table_html(
     selected: int | None = None,
     show_cited: bool = True,
     top: float | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> str:
     """The rows at ``positions`` (one page) as a static, escaped table
     (:func:`askkit._html.sources_table`), each row's ``data-position`` set and
@@ -325,4 +431,5 @@ def table_html(
         top=top_score(frame) if top is None else top,
         positions=positions.tolist(),
         selected=selected,
+        titles=titles,
     )

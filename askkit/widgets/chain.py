@@ -2,9 +2,16 @@
 
 The chain is :func:`askkit.trace.chain_rows` (each section's rank or ``[n]``
 at each stage, where it stopped and why) rendered by :func:`askkit.trace.trace_html`;
-below it, the pool's scores with the cut drawn (the :class:`CutView`'s plot,
-:func:`askkit.widgets._cut_model.cut_plot_png`), and one button per section
-that opens the :class:`SourceReader` at the section's best chunk.
+below it, what notes' frontmatter takes of the context
+(:func:`askkit.trace.frontmatter_note`), the pool's scores with the cut drawn
+(the :class:`CutView`'s plot, :func:`askkit.widgets._cut_model.cut_plot_png`),
+and one button per section that opens the :class:`SourceReader` at the
+section's best chunk, the question's terms marked.
+
+A section is named as a user types it, its path as it is on disk or as
+kimun prints it (:func:`askkit.trace.sections_of` prints it through
+:class:`~askkit.VaultPath`); one that names no note, or no heading of its
+note, says which are closest.
 """
 
 from __future__ import annotations
@@ -24,17 +31,21 @@ from askkit.trace import (
     Interest,
     chain_rows,
     chain_table,
+    closest_paths,
+    frontmatter_note,
     gather,
     ranked_pool,
+    read_headings,
     sections_of,
     trace_pool,
+    typed_section,
 )
 from askkit.vault import Vault
 from askkit.widgets._cut_model import cut_model, cut_plot_png
 from askkit.widgets.reader import SourceReader
 from askkit.wire import ChunkResult
 
-__all__ = ["ChainPanel", "ChainView"]
+__all__ = ["ChainPanel", "ChainView", "chain_status"]
 
 
 class ChainView(w.VBox):  # type: ignore[misc]
@@ -50,10 +61,11 @@ class ChainView(w.VBox):  # type: ignore[misc]
     settings:
         kimun's cut settings (default kimun's).
     vault:
-        The vault: says whether each section exists now, and the reader
-        shows the note with the section located.
+        The vault: says whether each section exists now (naming the closest
+        notes or headings when it does not), and the reader shows the note
+        with the section located.
     question:
-        Shown above the chain.
+        Shown above the chain; the reader marks its terms.
     trace_options:
         Passed on to :func:`askkit.trace.trace_pool` (``rerank_scores``,
         ``ranking``, ``answer``, ``context``, ...).
@@ -79,14 +91,14 @@ class ChainView(w.VBox):  # type: ignore[misc]
         **trace_options: Any,
     ) -> None:
         self.settings = CutSettings() if settings is None else settings
+        self.question = question
+        sections = sections_of(sections)  # typed paths printed as kimun prints them
         headings = trace_options.pop("headings", None)
         if headings is None and vault is not None:  # the sections' notes alone, as a trace reads
-            from askkit.trace import read_headings, sections_of
-
-            sections = sections_of(sections)
             now = read_headings(vault, [s.path for s in sections])
             headings = now.headings
             trace_options.setdefault("unreadable", now.unreadable)
+            trace_options.setdefault("listing", now.listing)
         self.frame = trace_pool(pool, sections, self.settings, headings=headings, **trace_options)
         self.pool = ranked_pool(
             pool,
@@ -97,6 +109,14 @@ class ChainView(w.VBox):  # type: ignore[misc]
         self.chain_html = w.HTML(chain_table(self.frame, question=question))
         self.chain_html.add_class("askkit-chain")
         model = cut_model(self.pool, self.settings)
+        #: What notes' frontmatter takes of the kept context (``""`` when none).
+        self.frontmatter = frontmatter_note(self.pool, self.settings)
+        self.frontmatter_html = w.HTML(
+            _html.message(self.frontmatter, tone="warn", lead="frontmatter")
+            if self.frontmatter
+            else ""
+        )
+        self.frontmatter_html.add_class("askkit-chain-frontmatter")
         self.plot = w.Image(value=cut_plot_png(model), format="png")
         self.plot.add_class("askkit-chain-plot")
         self.cut_label = w.HTML(_html.message(model.summary, tone="muted"))
@@ -115,6 +135,7 @@ class ChainView(w.VBox):  # type: ignore[misc]
         super().__init__(
             [
                 self.chain_html,
+                self.frontmatter_html,
                 self.cut_label,
                 self.plot,
                 w.HBox(self.buttons, layout=w.Layout(flex_flow="row wrap")),
@@ -145,18 +166,34 @@ class ChainView(w.VBox):  # type: ignore[misc]
         interest = Interest(row.path, row.heading)
         return next(((i, c) for i, c in enumerate(self.pool) if interest.holds(c)), None)
 
+    def row(self, section: str) -> ChainRow:
+        """The chain's row for ``section``, typed as in the *why not* box (``path#heading``,
+        the path as on disk or as kimun prints it); a KeyError names the closest rows."""
+        exact = next((r for r in self.rows if r.section == section), None)
+        if exact is not None:
+            return exact
+        wanted = sections_of([typed_section(section)])[0]
+        found = next(
+            (r for r in self.rows if (r.path, r.heading) == (wanted.path, wanted.heading)), None
+        )
+        if found is not None:
+            return found
+        close = closest_paths(wanted.section, [r.section for r in self.rows])
+        hint = f"; the closest: {', '.join(repr(c) for c in close)}" if close else ""
+        raise KeyError(f"{section!r} is not a section of this chain{hint}")
+
     def open_section(self, section: str) -> AskSource | None:
-        """Show ``section``'s best pool chunk in the reader; ``None`` when it is not in the pool."""
-        row = next((r for r in self.rows if r.section == section), None)
-        if row is None:
-            raise KeyError(f"{section!r} is not a section of this chain")
+        """Show ``section``'s best pool chunk in the reader, the question's terms marked and
+        its number said as its rank in the pool; ``None`` when it is not in the pool.
+        ``section`` is typed as in the *why not* box (:meth:`row`)."""
+        row = self.row(section)
         found = self._chunk(row)
         if found is None:
-            self.reader.show(None)
+            self.reader.show(None, query=self.question, numbering="pool")
             return None
         position, chunk = found
         source = AskSource.from_chunk(position, chunk)
-        self.reader.show(source)
+        self.reader.show(source, query=self.question, numbering="pool")
         return source
 
 
@@ -187,9 +224,11 @@ class ChainPanel(w.Accordion):  # type: ignore[misc]
         self.trace_button.on_click(lambda _b: on_trace(self.pairs()))
 
     def pairs(self) -> list[tuple[str, str | None]]:
-        """The notes typed in the box, as ``(path, heading or None)``."""
+        """The notes typed in the box, as ``(path, heading or None)``
+        (:func:`askkit.trace.typed_section`: the path as typed, on disk or as kimun
+        prints it; the trace prints it through :class:`~askkit.VaultPath`)."""
         wanted = [s.strip() for s in self.sections_box.value.split(",") if s.strip()]
-        return [(s.split("#", 1)[0], s.split("#", 1)[1] if "#" in s else None) for s in wanted]
+        return [typed_section(s) for s in wanted]
 
     def say(self, text: str, *, error: bool = False) -> None:
         """One status line above the chain (escaped)."""
@@ -197,9 +236,29 @@ class ChainPanel(w.Accordion):  # type: ignore[misc]
         self.status.value = _html.message(text, tone="error" if error else "muted", lead=lead)
 
     def show(self, view: ChainView) -> ChainView:
-        """Show ``view`` in the panel, and open it."""
+        """Show ``view`` in the panel, and open it; the status line names each section
+        the vault stopped, and the closest ones (:func:`chain_status`)."""
         self.view = view
         self._box.children = [self._box.children[0], self.status, view]
-        self.say(f"{len(view.rows)} notes followed")
+        text, missing = chain_status(view.rows)
+        self.status.value = _html.message(text, tone="warn" if missing else "muted")
         self.selected_index = 0  # type: ignore[assignment]
         return view
+
+
+def chain_status(rows: Sequence[ChainRow]) -> tuple[str, bool]:
+    """The *why not* panel's line for a chain: how many notes (or sections) it follows, and
+    the sentence of each one the vault stopped (not in it: the closest named; its heading
+    gone: the closest sections named; unreadable: why); whether the vault stopped any.
+
+    >>> from askkit.ranking import pool_of
+    >>> from askkit.trace import trace_pool
+    >>> frame = trace_pool(pool_of([0.9]), ["/n0.md", "/x.md"], headings={"/n0.md": set()})
+    >>> chain_status(chain_rows(frame))
+    ("2 notes followed; 1 stopped at the vault: /x.md is not in the vault (paths as kimun prints them); the closest notes: '/n0.md'", True)
+    """  # noqa: E501 - a doctest's output is one line
+    missing = [r.why for r in rows if r.stopped == "sectioned" and not r.passed]
+    said = f"{len(rows)} note{'s' if len(rows) != 1 else ''} followed"
+    if missing:
+        said += f"; {len(missing)} stopped at the vault: " + "; ".join(missing)
+    return said, bool(missing)

@@ -4,11 +4,25 @@ Works with anything :func:`askkit.retrieve.as_retriever` adapts: a
 :class:`~askkit.retrieve.LocalIndex`, a :class:`~askkit.retrieve.KimunClient`
 or a plain ``f(query) -> chunks`` function. Given several, named
 (``retrievers={"BM25": index, "kimun": client}``), it shows a switch: choosing
-another retriever runs the current query on it, and the history, the score
+another retriever asks it the question in the box, and the history, the score
 histogram and the context cut say which retriever answered. A retriever that
 raises is reported in the widget (escaped), never lost. Queries typed,
 clicked, picked from the history or re-run by the switch run on a background
 thread, so a slow server never blocks the kernel.
+
+The question searched is the one in the box, whatever the order of typing,
+clicking and pressing Enter. Enter (the box's ``submit`` message, sent even
+when the text did not change) and the *search* button ask the box's question.
+The box sends its text when it is committed, not at every keystroke
+(``continuous_update=False``): a click on *search* first takes the focus from
+the box, which sends the text before the click, and Enter sends it just after
+its ``submit``. Were every keystroke sent, a question typed right after a click
+would reach the kernel, letter by letter, while the click's search still
+waited for the last letters of its own. The browser may still hold the text
+back until the kernel has answered its previous message (ipywidgets' message
+throttle, one message in flight per widget), so a click or Enter reads the box
+only :attr:`Explorer.settle` seconds later, after any retrieval still running,
+on the background thread.
 
 Its *context cut* panel (closed at first) shows a :class:`CutView` of the
 current query's candidate pool: ``LocalIndex.pool(query)`` when the retriever
@@ -25,7 +39,6 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as w
@@ -40,11 +53,18 @@ from askkit.widgets._histogram import score_histogram_png
 from askkit.widgets._switch import (
     Choice,
     Comparison,
+    HistoryEntry,
+    HistoryItem,
+    chain_status,
     choices,
     compare,
+    frontmatter_notice,
     histogram_title,
+    history_items,
     pick,
     server_notices,
+    switch_kind,
+    switch_width,
 )
 from askkit.widgets._switch import describe as _describe
 from askkit.widgets.chain import ChainPanel, ChainView
@@ -54,38 +74,57 @@ from askkit.widgets.table import SourcesView
 
 __all__ = ["Explorer", "HistoryEntry"]
 
-#: Up to this many retrievers the switch is a row of toggle buttons, else a dropdown.
-_TOGGLES_UP_TO = 4
+#: The history's height: the histogram's (4 x 2.2 inches at 90 dpi), so a growing
+#: history scrolls in its own box and never pushes the results down.
+_HISTORY_HEIGHT = "200px"
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryEntry:
-    """One query of the session: how many sources it found, in how long, or its error,
-    and which retriever answered (``None`` when the Explorer has only one).
-
-    >>> HistoryEntry("rye", 3, 0.01, retriever="BM25").label()
-    'rye (3 sources from BM25)'
-    """
-
-    query: str
-    count: int
-    seconds: float
-    error: str | None = None
-    retriever: str | None = None
-
-    def label(self) -> str:
-        """The history button's text."""
-        outcome = "error" if self.error is not None else f"{self.count} sources"
-        by = f" from {self.retriever}" if self.retriever is not None else ""
-        return f"{self.query} ({outcome}{by})"
-
-
-def _switch_widget(names: Sequence[str]) -> w.ToggleButtons | w.Dropdown:
-    """The retriever switch: toggle buttons for a few names, a dropdown for more."""
-    switch = w.ToggleButtons if len(names) <= _TOGGLES_UP_TO else w.Dropdown
-    box = switch(options=list(names), value=names[0], description="retriever")
+def _switch_widget(options: Sequence[Choice]) -> w.ToggleButtons | w.Dropdown:
+    """The retriever switch, every label whole: toggle buttons sized to their labels when
+    they fit on a line, else a dropdown as wide as the longest; each label's tooltip is
+    the label (:func:`~askkit.widgets._switch.switch_kind`)."""
+    labels = [c.label for c in options]
+    pairs = [(c.label, c.name) for c in options]
+    if switch_kind(labels) == "toggles":
+        box = w.ToggleButtons(
+            options=pairs,
+            value=options[0].name,
+            description="retriever",
+            tooltips=labels,
+            style={"button_width": "auto"},
+        )
+    else:
+        box = w.Dropdown(
+            options=pairs,
+            value=options[0].name,
+            description="retriever",
+            tooltip=labels[0],
+            style={"description_width": "initial"},
+            layout=w.Layout(width=switch_width(labels)),
+        )
     box.add_class("askkit-retriever")
     return box
+
+
+class _HistoryRow:
+    """One question of the history: a button that asks it again, and who answered it."""
+
+    def __init__(self, on_click: Any) -> None:
+        self.item: HistoryItem | None = None
+        self.button = w.Button(layout=w.Layout(width="100%", flex="0 0 auto"))
+        self.button.add_class("askkit-history-item")
+        self.runs = w.HTML(layout=w.Layout(flex="0 0 auto", margin="0 0 4px 6px"))
+        self.runs.add_class("askkit-history-runs")
+        self.box = w.VBox([self.button, self.runs], layout=w.Layout(flex="0 0 auto"))
+        self.button.on_click(lambda _b: self.item is not None and on_click(self.item))
+
+    def show(self, item: HistoryItem, labels: dict[str, str]) -> None:
+        self.item = item
+        self.button.description = item.query
+        self.button.tooltip = f"ask again, on the chosen retriever: {item.query}"
+        self.button.button_style = "danger" if item.failed else ""
+        runs = " · ".join(text for text, _failed in item.summary(labels))
+        self.runs.value = _html.message(runs, tone="error" if item.failed else "muted")
 
 
 class Explorer(w.VBox):  # type: ignore[misc]
@@ -99,7 +138,9 @@ class Explorer(w.VBox):  # type: ignore[misc]
         A :class:`~askkit.retrieve.Retriever` or anything
         :func:`~askkit.retrieve.as_retriever` adapts. Give this or ``retrievers``.
     vault:
-        Passed to the reader (the note around each source).
+        The vault the retrievers index: the reader shows the note around each
+        source, and the results name a section before a note's first heading by
+        the note's title as on disk (:meth:`AskSource.shown_heading`).
     retrievers:
         ``{name: retriever}`` to switch between (BM25, dense, dense with a
         reranker, a kimun server...), the first chosen at start. Names are
@@ -112,27 +153,37 @@ class Explorer(w.VBox):  # type: ignore[misc]
         The cut panel's starting :class:`~askkit.ranking.CutSettings`
         (kimun's defaults).
 
-    Type a query and press Enter (or click *search*); click a row's ``[n]`` to
-    read it; click a past query to run it again (on the retriever that answered
-    it). These run on a background thread (one retrieval at a time): the kernel
+    Type a question and press Enter (or click *search*): the question in the box
+    is asked, even unchanged (Enter again asks it again); click a row's ``[n]``
+    to read it; click a past question to ask it again (on the chosen retriever).
+    These run on a background thread (one retrieval at a time): the kernel
     stays free meanwhile, and a query submitted while another runs supersedes
     any still waiting; a result that arrives after a newer query was submitted
-    goes to the history but is not shown. :meth:`submit` does the same from
-    Python and :meth:`wait` waits for it; :meth:`search` runs a query in the
-    calling thread and returns its sources. Choosing a retriever in the switch
-    (or :meth:`use`) runs the current query again on it, in the background, by
-    the same rules; :meth:`compare` asks every retriever for one query and
-    shows their top ``k`` side by side. Open the *context cut* panel (or call
-    :meth:`show_cut`) to see the query's candidate pool in a :class:`CutView`
-    (from the retriever that answered it); while it is open, each query
-    fetches its pool too.
+    goes to the history but is not shown. :meth:`ask` is what Enter and the
+    button do (it reads the box :attr:`settle` seconds later: see the module's
+    docstring), :meth:`submit` runs a given query the same way and :meth:`wait`
+    waits for either; :meth:`search` runs a query in the calling thread and
+    returns its sources. Choosing a retriever in the switch (or :meth:`use`)
+    asks it the question in the box, in the background, by the same rules;
+    :meth:`compare` asks every retriever for one query and shows their top
+    ``k`` side by side. Open the *context cut* panel (or call :meth:`show_cut`)
+    to see the query's candidate pool in a :class:`CutView` (from the retriever
+    that answered it); while it is open, each query fetches its pool too.
+
+    The history lists each question once, the most recent first (at most
+    :data:`~askkit.widgets._switch.HISTORY_LIMIT`), with every retriever that
+    answered it and how many sources each found; it scrolls in a box of fixed
+    height beside the histogram, so the results never move down. When notes'
+    frontmatter is among the results (kimun indexes it as a section of its
+    own), a line under the table says how much of the top it takes.
 
     Attributes
     ----------
     sources:
         The current results (a :class:`~askkit.SourceList`).
     history:
-        The session's queries, oldest first (:class:`HistoryEntry`).
+        The session's retrievals, oldest first, one per run (:class:`HistoryEntry`);
+        the widget lists them by question (:func:`~askkit.widgets._switch.history_items`).
     error:
         The last query's error message, ``None`` when it succeeded.
     server_health:
@@ -141,8 +192,17 @@ class Explorer(w.VBox):  # type: ignore[misc]
         the status line says when it runs degraded, when its reranker failed to
         start, and when a newer release is out. ``None`` for other retrievers.
     retriever_box:
-        The switch (``ToggleButtons`` for up to four retrievers, else a
-        ``Dropdown``); in the layout only when there are several.
+        The switch (``ToggleButtons`` sized to their labels for up to four
+        retrievers whose labels fit on a line, else a ``Dropdown``); its values are
+        the names, its labels the names in full (a retriever running a stand-in
+        model says so: :attr:`~askkit.widgets._switch.Choice.label`), each with a
+        tooltip. In the layout only when there are several.
+    notice_html:
+        The line under the results (notes' frontmatter among them), empty when
+        there is nothing to say.
+    settle:
+        Seconds a click or Enter waits before reading the box (default 0.25): the
+        time the browser may take to send the question's last keystrokes.
     cut_view:
         The context-cut panel's :class:`CutView` (open it with :meth:`show_cut`;
         built on first use).
@@ -150,6 +210,9 @@ class Explorer(w.VBox):  # type: ignore[misc]
         The query whose pool the cut panel shows, and the retriever it came
         from (``None`` before the first).
     """
+
+    #: The default of :attr:`settle`.
+    SETTLE = 0.25
 
     def __init__(
         self,
@@ -164,6 +227,8 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self._choices = choices(retriever, retrievers)
         self._choice = self._choices[0]
         self._shown_choice: Choice | None = None
+        self._vault = vault if vault is None or isinstance(vault, Vault) else Vault(vault)
+        self.settle = self.SETTLE
         self.pool_query: str | None = None
         self.pool_retriever: str | None = None
         self.sources = SourceList()
@@ -173,7 +238,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self.query_box = w.Text(
             placeholder="ask the retriever…",
             description="query",
-            continuous_update=False,
+            continuous_update=False,  # the text is sent before a click: see the module
             layout=w.Layout(width="460px"),
         )
         self.query_box.add_class("askkit-query")
@@ -182,17 +247,11 @@ class Explorer(w.VBox):  # type: ignore[misc]
         )
         self.search_button = w.Button(description="search", button_style="primary")
         self.search_button.add_class("askkit-search")
-        self.retriever_box = _switch_widget(self.retriever_names)
+        self.retriever_box = _switch_widget(self._choices)
         self.status_html = w.HTML()
         self.error_html = w.HTML()
         self.error_html.add_class("askkit-error")
-        self.view = SourcesView(None, page_size=page_size, show_cited=False)
-        self.reader = SourceReader(vault)
-        self.histogram = w.Image(format="png", layout=w.Layout(width="360px"))
-        self.histogram.add_class("askkit-histogram")
-        self.histogram_label = w.HTML(_html.heading_label("scores"))
-        self.history_box = w.VBox()
-        self.history_box.add_class("askkit-history")
+        self._build_results(page_size)
         self._cut_settings = cut
         self._page_size = page_size
         self._cut_view: CutView | None = None  # built when the panel first opens
@@ -203,32 +262,47 @@ class Explorer(w.VBox):  # type: ignore[misc]
         self.cut_panel.selected_index = None
         self.cut_panel.add_class("askkit-cut-panel")
         self._shown_query: str | None = None
+        self._traced_query: str | None = None
         self._cut_worker: threading.Thread | None = None
         self._last_submitted = ""
         self._lock = threading.Lock()  # one retrieval at a time, and its display
         self._generation = 0  # bumped by every query; a result shows only if still current
         self._worker: threading.Thread | None = None
-        self.query_box.observe(self._on_submit, names="value")
-        self.search_button.on_click(lambda _b: self.submit(self.query_box.value))
+        self.query_box.on_msg(self._on_box_message)  # Enter: {"event": "submit"}
+        self.search_button.on_click(lambda _b: self.ask())
         self.retriever_box.observe(self._on_switch, names="value")
-        self.view.on_select(lambda src: self.reader.show(src, query=self._current_query()))
+        self.view.on_select(
+            lambda src: self.reader.show(src, query=self._current_query(), numbering="search")
+        )
         self.cut_panel.observe(self._on_cut_panel, names="selected_index")
-        self._vault = vault
         self.chain_panel = ChainPanel(on_trace=self._chain_clicked)
         super().__init__(self._layout())
         self.add_class("askkit-explorer")
         self._show_histogram()
 
+    def _build_results(self, page_size: int) -> None:
+        """The results, the line under them, the reader, the histogram and the history."""
+        self.view = SourcesView(None, page_size=page_size, show_cited=False, vault=self._vault)
+        self.notice_html = w.HTML()
+        self.notice_html.add_class("askkit-notice")
+        self.reader = SourceReader(self._vault)
+        self.histogram = w.Image(format="png", layout=w.Layout(width="360px"))
+        self.histogram.add_class("askkit-histogram")
+        self.histogram_label = w.HTML(_html.heading_label("scores"))
+        self.history_box = w.VBox(
+            layout=w.Layout(
+                height=_HISTORY_HEIGHT, width="420px", overflow="hidden auto", flex="0 0 auto"
+            )
+        )
+        self.history_box.add_class("askkit-history")
+        self._history_rows: list[_HistoryRow] = []
+
     def _layout(self) -> list[w.Widget]:
+        history_label = _html.heading_label("history", "(click a question to ask it again)")
         side = w.HBox(
             [
                 w.VBox([self.histogram_label, self.histogram]),
-                w.VBox(
-                    [
-                        w.HTML(_html.heading_label("history", "(click to run again)")),
-                        self.history_box,
-                    ]
-                ),
+                w.VBox([w.HTML(history_label), self.history_box]),
             ]
         )
         top = [w.HBox([self.query_box, self.k_box, self.search_button])]
@@ -240,6 +314,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
             self.error_html,
             side,
             self.view,
+            self.notice_html,
             self.reader,
             self.cut_panel,
             self.chain_panel,
@@ -276,17 +351,22 @@ class Explorer(w.VBox):  # type: ignore[misc]
         """The chosen retriever, adapted to the :class:`~askkit.retrieve.Retriever` protocol."""
         return self._choice.retriever
 
+    @property
+    def retriever_label(self) -> str:
+        """The chosen retriever's name as shown, in full: a stand-in says so
+        (:attr:`~askkit.widgets._switch.Choice.label`)."""
+        return self._choice.label
+
     def use(self, name: str) -> None:
-        """Choose the retriever called ``name`` (what the switch does) and, if a query was
-        asked, run it again on that retriever in the background (see :meth:`wait`).
+        """Choose the retriever called ``name`` (what the switch does) and, if the box
+        holds a question, ask it on that retriever in the background (:meth:`ask`; see
+        :meth:`wait`).
 
         Choosing the retriever already chosen does nothing. An unknown name raises a
         :class:`~askkit.errors.UsageError` that lists the known ones.
         """
-        if self._select(name):
-            query = self._last_submitted
-            if query.strip():
-                self.submit(query)
+        if self._select(name) and (self.query_box.value.strip() or self._last_submitted):
+            self.ask()
 
     def _select(self, name: str) -> bool:
         """Make ``name`` the chosen retriever, the switch with it; False if it already was."""
@@ -299,14 +379,14 @@ class Explorer(w.VBox):  # type: ignore[misc]
         return True
 
     def _on_switch(self, change: dict[str, Any]) -> None:
+        if isinstance(self.retriever_box, w.Dropdown):  # a dropdown's tooltip: its label
+            self.retriever_box.tooltip = self.retriever_box.label
         if change["new"] != self._choice.name:
             self.use(str(change["new"]))
 
-    def _run_again(self, entry: HistoryEntry) -> None:
-        """A history button: its query, on the retriever that answered it."""
-        if entry.retriever is not None and entry.retriever in self.retriever_names:
-            self._select(entry.retriever)
-        self.submit(entry.query)
+    def _run_again(self, item: HistoryItem) -> None:
+        """A history button: its question, on the chosen retriever."""
+        self.submit(item.query)
 
     def compare(self, query: str | None = None, *, k: int | None = None) -> Comparison:
         """Ask every retriever for ``query`` (default: the current query) in this thread and
@@ -325,13 +405,63 @@ class Explorer(w.VBox):  # type: ignore[misc]
 
     # ----------------------------------------------------------------------- queries
 
-    def _current_query(self) -> str:
-        return self.history[-1].query if self.history else ""
+    @property
+    def question(self) -> str:
+        """The question whose results are shown (``""`` before the first): what the
+        reader highlights and a :class:`~askkit.widgets.Labeler` grades for."""
+        return self._shown_query or ""
 
-    def _on_submit(self, change: dict[str, Any]) -> None:
-        query = str(change["new"])
-        if query.strip() and query != self._last_submitted:
-            self.submit(query)
+    def _current_query(self) -> str:
+        return self.question
+
+    def _on_box_message(self, _box: Any, content: Any, _buffers: Any) -> None:
+        """Enter in the box: the front end sends ``{"event": "submit"}``, changed or not."""
+        if isinstance(content, dict) and content.get("event") == "submit":
+            self.ask()
+
+    def _searching(self, query: str, choice: Choice) -> str:
+        on = f" with {choice.label}" if self.several else ""
+        asked = f" for {query}" if query.strip() else ""
+        return _html.message(f"searching{asked}{on}…", tone="muted")
+
+    def ask(self) -> None:
+        """Ask the question in the box, on the chosen retriever, in the background (what
+        Enter, the *search* button and the switch do); returns at once (see :meth:`wait`).
+
+        The box is read :attr:`settle` seconds later, once any retrieval still running is
+        done, so the question's last keystrokes, which the browser may send after the
+        click, are in it. An unchanged question is asked again; an empty box asks nothing.
+        """
+        self._generation += 1
+        generation = self._generation
+        self.status_html.value = self._searching(str(self.query_box.value), self._choice)
+        worker = threading.Thread(
+            target=self._background_ask,
+            args=(generation,),
+            name="askkit-explorer-search",
+            daemon=True,
+        )
+        self._worker = worker
+        worker.start()
+
+    def _background_ask(self, generation: int) -> None:
+        try:
+            time.sleep(max(self.settle, 0.0))  # the last keystrokes, still on their way
+            with self._lock:
+                if generation != self._generation:  # superseded before it ran
+                    return
+                query = str(self.query_box.value)
+                if not query.strip():
+                    self.status_html.value = _html.message(
+                        "type a question in the box first", tone="muted"
+                    )
+                    return
+                self._last_submitted = query
+                choice = self._choice
+                self.status_html.value = self._searching(query, choice)
+                self._run(query, int(self.k_box.value), generation, choice)
+        except Exception as exc:  # showing failed: say so rather than lose it in a thread
+            self._show_error(exc, "showing the result failed")
 
     def _begin(self, query: str) -> tuple[int, int, Choice]:
         """Make ``query`` the current one: (its generation, k, the retriever to ask)."""
@@ -339,13 +469,12 @@ class Explorer(w.VBox):  # type: ignore[misc]
         if self.query_box.value != query:
             self.query_box.value = query
         self._generation += 1
-        on = f" with {self._choice.name}" if self.several else ""
-        self.status_html.value = _html.message(f"searching for {query}{on}…", tone="muted")
+        self.status_html.value = self._searching(query, self._choice)
         return self._generation, int(self.k_box.value), self._choice
 
     def submit(self, query: str) -> None:
-        """Run ``query`` on a background thread and show it when done (what Enter,
-        *search* and the history do); returns at once. See :meth:`wait`."""
+        """Run ``query`` on a background thread and show it when done (what a history
+        button does; the box shows it); returns at once. See :meth:`wait`."""
         generation, k, choice = self._begin(query)
         worker = threading.Thread(
             target=self._background,
@@ -382,9 +511,11 @@ class Explorer(w.VBox):  # type: ignore[misc]
             raise ValueError("run a query first, or give one: trace(sections, query)")
         pool = list(choice.fetch_pool(query))
         settings = self._cut_view.settings if self._cut_view is not None else self._cut_settings
-        return self.chain_panel.show(
+        view = self.chain_panel.show(
             ChainView(pool, sections, settings, vault=self._vault, question=query)
         )
+        self._traced_query = query
+        return view
 
     def _chain_clicked(self, pairs: list[tuple[str, str | None]]) -> None:
         try:
@@ -415,7 +546,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
 
     def _read_kept(self, source: AskSource | None) -> None:
         if source is not None:  # a kept chunk clicked in the cut panel opens in the reader
-            self.reader.show(source, query=self._current_query())
+            self.reader.show(source, query=self._current_query(), numbering="search")
 
     def _on_cut_panel(self, change: dict[str, Any]) -> None:
         if change["new"] != 0:
@@ -446,7 +577,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
     def _show_pool(self, query: str, choice: Choice) -> None:
         """Fetch ``query``'s pool from ``choice`` and show it in the cut panel (an error is
         shown there)."""
-        lead = choice.name if self.several else ""
+        lead = choice.label if self.several else ""
         self.cut_status.value = _html.message(
             f"fetching the pool for {query}…", tone="muted", lead=lead
         )
@@ -455,7 +586,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
             self.cut_view.set_pool(pool, question=query)
         except Exception as exc:  # any retriever failure is shown to the user
             self.cut_view.set_pool(None)
-            by = f" ({choice.name})" if self.several else ""
+            by = f" ({choice.label})" if self.several else ""
             self.cut_status.value = _html.message(
                 _describe(exc), tone="error", lead=f"fetching the pool failed{by}"
             )
@@ -506,7 +637,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
         notices = self._server_notices(choice, failed=error is not None)
         notices += [("warn", f"stand-in: {note}") for note in choice.stand_ins]
         if error is not None:
-            self._show_error(error, f"{choice.name} failed" if self.several else None)
+            self._show_error(error, f"{choice.label} failed" if self.several else None)
         else:
             self.error = None
             self.error_html.value = ""
@@ -524,11 +655,14 @@ class Explorer(w.VBox):  # type: ignore[misc]
             self._show_pool(query, choice)
         status = _html.search_status(query, len(sources), seconds)
         if self.several:
-            status += " from " + _html.heading_label(choice.name)
+            status += " from " + _html.heading_label(choice.label)
         status += "".join(_html.message(text, tone=tone) for tone, text in notices)
         self.status_html.value = status
+        notice = frontmatter_notice(sources)
+        self.notice_html.value = "" if notice is None else _html.message(notice, tone="warn")
         self._show_histogram()
         self._show_history()
+        self.chain_panel.say(chain_status(query, self._traced_query))
         if len(sources):
             self.view.select(0)
         return sources
@@ -558,7 +692,7 @@ class Explorer(w.VBox):  # type: ignore[misc]
     def _show_histogram(self) -> None:
         scores = [s.score for s in self.sources]
         finite = [s for s in scores if not math.isnan(s)]
-        name = (self._shown_choice or self._choice).name if self.several else None
+        name = (self._shown_choice or self._choice).label if self.several else None
         self.histogram_label.value = _html.heading_label("scores", f"({name})" if name else "")
         self.histogram.value = score_histogram_png(
             scores,
@@ -566,20 +700,23 @@ class Explorer(w.VBox):  # type: ignore[misc]
             xlabel=f"score ({name})".replace("$", r"\$") if name else "score",
         )
 
+    @property
+    def history_items(self) -> list[HistoryItem]:
+        """The history as listed: one item per question, the most recent first
+        (:func:`~askkit.widgets._switch.history_items`)."""
+        return history_items(self.history)
+
+    @property
+    def history_buttons(self) -> list[w.Button]:
+        """The history's buttons, one per question listed, in the list's order."""
+        return [row.button for row in self._history_rows[: len(self.history_box.children)]]
+
     def _show_history(self) -> None:
-        seen: dict[tuple[str, str | None], HistoryEntry] = {}
-        for entry in reversed(self.history):
-            seen.setdefault((entry.query, entry.retriever), entry)
-        buttons = []
-        for entry in seen.values():
-            on = f" on {entry.retriever}" if entry.retriever is not None else ""
-            button = w.Button(
-                description=entry.label(),
-                tooltip=f"run again: {entry.query}{on}",
-                button_style="danger" if entry.error is not None else "",
-                layout=w.Layout(width="360px"),
-            )
-            button.add_class("askkit-history-item")
-            button.on_click(lambda _b, e=entry: self._run_again(e))
-            buttons.append(button)
-        self.history_box.children = buttons
+        """List the history: a pool of rows (never more than the limit), each updated."""
+        items = self.history_items
+        labels = {c.name: c.label for c in self._choices}
+        while len(self._history_rows) < len(items):
+            self._history_rows.append(_HistoryRow(self._run_again))
+        for row, item in zip(self._history_rows, items, strict=False):
+            row.show(item, labels)
+        self.history_box.children = [row.box for row in self._history_rows[: len(items)]]

@@ -1,5 +1,17 @@
 """``Labeler``: grade the source shown in a reader, 0-3, into a qrels TSV.
 
+``Labeler(qrels_path, explorer)`` grades what an :class:`~askkit.widgets.Explorer`
+shows: the source open in its reader, for its current question (the one whose
+results are shown), following the user as they click through the results and
+ask new questions. The judgments go to the file the user names, never a
+temporary one. A question's id is the one the user's queries TSV gives it
+(``queries=``), else the one recorded beside the judgments file, else
+:func:`~askkit.widgets._qrels.question_id` of its text (a readable slug and 8
+hex digits of a hash: stable across sessions); the question is recorded with its
+id in ``<name>.queries.tsv`` beside the judgments file
+(:func:`~askkit.widgets._qrels.questions_path`), so the judgments can be used
+later.
+
 Every grade is written at once, atomically (:func:`askkit.metrics.write_qrels`:
 a temporary file, then a rename). Before each write the file is read again
 and this grade is merged into it, while holding the file's lock
@@ -24,10 +36,21 @@ from typing import Any
 import ipywidgets as w
 
 from askkit import _html
-from askkit.errors import SchemaError
+from askkit.errors import AskkitError
 from askkit.metrics.queries import read_queries
 from askkit.sources import AskSource
-from askkit.widgets._qrels import GRADES, Key, judgment_key, load_judgments, update_judgments
+from askkit.widgets._qrels import (
+    GRADES,
+    Key,
+    judgment_key,
+    load_judgments,
+    load_questions,
+    question_id,
+    question_key,
+    question_text,
+    questions_path,
+    update_judgments,
+)
 from askkit.widgets.reader import SourceReader
 
 __all__ = ["GRADE_LABELS", "Labeler", "read_queries"]
@@ -56,17 +79,27 @@ class Labeler(w.VBox):  # type: ignore[misc]
     Parameters
     ----------
     qrels:
-        The judgments file (TSV: ``query_id, path, heading, grade``); read now
-        when it exists, created on the first grade.
+        The judgments file (TSV: ``query_id, path, heading, grade``), the one
+        you name; read now when it exists, created on the first grade.
     view:
-        A :class:`SourceReader`, or an :class:`Explorer` / :class:`TurnView`
-        (its reader). The Labeler follows the source the reader shows.
+        An :class:`Explorer` (``Labeler(qrels_path, explorer)``: the source open
+        in its reader, for its current question), a :class:`TurnView` (its
+        reader) or a :class:`SourceReader`. The Labeler follows the source the
+        reader shows and the question it shows it for.
     query_id:
-        The query id judgments are filed under. When not given it follows the
-        reader's query: looked up in ``queries`` (question -> id), else the
-        query text itself. It can be edited in the widget.
+        The query id judgments are filed under, whatever the question. When not
+        given it follows the reader's question: the id ``queries`` gives it, else
+        the id recorded for it in :attr:`questions_path`, else
+        :func:`~askkit.widgets._qrels.question_id` of its text; a question
+        matches whitespace and case aside. It can be edited in the widget.
     queries:
-        ``{query_id: question}`` or a queries TSV (``data/queries.tsv``).
+        ``{query_id: question}`` or a queries TSV (``data/queries.tsv``): your
+        ids. It is only read.
+
+    Each grade whose id is not one of ``queries``' (nor a fixed ``query_id``)
+    records its question, ``query_id<TAB>question``, in :attr:`questions_path`
+    beside the judgments file, atomically and under the judgments file's lock,
+    before the judgment is written.
 
     Keys: focus the *keys* box and type ``0``-``3`` to grade, ``n``/``j`` for
     the next source in the view's table, ``p``/``k`` for the previous one.
@@ -76,6 +109,8 @@ class Labeler(w.VBox):  # type: ignore[misc]
     judgments:
         ``{(query_id, path, heading): grade}``: the file as last read or written,
         each key's grade the one evaluate uses for it.
+    questions_path:
+        The queries TSV beside the judgments file (``my-qrels.queries.tsv``).
     """
 
     def __init__(
@@ -87,13 +122,19 @@ class Labeler(w.VBox):  # type: ignore[misc]
         queries: Mapping[str, str] | str | os.PathLike[str] | None = None,
     ) -> None:
         self.path = Path(qrels)
+        self.questions_path = questions_path(self.path)
         self.reader = _reader_of(view)
         self.table = getattr(view, "view", None) or getattr(view, "sources_view", None)
         if queries is None or isinstance(queries, Mapping):
             by_id = dict(queries or {})
         else:
             by_id = read_queries(queries)
-        self._ids_by_question = {q.strip(): qid for qid, q in by_id.items()}
+        self._users_ids = frozenset(by_id)
+        self._ids_by_question: dict[str, str] = {}
+        for qid, question in by_id.items():
+            self._ids_by_question.setdefault(question_key(question), qid)
+        self._recorded: dict[str, str] = {}
+        self._remember(load_questions(self.questions_path))
         self._fixed_query_id = query_id
         self.judgments: dict[Key, int] = load_judgments(self.path)
         self.query_id_box = w.Text(
@@ -119,9 +160,12 @@ class Labeler(w.VBox):  # type: ignore[misc]
         self.keys_box.observe(self._on_key, names="value")
         self.status_html = w.HTML()
         self.status_html.add_class("askkit-label-status")
+        self.question_html = w.HTML()
+        self.question_html.add_class("askkit-label-question")
         self.reader.observe(self._on_reader, names=["source", "query"])
         super().__init__(
             [
+                self.question_html,
                 w.HBox([self.query_id_box, self.keys_box]),
                 w.HBox(self.grade_buttons),
                 self.status_html,
@@ -146,9 +190,31 @@ class Labeler(w.VBox):  # type: ignore[misc]
         """The query id judgments go under."""
         return str(self.query_id_box.value).strip()
 
+    @property
+    def question(self) -> str:
+        """The question graded for: the reader's (the Explorer's shown question), as
+        recorded (:func:`~askkit.widgets._qrels.question_text`)."""
+        return question_text(self.reader.query)
+
+    def _remember(self, recorded: Mapping[str, str]) -> None:
+        """Learn ``{query_id: question}`` recorded beside the judgments file."""
+        for qid, question in recorded.items():
+            self._recorded.setdefault(question_key(question), qid)
+
     def _derived_query_id(self) -> str:
-        query = self.reader.query.strip()
-        return self._ids_by_question.get(query, query)
+        question = self.question
+        if not question:
+            return ""
+        key = question_key(question)
+        return self._ids_by_question.get(key) or self._recorded.get(key) or question_id(question)
+
+    def _questions_to_record(self) -> dict[str, str]:
+        """``{query_id: question}`` to record with a grade: the question graded for, unless
+        its id is one the user gave (``queries`` or a fixed ``query_id``)."""
+        qid, question = self.query_id, self.question
+        if self._fixed_query_id is not None or not question or qid in self._users_ids:
+            return {}
+        return {qid: question}
 
     def key(self) -> Key | None:
         """The qrels key of the shown source, ``None`` when there is nothing to grade."""
@@ -180,13 +246,15 @@ class Labeler(w.VBox):  # type: ignore[misc]
                 "nothing to grade: show a source and set a query id", tone="error"
             )
             return False
+        questions = self._questions_to_record()
         try:
-            self.judgments = update_judgments(self.path, {key: grade})
-        except (SchemaError, OSError) as exc:
+            self.judgments = update_judgments(self.path, {key: grade}, questions)
+        except (AskkitError, OSError) as exc:  # a malformed file, a full disk, a link...
             self.status_html.value = _html.message(
                 f"grade {grade} not saved: {exc}", tone="error", lead="error"
             )
             return False
+        self._remember(questions)
         self._render(saved=True)
         return True
 
@@ -222,6 +290,10 @@ class Labeler(w.VBox):  # type: ignore[misc]
             self.move(-1)
 
     def _render(self, *, saved: bool = False) -> None:
+        question = self.question
+        self.question_html.value = (
+            _html.message(question, tone="muted", lead="grading for") if question else ""
+        )
         current = self.current_grade()
         for g, button in zip(GRADES, self.grade_buttons, strict=True):
             button.button_style = "success" if g == current else ""

@@ -8,7 +8,7 @@ markup of :mod:`askkit._html`.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, cast
 
 import ipywidgets as w
 import traitlets
@@ -26,6 +26,7 @@ from askkit.widgets._reader_model import (
     query_terms,
     section_at,
 )
+from askkit.widgets._table_model import note_titles
 
 __all__ = ["SourceReader"]
 
@@ -54,6 +55,11 @@ class SourceReader(w.VBox):  # type: ignore[misc]
         The source shown (``None`` for none); set it, or call :meth:`show`.
     query:
         The query whose terms are highlighted.
+    numbering:
+        What the source's number is (:data:`askkit._html.Numbering`):
+        ``"citation"`` (default: the ``[n]`` an answer cites it by, shown
+        ``ordinal [n]``), ``"pool"`` (its rank in the candidate pool, shown
+        ``rank n in the pool``) or ``"search"`` (its search rank).
     section:
         The index into :attr:`sections` of the highlighted section, ``None``
         when the note is not open; :attr:`located` is the highlighted range.
@@ -65,6 +71,7 @@ class SourceReader(w.VBox):  # type: ignore[misc]
 
     source = traitlets.Any(None, allow_none=True)
     query = traitlets.Unicode("")
+    numbering = traitlets.Enum(("citation", "pool", "search"), "citation")
     section = traitlets.Int(None, allow_none=True)
 
     def __init__(
@@ -119,14 +126,31 @@ class SourceReader(w.VBox):  # type: ignore[misc]
             where = f", section {self.section + 1}/{len(self.sections)}"
         elif self.vault is not None:
             where = ", section not found" if self.note_text is not None else ", note not open"
-        return f"<SourceReader: [{source.ordinal}] {source.shown_heading()} ({source.path}){where}>"
+        before, number, after = _html.ordinal_label(source.ordinal, self._numbering)
+        if self.numbering != "citation":  # "[n]" alone reads as a citation
+            number = f"{before} {number}{after}"
+        title = source.shown_heading(self._note_title(source))
+        return f"<SourceReader: {number} {title} ({source.path}){where}>"
 
-    def show(self, source: AskSource | None, query: str | None = None) -> None:
-        """Show ``source`` (and highlight ``query``'s terms when given)."""
+    def show(
+        self,
+        source: AskSource | None,
+        query: str | None = None,
+        *,
+        numbering: _html.Numbering | None = None,
+    ) -> None:
+        """Show ``source``; highlight ``query``'s terms and say what its number is
+        (``numbering``, see :attr:`numbering`) when given."""
         with self.hold_trait_notifications():
             if query is not None:
                 self.query = query
+            if numbering is not None:
+                self.numbering = numbering
             self.source = source
+
+    @property
+    def _numbering(self) -> _html.Numbering:
+        return cast("_html.Numbering", self.numbering)  # the trait's Enum holds these alone
 
     @property
     def terms(self) -> list[str]:
@@ -149,7 +173,7 @@ class SourceReader(w.VBox):  # type: ignore[misc]
         self._open(change["new"])
         self._render()
 
-    @traitlets.observe("query")
+    @traitlets.observe("query", "numbering")
     def _on_query(self, change: dict[str, Any]) -> None:
         self._render()
 
@@ -182,6 +206,12 @@ class SourceReader(w.VBox):  # type: ignore[misc]
                 )
         self.section = section
 
+    def _note_title(self, source: AskSource | None) -> str | None:
+        """The note's title as on disk, which names a section before its first heading."""
+        if source is None:
+            return None
+        return note_titles(self.vault, [str(source.path)]).get(str(source.path))
+
     def _note_hash(self, source: AskSource) -> str | None:
         if self.vault is None or self.note_text is None:
             return None
@@ -192,13 +222,15 @@ class SourceReader(w.VBox):  # type: ignore[misc]
 
     def _render(self) -> None:
         source = self.source
-        self.title_html.value = _html.source_title(source)
+        self.title_html.value = _html.source_title(source, self._note_title(source))
         if source is None:
             self.meta_html.value = ""
             self.chunk_html.value = ""
             self.children = [self.title_html]
             return
-        self.meta_html.value = _html.source_meta(source, note_hash=self._note_hash(source))
+        self.meta_html.value = _html.source_meta(
+            source, note_hash=self._note_hash(source), numbering=self._numbering
+        )
         self.chunk_html.value = _html.chunk_html(source.text, self.terms)
         parts: list[Any] = [self.title_html, self.meta_html, self.chunk_label, self.chunk_html]
         if self.vault is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -22,18 +23,23 @@ from ipywidgets.widgets.widget_string import HTMLStyle  # not re-exported at the
 from askkit import _html
 from askkit._gc import paused_gc
 from askkit.sources import AskSource
+from askkit.vault import Vault
 from askkit.widgets._table_model import (
     TABLE_COLUMNS,
     Filter,
     Positions,
     as_sources_frame,
+    has_dates,
+    note_titles,
     page_count,
     page_positions,
     parse_min_score,
     row_cells,
     source_at,
     table_html,
+    titled_paths,
     top_score,
+    visible_columns,
     visible_positions,
 )
 
@@ -92,7 +98,7 @@ class _Row:
 
 
 class SourcesView(w.VBox):  # type: ignore[misc]
-    """One row per source: ``[n]``, display heading, path, date, score bar, cited.
+    """One row per source: ``[n]``, heading, path, date, score bar, cited.
 
     Parameters
     ----------
@@ -104,9 +110,16 @@ class SourcesView(w.VBox):  # type: ignore[misc]
         Rows per page.
     show_cited:
         Show the cited column; ``None`` shows it when a row has an answer.
+    vault:
+        The vault the sources come from (a :class:`~askkit.vault.Vault` or its
+        folder): a section before a note's first heading is then named by the
+        note's title as on disk (``Command palette``), not by kimun's lowercased
+        path (``command palette``): :meth:`AskSource.shown_heading`.
 
     Click a column header to sort by it (again to reverse); type in the
-    filter boxes to filter; click a row's ``[n]`` to select it.
+    filter boxes to filter; click a row's ``[n]`` to select it. Cells too long
+    for their column end with an ellipsis (the whole value in a tooltip); the
+    date column, and its filters, show only when a source has a date.
 
     Attributes
     ----------
@@ -124,10 +137,17 @@ class SourcesView(w.VBox):  # type: ignore[misc]
     ascending = traitlets.Bool(True)
 
     def __init__(
-        self, data: Any = None, *, page_size: int = 20, show_cited: bool | None = None
+        self,
+        data: Any = None,
+        *,
+        page_size: int = 20,
+        show_cited: bool | None = None,
+        vault: Vault | str | os.PathLike[str] | None = None,
     ) -> None:
         with paused_gc():  # the rows' widgets, next to the caller's many sources
+            self.vault = vault if vault is None or isinstance(vault, Vault) else Vault(vault)
             self._frame = as_sources_frame(data)
+            self._titles = note_titles(self.vault, titled_paths(self._frame))
             self._show_cited_option = show_cited
             self._positions: Positions = np.arange(len(self._frame), dtype=np.int64)
             self._top = top_score(self._frame)
@@ -174,10 +194,11 @@ class SourcesView(w.VBox):  # type: ignore[misc]
         for ctl in controls:
             ctl.observe(self._on_filter, names="value")
         self.clear_button.on_click(lambda _b: self.clear_filters())
+        self._date_filters = w.HBox([self.date_from, self.date_to])
         self._filters = w.VBox(
             [
                 w.HBox([self.text_filter, self.path_filter, self.clear_button]),
-                w.HBox([self.date_from, self.date_to, self.min_score]),
+                w.HBox([self._date_filters, self.min_score]),
             ]
         )
         self.sort_buttons: dict[str, w.Button] = {}
@@ -263,9 +284,21 @@ class SourcesView(w.VBox):  # type: ignore[misc]
         frame = self._frame
         return bool("answer" in frame.columns and frame["answer"].fillna("").ne("").any())
 
+    @property
+    def titles(self) -> dict[str, str]:
+        """``{printed path: the note's title}`` of the rows named by their note's title
+        (empty without a vault): :func:`askkit.widgets._table_model.note_titles`."""
+        return dict(self._titles)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns shown, in order (the date only when a source has one)."""
+        return visible_columns(self._frame, show_cited=self.show_cited)
+
     def set_data(self, data: Any) -> None:
         """Show other sources; the selection is cleared, filters and sort stay."""
         self._frame = as_sources_frame(data)
+        self._titles = note_titles(self.vault, titled_paths(self._frame))
         self._top = top_score(self._frame)
         self._clear_selection()
         self.page = 0
@@ -410,7 +443,11 @@ class SourcesView(w.VBox):  # type: ignore[misc]
     def _refresh(self) -> None:
         """Recompute the visible positions (filter + sort) and show the current page."""
         self._positions = visible_positions(
-            self._frame, self.filter, self.sort_by or None, ascending=self.ascending
+            self._frame,
+            self.filter,
+            self.sort_by or None,
+            ascending=self.ascending,
+            titles=self._titles,
         )
         last = page_count(len(self._positions), self.page_size) - 1
         if self.page > last:
@@ -425,8 +462,8 @@ class SourcesView(w.VBox):  # type: ignore[misc]
     def _render_page(self) -> None:
         if not self._rows:
             return
-        rows = row_cells(self._frame, self.page_rows(), top=self._top)
-        cited = self.show_cited
+        rows = row_cells(self._frame, self.page_rows(), top=self._top, titles=self._titles)
+        columns = self.columns
         for i, row in enumerate(self._rows[: self.page_size]):
             if i >= len(rows):
                 row.position = None
@@ -439,9 +476,13 @@ class SourcesView(w.VBox):  # type: ignore[misc]
             row.button.button_style = "info" if row.position == self.selected_position else ""
             for column, cell in row.cells.items():
                 cell.value = getattr(cells, column)
-            row.cells["cited"].layout.display = None if cited else "none"
-        self.sort_buttons["cited"].layout.display = None if cited else "none"
+        for column, layout in self._shared.layouts.items():  # one per column, every row's
+            layout.display = None if column in columns else "none"
+        dated = has_dates(self._frame)
+        filtering_dates = self.date_from.value is not None or self.date_to.value is not None
+        self._date_filters.layout.display = None if dated or filtering_dates else "none"
         for column, button in self.sort_buttons.items():
+            button.layout.display = None if column in columns else "none"
             arrow = (" ▲" if self.ascending else " ▼") if column == self.sort_by else ""
             button.description = TABLE_COLUMNS[column] + arrow
         total = len(self._frame)
@@ -459,4 +500,5 @@ class SourcesView(w.VBox):  # type: ignore[misc]
             selected=self.selected_position,
             show_cited=self.show_cited,
             top=self._top,
+            titles=self._titles,
         )

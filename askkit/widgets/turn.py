@@ -5,6 +5,9 @@ The answer is laid out as a wrapping row of widgets (pieces from
 ``HTML``, each resolving citation as a ``Button`` (a real round trip to
 Python in any front-end), each dangling citation as a struck-through red
 label that cannot be clicked (the markup of :func:`askkit._html.citation`).
+A citation and the punctuation written against it
+(:func:`~askkit.widgets._turn_model.answer_groups`) share one box that does
+not wrap, so a line never starts with the ``.`` after ``[2]``.
 Clicking a citation selects its source, by ordinal, in the linked
 :class:`SourcesView`, which opens it in the :class:`SourceReader`.
 """
@@ -19,7 +22,7 @@ import ipywidgets as w
 from askkit import _html
 from askkit.sources import AskSource, Turn
 from askkit.vault import Vault
-from askkit.widgets._turn_model import AnswerPiece, answer_pieces
+from askkit.widgets._turn_model import AnswerPiece, answer_groups, answer_pieces
 from askkit.widgets.reader import SourceReader
 from askkit.widgets.table import SourcesView
 
@@ -66,7 +69,7 @@ class TurnView(w.VBox):  # type: ignore[misc]
         self.citation_buttons: dict[int, list[w.Button]] = {}
         self.question_html = w.HTML(_html.question_html(turn.question))
         self.answer_box = w.Box(
-            [self._piece_widget(p) for p in self.pieces],
+            [self._group_widget(g) for g in answer_groups(self.pieces)],
             layout=w.Layout(display="flex", flex_flow="row wrap", align_items="center"),
         )
         self.answer_box.add_class("askkit-answer")
@@ -94,6 +97,23 @@ class TurnView(w.VBox):  # type: ignore[misc]
             f"<TurnView: {self.turn.question!r}, {len(self.turn.sources)} sources, "
             f"{cited} cited, {dangling} dangling{reading}>"
         )
+
+    def _group_widget(self, group: list[AnswerPiece]) -> Any:
+        """One piece, or pieces no line may break between in a box that does not wrap."""
+        if len(group) == 1:
+            return self._piece_widget(group[0])
+        children = [self._piece_widget(p) for p in group]
+        for child in children[:-1]:  # written against each other: no gap inside the group
+            if isinstance(child, w.Button):
+                child.layout.margin = "0 1px 0 0"
+            else:
+                child.layout.padding = "0"
+        box = w.Box(
+            children,
+            layout=w.Layout(display="flex", flex_flow="row nowrap", align_items="center"),
+        )
+        box.add_class("askkit-nobreak")
+        return box
 
     def _piece_widget(self, piece: AnswerPiece) -> Any:
         if piece.kind == "break":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from askkit.ranking import CutSettings, pool_of
 from askkit.retrieve import LocalIndex
 from askkit.trace import CHAIN_STAGES, trace_pool
@@ -95,3 +97,111 @@ def test_hardening_39_7_a_chain_on_a_vault_with_an_unreadable_note_reads_only_it
     assert rows.loc["a.md#Intro", "stage"] != "sectioned"
     assert rows.loc["judged-bad.md", "stage"] == "sectioned"
     assert "not valid UTF-8" in rows.loc["judged-bad.md", "why"]
+
+
+# -- issue 40 ----------------------------------------------------------------------------
+
+EMBED = "Linking notes and files/Embed files.md#Embed a note in another note"  # as on disk
+
+
+def _typed(text: str) -> tuple[str, str | None]:
+    from askkit.trace import typed_section
+
+    return typed_section(text)
+
+
+def _embed_vault(root: Path) -> Path:
+    """Notes named as the Obsidian help names them: capitals and spaces on disk."""
+    folder = root / "Linking notes and files"
+    folder.mkdir(parents=True)
+    (folder / "Embed files.md").write_text(
+        "---\naliases:\n  - embed a note\ncssclasses:\n  - soft-embed\n---\n# Embed files\n"
+        "## Embed a note in another note\nTo embed a note, write ![[Internal links]].\n"
+        "## Embed a PDF in a note\nEmbed a PDF too.\n"
+    )
+    (folder / "Internal links.md").write_text(
+        "---\naliases:\n  - note links\n---\n# Internal links\n## Link to a heading\nA note.\n"
+    )
+    (root / "Home.md").write_text("# Home\nWelcome to the notes.\n")
+    return root
+
+
+def test_issue40_2_the_why_not_panel_takes_a_path_as_on_disk_and_names_the_closest(
+    tmp_path: Path,
+) -> None:
+    from askkit.widgets import Explorer
+
+    vault = _embed_vault(tmp_path)
+    explorer = Explorer(LocalIndex(vault, cache_dir=False, progress=False), vault=vault)
+    explorer.search("embed a note")
+    panel = explorer.chain_panel
+    panel.sections_box.value = f"{EMBED}, Linking notes and files/Embed file.md"
+    panel.trace_button.click()
+    assert panel.view is not None
+    found, typo = panel.view.rows
+    assert found.section == "linking notes and files/embed files.md#Embed a note in another note"
+    assert found.stopped != "sectioned"  # was: "... is not in the vault"
+    assert (typo.stopped, typo.passed) == ("sectioned", False)
+    status = panel.status.value
+    assert (
+        "2 notes followed; 1 stopped at the vault: linking notes and files/embed file.md" in status
+    )
+    assert "the closest notes: &#x27;linking notes and files/embed files.md&#x27;" in status
+    assert panel.view.open_section(EMBED) is not None  # typed as on disk, opened
+    printed = "linking notes and files/embed files.md#Embed a note in another note"
+    assert panel.view.row(printed) is found  # and as kimun prints it
+    with pytest.raises(KeyError, match=r"the closest: 'linking notes and files/embed files\.md#"):
+        panel.view.row("Linking notes and files/Embed files.md#Embed a notes in another")
+
+
+def test_issue40_2_on_the_obsidian_vault_a_section_typed_as_on_disk_is_traced() -> None:
+    from tests.corpora import corpus
+
+    vault = corpus("obsidian-help-en")
+    index = LocalIndex(vault, cache_dir=False, progress=False)
+    heading = "Embed a note in another note"
+    view = ChainView.ask("embed a note", index, [_typed(EMBED)], vault=vault)
+    (row,) = view.rows
+    assert (row.section, row.stopped) == (
+        f"linking notes and files/embed files.md#{heading}",
+        "context",
+    )
+    # the frontmatter the question matches is pointed out, kimun's ranking kept as it is
+    assert view.frontmatter.startswith("11 of the 33 chunks the cut keeps are notes' frontmatter")
+    assert "cssclasses" in view.frontmatter_html.value
+
+
+def test_issue40_6_the_chain_view_points_out_the_frontmatter_the_cut_keeps(tmp_path: Path) -> None:
+    vault = _embed_vault(tmp_path)
+    index = LocalIndex(vault, cache_dir=False, progress=False)
+    view = ChainView.ask("note aliases", index, [_typed(EMBED)], vault=vault)
+    assert "of the pool's" in view.frontmatter
+    assert view.frontmatter_html in view.children
+    assert "<b>frontmatter:</b>" in view.frontmatter_html.value
+    plain = ChainView(pool_of([0.9, 0.5]), ["/n0.md"])
+    assert (plain.frontmatter, plain.frontmatter_html.value) == ("", "")  # none: nothing said
+
+
+def test_issue40_10_the_chain_reader_marks_the_question_and_says_a_pool_rank() -> None:
+    from askkit.widgets import Explorer
+
+    index = LocalIndex(DATA / "vault", cache_dir=False, progress=False)
+    view = ChainView.ask(QUESTION, index, SECTIONS, vault=DATA / "vault")
+    view.buttons[1].click()  # the cut section, at rank 25 of the pool
+    reader = view.reader
+    assert reader.query == QUESTION
+    assert "<mark" in reader.chunk_html.value  # the question's terms marked, as the Explorer's
+    assert "rank <code>25</code> in the pool" in reader.meta_html.value
+    assert "[25]" not in reader.meta_html.value  # "[n]" reads as a citation
+    assert repr(reader).startswith("<SourceReader: rank 25 in the pool 2026-01-12 · Evening")
+    # the why-not panel's reader is the chain's: the shown query marked there too
+    explorer = Explorer(index, vault=DATA / "vault")
+    explorer.search(QUESTION)
+    explorer.chain_panel.sections_box.value = "journal/2026-01-12.md#Evening"
+    explorer.chain_panel.trace_button.click()
+    assert explorer.chain_panel.view is not None
+    explorer.chain_panel.view.buttons[0].click()
+    panel_reader = explorer.chain_panel.view.reader
+    assert panel_reader.query == QUESTION
+    assert "<mark" in panel_reader.chunk_html.value
+    assert "in the pool" in panel_reader.meta_html.value

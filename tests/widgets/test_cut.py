@@ -93,11 +93,13 @@ def test_the_strategy_table_agrees_with_explain_cut(name: str) -> None:
     settings = CutSettings(top_k=2)
     table = strategy_table(cut_model(pool, settings))
     explained = explain_cut(pool, settings)
-    assert table["chunks"].to_dict() == explained.attrs["cut_len"]
     for strategy, suffix in zip(STRATEGIES, ["fixed", "score_range", "largest_drop"], strict=True):
-        assert table.loc[strategy, "search rows"] == int(explained[f"in_search_{suffix}"].sum())
-        kept = explained[explained[f"kept_{suffix}"]]
-        assert table.loc[strategy, "notes"] == kept["path"].nunique()
+        chunks = explained.attrs["cut_len"][strategy]
+        notes = explained[explained[f"kept_{suffix}"]]["path"].nunique()
+        context = f"{chunks} chunk{'s' * (chunks != 1)} from {notes} note{'s' * (notes != 1)}"
+        assert table.loc[strategy, "answer's context"] == context
+        rows = int(explained[f"in_search_{suffix}"].sum())
+        assert table.loc[strategy, "search lists"] == f"{rows} note{'s' * (rows != 1)}"
     assert table["selected"].tolist() == ["", "◀", ""]
 
 
@@ -283,9 +285,9 @@ def test_the_plot_is_a_png_for_every_pool() -> None:
 
 def test_repr_says_what_is_kept() -> None:
     view = CutView(POOLS["a gap"], CutSettings(strategy="fixed", top_k=2))
-    assert (
-        repr(view)
-        == "<CutView: fixed keeps 2 of 8 chunks (2 notes): top_k = 2; search lists 2 notes>"
+    assert repr(view) == (
+        "<CutView: fixed keeps 2 of 8 chunks from 2 notes: top_k = 2 chunks for the answer; "
+        "search lists 2 notes (up to top_k notes, read on down the whole pool)>"
     )
     assert isinstance(view.kept_sources[0], AskSource)
     assert view.kept_sources[0].path == VaultPath("/n0.md")
@@ -309,7 +311,7 @@ def test_the_view_names_the_question_its_pool_came_from() -> None:
 def test_the_score_range_sentence_and_plot_say_where_high_and_low_are() -> None:
     from matplotlib.figure import Figure
 
-    from askkit.widgets._cut_model import _draw_cut
+    from askkit.widgets._cut_model import _draw_cut, plot_legend
 
     scores = [6.45, 5.0, 4.9, 4.16] + [3.0 - 0.03 * i for i in range(72)] + [0.88, 0.5, 0.4, 0.3]
     pool = pool_of(scores)
@@ -323,6 +325,95 @@ def test_the_score_range_sentence_and_plot_say_where_high_and_low_are() -> None:
     fig = Figure()
     ax = fig.subplots()
     _draw_cut(ax, model)
-    labels = {t.get_text(): t.xy for t in ax.texts if hasattr(t, "xy")}
-    assert labels["high (rank 4)"] == (4, 4.16)
-    assert labels["low (rank 77)"] == (77, 0.88)
+    marked = [tuple(c.get_offsets()[0]) for c in ax.collections if len(c.get_offsets()) == 1]
+    assert (4, 4.16) in marked  # the high and the low, ringed where they sit
+    assert (77, 0.88) in marked
+    words = dict(plot_legend(model))  # and named, with their ranks, in the legend
+    assert words["endpoints"] == "score-range's high and low: the scores at ranks 4 and 77"
+
+
+# -- issue 40, item 9: the plot explains every mark and no label overlaps or is clipped ----
+
+
+def _texts(fig: Any) -> list[tuple[str, Any]]:
+    """Every text the drawn figure shows (legend, axis labels, the tick labels within the
+    axes' limits, any text on the axes), with its extent in pixels."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    (ax,) = fig.axes
+    texts = [*fig.legends[0].get_texts(), ax.xaxis.label, ax.yaxis.label, *ax.texts]
+    for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        drawn = [
+            t for t in axis.get_major_ticks() if min(low, high) <= t.get_loc() <= max(low, high)
+        ]
+        texts.extend(t.label1 for t in drawn)
+    return [(t.get_text(), t.get_window_extent(renderer)) for t in texts if t.get_text().strip()]
+
+
+def _drop_pool(n: int = 80, kept: int = 8) -> list[ChunkResult]:
+    """A pool whose score-range cut keeps ``kept`` chunks: the shape that put the
+    "score-range (8)" label on the "high (rank 4)" one."""
+    top = [6.0 - 0.1 * i for i in range(kept)]
+    return pool_of(top + [2.0 - 0.01 * i for i in range(n - kept)])
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [POOLS["a full pool"], _drop_pool(), _drop_pool(80, 3), POOLS["notes with several chunks"]],
+    ids=["full", "score-range keeps 8", "score-range keeps 3", "notes"],
+)
+@pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: s.label)
+def test_issue40_9_no_label_of_the_cut_plot_overlaps_another_or_leaves_the_figure(
+    pool: list[ChunkResult], settings: CutSettings
+) -> None:
+    from askkit.widgets._cut_model import cut_figure
+
+    fig = cut_figure(cut_model(pool, settings))
+    texts = _texts(fig)
+    figure = fig.bbox
+    for text, box in texts:  # never clipped: "low (rank 77)" once showed as "low ra"
+        assert box.x0 >= figure.x0 - 0.5, text
+        assert box.x1 <= figure.x1 + 0.5, text
+        assert box.y0 >= figure.y0 - 0.5, text
+        assert box.y1 <= figure.y1 + 0.5, text
+    for i, (a, box_a) in enumerate(texts):  # never on one another
+        for b, box_b in texts[i + 1 :]:
+            assert not box_a.overlaps(box_b), (a, b)
+    legend = fig.legends[0].get_window_extent()
+    assert not legend.overlaps(fig.axes[0].get_window_extent())  # nothing written on the data
+
+
+def test_issue40_9_the_legend_explains_the_gap_closing_note_and_what_the_cut_does_with_it() -> None:
+    from askkit.widgets._cut_model import cut_figure, plot_legend
+
+    pool = POOLS["a gap"]  # largest-drop's gap closes at rank 6
+    for settings, fate in [
+        (CutSettings(strategy="fixed", top_k=2), "fixed cuts it"),
+        (CutSettings(strategy="fixed", top_k=7), "fixed keeps it"),
+        (CutSettings(strategy="largest-drop"), "(largest-drop keeps it)"),
+    ]:
+        model = cut_model(pool, settings)
+        words = dict(plot_legend(model))
+        assert words["gap"].startswith("gap-closing note, rank 6: the first below largest-drop's")
+        assert words["gap"].endswith(fate)
+        shown = [t.get_text() for t in cut_figure(model).legends[0].get_texts()]
+        assert shown == [w for _, w in plot_legend(model)]  # every mark is named
+    words = dict(plot_legend(cut_model(_drop_pool())))
+    assert words["endpoints"] == "score-range's high and low: the scores at ranks 4 and 77"
+    assert words["score-range"] == "score-range cutoff=0.4: keeps 8"
+
+
+def test_issue40_9_the_strategy_table_says_chunks_from_notes_and_what_search_lists() -> None:
+    # 20 chunks of 9 notes: fixed top_k=20 keeps them all and search reads on for 20 notes
+    paths = [f"/n{i % 9}.md" for i in range(20)] + [f"/m{i}.md" for i in range(30)]
+    model = cut_model(
+        pool_of([1 - i / 100 for i in range(50)], paths), CutSettings(strategy="fixed")
+    )
+    row = strategy_table(model).loc["fixed"]
+    assert row["answer's context"] == "20 chunks from 9 notes"
+    assert row["search lists"] == "20 notes"
+    assert model.summary.startswith("fixed keeps 20 of 50 chunks from 9 notes: top_k = 20 chunks")
+    assert "search lists 20 notes (up to top_k notes, read on down the whole pool)" in model.summary

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import re
 import threading
+import time
+import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,11 +17,32 @@ from askkit.ranking import CutSettings, answer_context, cut_len
 from askkit.retrieve.local import LocalIndex
 from askkit.testing import FAST_SETTINGS, KimunTestServer
 from askkit.widgets import Explorer
-from askkit.widgets._histogram import score_histogram_png
+from askkit.widgets._histogram import draw_score_histogram, score_histogram_png
 from tests.conftest import DATA
+from tests.corpora import corpus
 
 VAULT = DATA / "vault"
 PNG = b"\x89PNG"
+
+
+def front_end(widget: Any, data: dict[str, Any]) -> None:
+    """A message from the browser to ``widget``'s model, through ipywidgets' own handler."""
+    widget._handle_msg({"content": {"data": data}, "buffers": []})
+
+
+def type_in(box: Any, text: str) -> None:
+    """What the browser sends when the text is committed (a click takes the focus, or Enter)."""
+    front_end(box, {"method": "update", "state": {"value": text}, "buffer_paths": []})
+
+
+def press_enter(box: Any) -> None:
+    """What the browser sends on Enter in a Text: ``{"event": "submit"}``, changed or not."""
+    front_end(box, {"method": "custom", "content": {"event": "submit"}})
+
+
+def click(button: Any) -> None:
+    """What the browser sends on a click."""
+    front_end(button, {"method": "custom", "content": {"event": "click"}})
 
 
 def chunk_dict(query: str) -> dict[str, Any]:
@@ -40,6 +66,21 @@ def test_histogram_png() -> None:
     assert score_histogram_png([]).startswith(PNG)
 
 
+@pytest.mark.parametrize("scores", [[0.5], [0.1, 0.5], [0.1, 0.2, 0.2, 0.9], []])
+def test_issue40_10_the_histogram_counts_whole_sources(scores: list[float]) -> None:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4, 2.2), dpi=90, layout="constrained")
+    ax = fig.subplots()
+    draw_score_histogram(ax, scores)
+    fig.canvas.draw()  # ticks as drawn
+    low, high = ax.get_ylim()
+    ticks = [t for t in ax.get_yticks() if low <= t <= high]
+    assert ticks
+    assert all(float(t).is_integer() for t in ticks), ticks  # never "0.25 sources"
+    assert ax.get_ylabel() == "sources"
+
+
 def test_explorer_with_local_index(index: LocalIndex) -> None:
     ex = Explorer(index, VAULT, k=5)
     assert bytes(ex.histogram.value).startswith(PNG)
@@ -54,9 +95,10 @@ def test_explorer_with_local_index(index: LocalIndex) -> None:
     ex.view._rows[1].button.click()
     assert ex.reader.source == sources[1]
     assert ex.reader.query == "how often should I feed the sourdough starter"
-    assert [b.description for b in ex.history_box.children] == [
-        f"how often should I feed the sourdough starter ({len(sources)} sources)"
+    assert [b.description for b in ex.history_buttons] == [
+        "how often should I feed the sourdough starter"
     ]
+    assert f"{len(sources)} sources" in ex.history_box.children[0].children[1].value
 
 
 def test_a_new_question_reads_in_the_retrievers_order_whatever_the_last_was_sorted_by(
@@ -75,22 +117,23 @@ def test_a_new_question_reads_in_the_retrievers_order_whatever_the_last_was_sort
 
 def test_enter_submits_and_history_reruns(index: LocalIndex) -> None:
     ex = Explorer(index, VAULT)
-    ex.query_box.value = "wireguard"  # what the front-end sends on Enter
+    ex.settle = 0.0
+    type_in(ex.query_box, "wireguard")
+    assert ex.wait(30)
+    assert ex.history == []  # typing alone asks nothing
+    press_enter(ex.query_box)
     assert ex.wait(30)
     assert ex.history[-1].query == "wireguard"
-    ex.search_button.click()  # the same query again, by the button
+    click(ex.search_button)  # the same query again, by the button
     assert ex.wait(30)
     assert len(ex.history) == 2
     ex.search("tomatoes")
-    assert [b.description.split(" (")[0] for b in ex.history_box.children] == [
-        "tomatoes",
-        "wireguard",
-    ]
-    ex.history_box.children[1].click()
+    assert [b.description for b in ex.history_buttons] == ["tomatoes", "wireguard"]
+    ex.history_buttons[1].click()
     assert ex.wait(30)
     assert ex.history[-1].query == "wireguard"
     assert ex.query_box.value == "wireguard"
-    assert ex.history_box.children[0].description.startswith("wireguard")
+    assert ex.history_buttons[0].description == "wireguard"
 
 
 def test_explorer_with_kimun_client(index: LocalIndex) -> None:
@@ -133,7 +176,7 @@ def test_retriever_errors_are_shown_escaped() -> None:
     assert "<script>" not in ex.error_html.value
     assert "&lt;script&gt;" in ex.error_html.value
     assert ex.history[-1].error is not None
-    assert ex.history_box.children[0].button_style == "danger"
+    assert ex.history_buttons[0].button_style == "danger"
     ex2 = Explorer(lambda q: 42)  # a malformed result is an error too
     ex2.search("q")
     assert "SchemaError" in (ex2.error or "")
@@ -177,11 +220,13 @@ def test_submitted_queries_run_in_the_background() -> None:
         return [chunk_dict(query)]
 
     ex = Explorer(slow)
+    ex.settle = 0.0
     ex.submit("slow")  # returns while the retriever still works
     assert "searching for" in ex.status_html.value
     assert not ex.wait(0.05)
     ex.submit("skipped")  # waits behind "slow", then is superseded by "last"
-    ex.query_box.value = "last"  # Enter in the front end
+    type_in(ex.query_box, "last")
+    press_enter(ex.query_box)
     release.set()
     assert ex.wait(30)
     assert ex._worker is not None
@@ -193,7 +238,7 @@ def test_submitted_queries_run_in_the_background() -> None:
     assert [e.query for e in ex.history] == ["slow", "last"]  # nothing run is lost
     assert [s.path.stem for s in ex.sources] == ["last"]  # a late result is not shown
     assert "last" in ex.status_html.value
-    assert [b.description.split(" (")[0] for b in ex.history_box.children] == ["last", "slow"]
+    assert [b.description for b in ex.history_buttons] == ["last", "slow"]
 
 
 def test_search_from_python_supersedes_a_waiting_submit() -> None:
@@ -362,3 +407,237 @@ def test_a_healthy_server_and_other_retrievers_add_nothing(index: LocalIndex) ->
     local = Explorer(index)
     local.search("starter")
     assert local.server_health is None
+
+
+# --------------------------------------------------------------------------- issue 40
+
+
+def recording(calls: list[str]) -> Any:
+    """A fast retriever that records each question it is asked."""
+
+    def retrieve(query: str, k: int = 10) -> list[dict[str, Any]]:
+        calls.append(query)
+        return [chunk_dict(query.replace("/", "_") or "empty")]
+
+    return retrieve
+
+
+def test_issue40_4_a_click_sent_before_the_last_keystrokes_searches_the_box() -> None:
+    # ipywidgets sends a click at once but may hold a Text's last update back until the
+    # kernel answered the one before: the kernel then sees the click first
+    calls: list[str] = []
+    ex = Explorer(recording(calls))
+    ex.search("rye bread")  # the previous question, in the box
+    click(ex.search_button)  # the user typed a new question: the browser sends the click first
+    time.sleep(0.05)
+    type_in(ex.query_box, "wireguard peers")  # the keystrokes the browser held back
+    assert ex.wait(30)
+    assert calls == ["rye bread", "wireguard peers"]  # never the previous question again
+    assert ex.question == ex.query_box.value == "wireguard peers"
+    assert [s.path.stem for s in ex.sources] == ["wireguard peers"]
+    assert "wireguard peers" in ex.status_html.value
+
+
+def test_issue40_4_enter_on_an_unchanged_question_asks_it_again() -> None:
+    calls: list[str] = []
+    ex = Explorer(recording(calls))
+    ex.settle = 0.0
+    type_in(ex.query_box, "embed a note")
+    press_enter(ex.query_box)
+    assert ex.wait(30)
+    press_enter(ex.query_box)  # the same text: the browser still sends the submit
+    assert ex.wait(30)
+    click(ex.search_button)
+    assert ex.wait(30)
+    assert calls == ["embed a note"] * 3
+    assert [e.query for e in ex.history] == ["embed a note"] * 3
+    assert [b.description for b in ex.history_buttons] == ["embed a note"]
+    type_in(ex.query_box, "   ")
+    press_enter(ex.query_box)  # an empty box asks nothing, and says so
+    assert ex.wait(30)
+    assert len(calls) == 3
+    assert "type a question" in ex.status_html.value
+
+
+ORDERS = list(itertools.permutations(["type", "click", "enter"]))
+
+
+def test_issue40_4_typing_clicking_and_enter_in_every_order_search_the_box() -> None:
+    calls: list[str] = []
+    ex = Explorer(recording(calls))
+    for round_ in range(3):
+        for n, order in enumerate(ORDERS):
+            question = f"question {round_}-{n}"
+            before = len(calls)
+            for event in order:
+                if event == "type":
+                    for end in range(1, len(question) + 1):  # keystroke by keystroke
+                        type_in(ex.query_box, question[:end])
+                elif event == "click":
+                    click(ex.search_button)
+                else:
+                    press_enter(ex.query_box)
+            assert ex.wait(30)
+            # one burst, one search: of the box's final question, whatever came first
+            assert calls[before:] == [question], order
+            assert ex.question == question
+            assert [s.path.stem for s in ex.sources] == [question]
+            assert ex.reader.query == question
+
+
+def test_issue40_4_the_box_sends_its_text_when_committed_and_no_deprecated_on_submit() -> None:
+    """Keystrokes are not sent one by one: a question typed right after a click must not
+    reach the kernel while that click's search waits for its own last letters (the
+    browser test types and clicks back to back)."""
+    ex = Explorer(recording([]))
+    assert not ex.query_box.continuous_update
+    assert ex.query_box._submission_callbacks.callbacks == []  # on_submit is deprecated
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Explorer(recording([]))
+
+
+def obsidian() -> Path:
+    return corpus("obsidian-help-en")
+
+
+@pytest.fixture(scope="module")
+def obsidian_index() -> LocalIndex:
+    return LocalIndex(obsidian(), cache_dir=False, progress=False)
+
+
+def heading_cells(ex: Explorer) -> list[str]:
+    """The heading column as shown: the text a browser displays in each visible row."""
+    return [
+        re.sub(r"<[^>]+>", "", row.cells["heading"].value)
+        for row in ex.view._rows
+        if row.position is not None
+    ]
+
+
+def test_issue40_6_a_heading_less_section_reads_as_its_notes_title_on_obsidian(
+    obsidian_index: LocalIndex,
+) -> None:
+    ex = Explorer(obsidian_index, obsidian())
+    sources = ex.search("keyboard shortcut for the command palette")
+    assert str(sources[0].path) == "plugins/command palette.md"
+    assert sources[0].display_heading() == ""  # kimun's own value is kept
+    shown = heading_cells(ex)
+    assert shown[0] == "Command palette"  # the file's name as on disk, as Obsidian titles it
+    assert "(no heading)" not in " ".join(shown)
+    assert "the note&#x27;s title" in ex.view._rows[0].cells["heading"].value  # its tooltip
+    assert ex.view.titles["plugins/command palette.md"] == "Command palette"
+    without_vault = Explorer(obsidian_index)
+    without_vault.search("keyboard shortcut for the command palette")
+    assert heading_cells(without_vault)[0] == "command palette"  # the printed stem
+
+
+def test_issue40_6_a_heading_less_section_reads_as_its_notes_title_on_a_small_vault(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "Plugins").mkdir()
+    (tmp_path / "Plugins" / "Command palette.md").write_text(
+        "Open the command palette with Ctrl+P.\n\n# Usage\n\nType a command.\n"
+    )
+    (tmp_path / "Other.md").write_text("# Other\n\nNothing about commands.\n")
+    ex = Explorer(LocalIndex(tmp_path, cache_dir=False, progress=False), tmp_path)
+    ex.search("open the command palette")
+    assert heading_cells(ex)[0] == "Command palette"
+    ex.view.sort("heading")
+    assert heading_cells(ex) == sorted(heading_cells(ex), key=str.lower)
+
+
+@pytest.mark.parametrize(
+    ("where", "question", "lead"),
+    [
+        ("sample", "tags baking bread", "notes' frontmatter"),
+        ("obsidian", "embed a note", "4 of the top 10 are notes' frontmatter"),
+    ],
+)
+def test_issue40_6_the_explorer_points_out_frontmatter_among_the_results(
+    index: LocalIndex, where: str, question: str, lead: str
+) -> None:
+    retriever, vault = (index, VAULT)
+    if where == "obsidian":
+        retriever = LocalIndex(obsidian(), cache_dir=False, progress=False)
+        vault = obsidian()
+    ex = Explorer(retriever, vault)
+    sources = ex.search(question)
+    frontmatter = [s for s in sources if s.heading == "FrontMatter"]
+    assert frontmatter  # kimun's behaviour, kept: frontmatter is a section like any other
+    notice = ex.notice_html.value
+    assert lead in notice.replace("&#x27;", "'")
+    assert "which kimun indexes as a section of its own" in notice
+    for source in frontmatter[:4]:
+        assert str(source.path) in notice
+    assert ex.children.index(ex.notice_html) == ex.children.index(ex.view) + 1  # under them
+    ex.search("wireguard tunnel")  # no frontmatter among these: the line goes
+    assert not any(s.heading == "FrontMatter" for s in ex.sources)
+    assert ex.notice_html.value == ""
+
+
+def test_issue40_10_switching_retrievers_adds_no_history_entry_and_it_never_grows_down(
+    index: LocalIndex,
+) -> None:
+    ex = Explorer(retrievers={"BM25": index, "function": recording([])}, vault=VAULT, k=3)
+    ex.settle = 0.0
+    ex.search("rye bread")
+    ex.use("function")
+    assert ex.wait(30)
+    ex.use("BM25")
+    assert ex.wait(30)
+    assert len(ex.history) == 3
+    assert [b.description for b in ex.history_buttons] == ["rye bread"]  # one per question
+    runs = ex.history_box.children[0].children[1].value
+    assert "BM25: 3" in runs
+    assert "function: 1" in runs  # every retriever that answered, whole, not cut
+    layout = ex.history_box.layout
+    assert (layout.height, layout.overflow) == ("200px", "hidden auto")  # scrolls in place
+    for i in range(25):
+        ex.search(f"question {i}")
+    assert len(ex.history_buttons) == 20  # bounded
+    assert ex.history_buttons[0].description == "question 24"
+    assert len(ex.history_box.children) == 20
+    assert ex._history_rows[:20] == ex._history_rows  # rows reused, never rebuilt
+
+
+def test_issue40_10_the_date_column_shows_only_when_a_source_has_a_date(
+    index: LocalIndex, tmp_path: Path
+) -> None:
+    (tmp_path / "a.md").write_text("# Alpha\n\nrye\n")
+    (tmp_path / "b.md").write_text("# Beta\n\nrye and oats\n")
+    ex = Explorer(LocalIndex(tmp_path, cache_dir=False, progress=False), tmp_path)
+    ex.search("rye")
+    assert "date" not in ex.view.columns
+    assert ex.view._shared.layouts["date"].display == "none"
+    assert ex.view.sort_buttons["date"].layout.display == "none"
+    assert ex.view._date_filters.layout.display == "none"
+    journal = Explorer(index, VAULT)
+    journal.search("baked a loaf in the afternoon")
+    assert any(s.date for s in journal.sources)
+    assert "date" in journal.view.columns
+    assert journal.view._shared.layouts["date"].display is None
+    assert journal.view.sort_buttons["date"].layout.display is None
+
+
+def test_issue40_10_the_why_not_panel_follows_the_explorers_state(index: LocalIndex) -> None:
+    ex = Explorer(index, VAULT)
+    assert "run a query" in ex.chain_panel.status.value
+    ex.search("how often should I feed the sourdough starter")
+    status = ex.chain_panel.status.value
+    assert "run a query" not in status
+    assert "how often should I feed the sourdough starter" in status
+    ex.chain_panel.sections_box.value = "projects/sourdough.md#Feeding schedule"
+    ex.chain_panel.trace_button.click()
+    assert ex.chain_panel.view is not None
+    ex.search("rye bread")
+    assert "the chain below follows how often should I feed" in ex.chain_panel.status.value
+    assert "through rye bread" in ex.chain_panel.status.value
+
+
+def test_issue40_10_the_explorers_reader_says_a_search_rank_not_a_citation() -> None:
+    index = LocalIndex(DATA / "vault", cache_dir=False, progress=False)
+    explorer = Explorer(index, vault=DATA / "vault")
+    explorer.search("how often should I feed the sourdough starter")
+    assert "search rank <code>1</code>" in explorer.reader.meta_html.value
+    assert "ordinal" not in explorer.reader.meta_html.value

@@ -91,7 +91,8 @@ def test_one_retriever_shows_no_switch_and_records_no_name(index: LocalIndex) ->
     assert ex.retriever_box not in descendants(ex)
     ex.search(QUERY)
     assert ex.history[-1].retriever is None
-    assert ex.history_box.children[0].description == f"{QUERY} ({len(ex.sources)} sources)"
+    assert [b.description for b in ex.history_buttons] == [QUERY]
+    assert f">{len(ex.sources)} sources<" in ex.history_box.children[0].children[1].value
     assert "from" not in ex.status_html.value
     assert ex.histogram_label.value == "<b>scores</b>"
     ex.use("LocalIndex")  # the only name: nothing to switch, nothing run
@@ -108,12 +109,16 @@ def test_a_few_retrievers_get_toggle_buttons_many_a_dropdown(
     ex = Explorer(retrievers={"BM25": index, "no headings": plain, "function": listing})
     assert isinstance(ex.retriever_box, w.ToggleButtons)
     assert ex.retriever_box in ex.children
-    assert ex.retriever_box.options == ("BM25", "no headings", "function")
+    assert [value for _label, value in ex.retriever_box.options] == [
+        "BM25",
+        "no headings",
+        "function",
+    ]
     assert ex.retriever_box.value == "BM25"  # the first is chosen at start
     assert ex.retriever_name == "BM25"
     many = Explorer(retrievers={f"r{i}": listing for i in range(5)})
     assert isinstance(many.retriever_box, w.Dropdown)
-    assert many.retriever_box.options == ("r0", "r1", "r2", "r3", "r4")
+    assert [value for _label, value in many.retriever_box.options] == ["r0", "r1", "r2", "r3", "r4"]
     assert many.retriever_box in many.children
 
 
@@ -150,18 +155,17 @@ def test_use_switches_from_python_and_the_history_names_each_retriever(
     ex.use("BM25")  # already chosen: nothing runs again
     assert ex.wait(30)
     assert [e.retriever for e in ex.history] == ["function", "BM25"]
-    assert [b.description for b in ex.history_box.children] == [
-        f"{QUERY} (3 sources from BM25)",
-        f"{QUERY} (3 sources from function)",  # one button per query and retriever
-    ]
-    assert "on function" in ex.history_box.children[1].tooltip
-    ex.history_box.children[1].click()  # runs it again on the retriever that answered it
+    assert [b.description for b in ex.history_buttons] == [QUERY]  # one entry per question
+    assert "function: 3 · BM25: 3" in ex.history_box.children[0].children[1].value
+    ex.use("function")
+    assert ex.wait(30)
+    ex.history_buttons[0].click()  # asks it again on the chosen retriever
     assert ex.wait(30)
     assert ex.retriever_name == "function"
     assert ex.retriever_box.value == "function"
     assert paths(ex.sources) == expected(listing, QUERY, 3)
     assert ex.history[-1] == HistoryEntry(QUERY, 3, ex.history[-1].seconds, None, "function")
-    assert repr(ex).endswith("from 'function'; 3 queries>")
+    assert repr(ex).endswith("from 'function'; 4 queries>")
 
 
 def test_unknown_names_and_bad_arguments_raise_usage_errors(index: LocalIndex) -> None:
@@ -197,8 +201,8 @@ def test_a_retriever_that_raises_is_shown_and_switching_still_works(index: Local
     assert "<b>broken failed:</b>" in ex.error_html.value
     assert "&lt;b&gt;down&lt;/b&gt;" in ex.error_html.value
     assert ex.history[-1].retriever == "broken"
-    assert ex.history_box.children[0].description == f"{QUERY} (error from broken)"
-    assert ex.history_box.children[0].button_style == "danger"
+    assert "BM25: 4 · broken: error" in ex.history_box.children[0].children[1].value
+    assert ex.history_buttons[0].button_style == "danger"
     ex.use("BM25")
     assert ex.wait(30)
     assert ex.error is None
@@ -454,3 +458,58 @@ def test_the_explorer_switches_between_bm25_dense_reranked_dense_and_a_server(
     assert reranker_note in status["dense + reranker"]
     assert "stand-in" not in status["BM25"]
     assert "stand-in" not in status["kimun"]
+
+
+# --------------------------------------------------------------------------- issue 40
+
+
+class TinyReranker:
+    stand_in = "the reranker is a tiny stand-in"
+
+
+class StandIn:
+    """A retriever whose reranker is a stand-in, named without saying so."""
+
+    reranker = TinyReranker()
+
+    def __call__(self, query: str, k: int = 10) -> list[dict[str, Any]]:
+        return listing(query, k)
+
+
+def test_issue40_5_the_switch_shows_every_name_whole_with_a_tooltip(index: LocalIndex) -> None:
+    ex = Explorer(
+        retrievers={
+            "dense": listing,
+            "BM25": index,
+            "dense + reranker (stand-in)": StandIn(),
+            "reranked": StandIn(),
+        },
+        k=2,
+    )
+    box = ex.retriever_box
+    assert isinstance(box, w.ToggleButtons)
+    labels = ["dense", "BM25", "dense + reranker (stand-in)", "reranked (stand-in)"]
+    assert [label for label, _value in box.options] == labels  # nothing cut, nothing added
+    assert box.style.button_width == "auto"  # each button as wide as its label
+    assert list(box.tooltips) == labels
+    ex.search(QUERY)
+    ex.retriever_box.value = "reranked"  # a click on the stand-in's button
+    assert ex.wait(30)
+    assert ex.retriever_name == "reranked"
+    assert ex.retriever_label == "reranked (stand-in)"
+    assert "from <b>reranked (stand-in)</b>" in ex.status_html.value
+    assert "stand-in: the reranker is a tiny stand-in" in ex.status_html.value
+    assert ex.histogram_label.value == "<b>scores</b> (reranked (stand-in))"
+    assert "reranked (stand-in): 2" in ex.history_box.children[0].children[1].value
+
+
+def test_issue40_5_names_too_long_for_buttons_get_a_dropdown_as_wide_as_the_longest() -> None:
+    long = "dense retrieval with kimun's reranker from the hub"
+    ex = Explorer(retrievers={"BM25": listing, long: listing})
+    box = ex.retriever_box
+    assert isinstance(box, w.Dropdown)
+    assert box.layout.width == f"calc({len(long)}ch + 120px)"
+    assert box.tooltip == "BM25"
+    box.value = long
+    assert ex.wait(30)
+    assert box.tooltip == long  # the tooltip names the chosen one in full

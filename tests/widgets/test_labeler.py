@@ -15,7 +15,13 @@ from askkit import AskSource, VaultPath, read_turn
 from askkit.errors import SchemaError
 from askkit.metrics import read_qrels
 from askkit.widgets import Explorer, Labeler, SourceReader, TurnView, read_queries
-from askkit.widgets._qrels import judgment_key, load_judgments, save_judgments
+from askkit.widgets._qrels import (
+    judgment_key,
+    load_judgments,
+    load_questions,
+    question_id,
+    save_judgments,
+)
 from tests.conftest import DATA, ROOT
 
 
@@ -74,9 +80,9 @@ def test_query_id_follows_the_reader_through_queries_tsv(tmp_path: Path) -> None
     ex.search(question)
     assert lab.query_id == "q02"
     ex.search("free text")
-    assert lab.query_id == "free text"
+    assert lab.query_id == question_id("free text")  # a question the TSV does not hold
     lab.grade(1)
-    assert load_judgments(tmp_path / "q.tsv") == {("free text", "a.md", "A"): 1}
+    assert load_judgments(tmp_path / "q.tsv") == {(question_id("free text"), "a.md", "A"): 1}
 
 
 def test_reloads_on_start_and_never_loses_earlier_judgments(tmp_path: Path) -> None:
@@ -203,3 +209,146 @@ def test_a_writer_killed_mid_write_leaves_the_file_intact(
     # a Labeler starting on the file now finds every judgment
     reader = SourceReader()
     assert len(Labeler(qrels, reader, query_id="q").judgments) == len(judgments)
+
+
+# --------------------------------------------------------------------------- issue 40
+
+
+def enter(explorer: Explorer, question: str) -> None:
+    """Type ``question`` in the Explorer's box and press Enter, as the browser sends it."""
+    box = explorer.query_box
+    box._handle_msg(
+        {
+            "content": {"data": {"method": "update", "state": {"value": question}}},
+            "buffers": [],
+        }
+    )
+    box._handle_msg(
+        {"content": {"data": {"method": "custom", "content": {"event": "submit"}}}, "buffers": []}
+    )
+    assert explorer.wait(30)
+
+
+FEED = "how often should I feed the sourdough starter"
+RYE = "what hydration for a rye loaf"
+
+
+def test_issue40_11_the_labeler_grades_what_the_explorer_shows(tmp_path: Path) -> None:
+    from askkit.retrieve.local import LocalIndex
+
+    qrels = tmp_path / "my-qrels.tsv"
+    ex = Explorer(LocalIndex(DATA / "vault", cache_dir=False, progress=False), DATA / "vault")
+    ex.settle = 0.0
+    labeler = Labeler(qrels, ex)  # the notebook's call, exactly
+    assert labeler.key() is None  # nothing asked yet: nothing to grade
+    enter(ex, FEED)
+    first, second = ex.sources[0], ex.sources[1]
+    assert labeler.source == ex.reader.source == first  # the source open in the reader
+    assert labeler.query_id == question_id(FEED)
+    assert FEED in labeler.question_html.value
+    assert labeler.grade(3)
+    ex.view._rows[1].button.click()  # the user clicks the next result
+    assert labeler.source == second
+    labeler.keys_box.value = "1"
+    enter(ex, RYE)  # a new question
+    assert labeler.query_id == question_id(RYE)
+    assert labeler.source == ex.sources[0]
+    labeler.grade_buttons[2].click()
+    assert load_judgments(qrels) == {
+        judgment_key(question_id(FEED), first): 3,
+        judgment_key(question_id(FEED), second): 1,
+        judgment_key(question_id(RYE), ex.sources[0]): 2,
+    }
+    queries = qrels.with_name("my-qrels.queries.tsv")  # the questions, beside the judgments
+    assert queries.read_text(encoding="utf-8") == (
+        f"query_id\tquestion\n{question_id(FEED)}\t{FEED}\n{question_id(RYE)}\t{RYE}\n"
+    )
+    assert read_queries(queries) == {question_id(FEED): FEED, question_id(RYE): RYE}
+    # the file the user named, its questions and the lock: nothing else, nothing temporary
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".my-qrels.tsv.lock",
+        "my-qrels.queries.tsv",
+        "my-qrels.tsv",
+    ]
+    again = Labeler(qrels, ex)  # a new session finds the grades
+    assert again.current_grade() == 2
+
+
+def test_issue40_11_a_later_session_keeps_the_ids_it_recorded(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.tsv"
+    qrels.with_name("qrels.queries.tsv").write_text(
+        f"query_id\tquestion\nfeeding\t{FEED}\n", encoding="utf-8"
+    )
+    ex = Explorer(
+        lambda q: [
+            {"path": "a.md", "title": "A", "content": "x", "hash": "h", "similarity_score": 1.0}
+        ]
+    )
+    labeler = Labeler(qrels, ex)
+    ex.search("How often should I  feed the sourdough starter")  # case and spaces aside
+    assert labeler.query_id == "feeding"  # the id recorded (or renamed) there
+    assert labeler.grade(2)
+    assert load_questions(qrels.with_name("qrels.queries.tsv")) == {"feeding": FEED}
+
+
+def test_issue40_11_a_users_queries_tsv_gives_its_ids_and_is_only_read(tmp_path: Path) -> None:
+    users = tmp_path / "queries.tsv"
+    users.write_bytes((DATA / "queries.tsv").read_bytes())
+    before = users.read_bytes()
+    question = read_queries(users)["q02"]
+    ex = Explorer(
+        lambda q: [
+            {"path": "a.md", "title": "A", "content": "x", "hash": "h", "similarity_score": 1.0}
+        ]
+    )
+    labeler = Labeler(tmp_path / "qrels.tsv", ex, queries=users)
+    ex.search(question.upper())
+    assert labeler.query_id == "q02"
+    assert labeler.grade(1)
+    assert not (tmp_path / "qrels.queries.tsv").exists()  # q02 is the user's, recorded there
+    ex.search("a question of my own")
+    assert labeler.grade(2)
+    assert users.read_bytes() == before  # never written
+    assert load_questions(tmp_path / "qrels.queries.tsv") == {
+        question_id("a question of my own"): "a question of my own"
+    }
+
+
+def test_issue40_11_a_late_result_never_changes_the_question_graded(tmp_path: Path) -> None:
+    import threading
+
+    release = threading.Event()
+
+    def retrieve(query: str, k: int = 10) -> list[dict[str, object]]:
+        if query == "late":
+            assert release.wait(30)
+        return [
+            {
+                "path": f"{query}-{i}.md",
+                "title": "T",
+                "content": "x",
+                "hash": "h",
+                "similarity_score": 1.0 - i / 10,
+            }
+            for i in range(3)
+        ]
+
+    ex = Explorer(retrieve)
+    ex.settle = 0.0
+    labeler = Labeler(tmp_path / "qrels.tsv", ex)
+    ex.search("shown")
+    ex.submit("late")  # runs, then is superseded before it shows
+    ex.query_box.value = ""
+    ex.ask()  # an empty box asks nothing, but supersedes what runs
+    release.set()
+    assert ex.wait(30)
+    for thread in threading.enumerate():
+        if thread.name == "askkit-explorer-search":
+            thread.join(30)
+    assert ex.history[-1].query == "late"  # in the history, not shown
+    assert [str(s.path) for s in ex.sources] == ["shown-0.md", "shown-1.md", "shown-2.md"]
+    ex.view._rows[2].button.click()
+    assert ex.reader.query == "shown"
+    assert labeler.query_id == question_id("shown")
+    assert labeler.grade(0)
+    assert load_judgments(tmp_path / "qrels.tsv") == {(question_id("shown"), "shown-2.md", "T"): 0}

@@ -13,7 +13,17 @@ from askkit import AskSource, VaultPath
 from askkit.errors import SchemaError
 from askkit.metrics import evaluate, read_qrels
 from askkit.widgets import Labeler, SourceReader
-from askkit.widgets._qrels import load_judgments, save_judgments, update_judgments
+from askkit.widgets._qrels import (
+    load_judgments,
+    load_questions,
+    question_id,
+    question_key,
+    question_text,
+    questions_path,
+    record_questions,
+    save_judgments,
+    update_judgments,
+)
 
 HEADER = "query_id\tpath\theading\tgrade"
 
@@ -135,3 +145,73 @@ def test_a_fifo_or_device_given_as_the_judgments_file_is_refused(tmp_path: Path)
             update_judgments(path, {("q", "a.md", ""): 1})
     assert fifo.exists()
     assert Path("/dev/null").is_char_device()
+
+
+# --------------------------------------------------------------------------- issue 40
+
+
+@pytest.mark.parametrize(
+    ("question", "slug"),
+    [
+        ("embed a note", "embed-a-note"),
+        ("  Embed\ta   NOTE \n", "embed-a-note"),  # whitespace and case aside: one question
+        ("Café au lait?", "cafe-au-lait"),  # accents dropped from the slug only
+        ("keyboard shortcut for the command palette", "keyboard-shortcut-for-the-command"),
+        ("日本語のノート", "q"),
+        ("", "q"),
+    ],
+)
+def test_issue40_11_question_ids_follow_one_documented_rule(question: str, slug: str) -> None:
+    import hashlib
+
+    qid = question_id(question)
+    key = " ".join(question.split()).casefold()
+    assert qid == f"{slug}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+    assert len(qid) <= 40 + 9
+    assert question_id(question) == qid  # stable
+    assert "\t" not in qid
+    assert " " not in qid
+
+
+def test_issue40_11_question_ids_tell_questions_apart() -> None:
+    assert question_id("Café au lait?") != question_id("Cafe au lait?")  # the digits differ
+    long = "keyboard shortcut for the command palette"
+    assert question_id(long) != question_id(long + " on a mac")
+    assert question_key("  Embed\ta   NOTE ") == question_key("embed a note")
+    assert question_text("  Embed\ta   NOTE \n") == "Embed a NOTE"
+
+
+def test_issue40_11_questions_are_recorded_beside_the_judgments_keeping_the_file(
+    tmp_path: Path,
+) -> None:
+    qrels = tmp_path / "judgments.tsv"
+    questions = questions_path(qrels)
+    assert questions == tmp_path / "judgments.queries.tsv"
+    key = ("q-a", "a.md", "A")
+    update_judgments(qrels, {key: 2}, {"q-a": "first  question\t?"})
+    assert questions.read_text(encoding="utf-8") == "query_id\tquestion\nq-a\tfirst question ?\n"
+    # a file the user edited: its bytes kept, its columns' order followed, its ids kept
+    questions.write_text(
+        "question\tquery_id\tnotes\nfirst question ?\tq-a\tmine\n", encoding="utf-8"
+    )
+    assert not record_questions(questions, {"q-a": "another text for the same id"})
+    assert record_questions(questions, {"q-b": "second"})
+    assert questions.read_text(encoding="utf-8") == (
+        "question\tquery_id\tnotes\nfirst question ?\tq-a\tmine\nsecond\tq-b\t\n"
+    )
+    assert load_questions(questions) == {"q-a": "first question ?", "q-b": "second"}
+    assert load_questions(tmp_path / "absent.tsv") == {}
+    (tmp_path / "blank.tsv").write_text("query_id\tquestion\n", encoding="utf-8")
+    assert load_questions(tmp_path / "blank.tsv") == {}  # a header alone
+
+
+def test_issue40_11_a_malformed_questions_file_is_never_overwritten(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.tsv"
+    questions = questions_path(qrels)
+    questions.write_text("not\ta queries file\n", encoding="utf-8")
+    with pytest.raises(SchemaError, match="queries TSV"):
+        update_judgments(qrels, {("q", "a.md", ""): 1}, {"q": "question"})
+    assert questions.read_text(encoding="utf-8") == "not\ta queries file\n"
+    assert not qrels.exists()  # no judgment written without its question
+    with pytest.raises(SchemaError, match="tab or a line break"):
+        record_questions(tmp_path / "new.tsv", {"a\tb": "q"})

@@ -208,3 +208,35 @@ def test_the_frontmatter_section_is_shown_as_the_notes_frontmatter() -> None:
     shown = " ".join(getattr(c, "value", "") or getattr(c, "description", "") for c in row.children)
     assert "the note" in shown
     assert "FrontMatter" not in shown
+
+
+def test_issue40_10_the_reader_says_what_a_sources_number_is(
+    turn_sources: dict[int, AskSource],
+) -> None:
+    """``[n]`` only for an answer's citation number; a pool rank is said in words."""
+    reader = SourceReader(VAULT)
+    reader.show(turn_sources[1], query="feed")
+    assert "ordinal <code>[1]</code>" in reader.meta_html.value  # an answer's source: its [n]
+    reader.show(turn_sources[1], numbering="pool")
+    assert "rank <code>1</code> in the pool" in reader.meta_html.value
+    assert "[1]" not in reader.meta_html.value
+    assert repr(reader).startswith("<SourceReader: rank 1 in the pool ")
+    reader.numbering = "search"
+    assert "search rank <code>1</code>" in reader.meta_html.value
+    assert reader.query == "feed"  # showing with another numbering keeps the terms marked
+
+
+def test_issue40_6_the_reader_names_a_heading_less_section_by_its_notes_title(
+    tmp_path: Path,
+) -> None:
+    """As the table does: the note's file name as on disk, not kimun's lowercased stem."""
+    (tmp_path / "Plugins").mkdir()
+    (tmp_path / "Plugins" / "Command Palette.md").write_text("Press Ctrl+P to open it.\n")
+    source = AskSource(VaultPath("Plugins/Command Palette.md"), "", None, 0.5, "Press Ctrl+P", 1)
+    reader = SourceReader(tmp_path)
+    reader.show(source)
+    assert ">Command Palette</div>" in reader.title_html.value
+    assert " Command Palette (plugins/command palette.md)" in repr(reader)
+    bare = SourceReader()  # without a vault: the printed stem
+    bare.show(source)
+    assert ">command palette</div>" in bare.title_html.value

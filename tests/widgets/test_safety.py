@@ -166,7 +166,10 @@ def test_explorer_escapes_retriever_names_in_every_panel(vault: Path) -> None:
     assert ex.wait(30)
     _assert_safe(ex)
     assert "fetching the pool failed (&lt;a href=" in ex.cut_status.value
-    assert ex.history_box.children[1].description.endswith(f"(error from {IMG})")  # plain text
+    assert ex.history_buttons[0].description == SCRIPT  # plain text: one entry per question
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;: error" in (
+        ex.history_box.children[0].children[1].value
+    )
     comparison = ex.compare()
     _assert_safe(comparison.html())
     assert not html_audit.audit(comparison._repr_html_(), stylesheet=CSS)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,17 +13,22 @@ import pytest
 
 from askkit import AskSource, Turn, VaultPath, _html, read_turn
 from askkit.frame import sources_frame
+from askkit.vault import Vault
 from askkit.widgets import SourcesView
 from askkit.widgets._table_model import (
     Filter,
     as_sources_frame,
     display_headings,
     filter_mask,
+    has_dates,
+    note_titles,
     page_count,
     page_positions,
     row_cells,
     sort_positions,
     table_html,
+    titled_paths,
+    visible_columns,
     visible_positions,
 )
 from tests.conftest import DATA
@@ -374,3 +381,108 @@ def test_building_a_view_leaves_the_collector_as_it_found_it() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# -- issue 40 -------------------------------------------------------------------------------
+
+
+def untitled_vault(tmp_path: Path) -> Path:
+    """Notes whose first section has no heading, named as Obsidian users name them."""
+    (tmp_path / "Plugins").mkdir()
+    (tmp_path / "Plugins" / "Command palette.md").write_text("Press Ctrl+P.\n\n# Usage\n\nx\n")
+    (tmp_path / "What's new?.md").write_text("Release notes.\n")
+    return tmp_path
+
+
+@pytest.fixture
+def untitled() -> list[AskSource]:
+    return [
+        src(1, "Plugins/Command palette.md", "", None, 6.0),
+        src(2, "What's new?.md", "", None, 5.0),
+        src(3, "gone.md", "", None, 4.0),  # not in the vault (deleted since indexed)
+        src(4, "plugins/command palette.md", "Usage", None, 3.0),
+        src(5, "journal/2026-03-29.md", "", "2026-03-29", 2.0),
+    ]
+
+
+def test_issue40_6_the_model_names_heading_less_sections_by_their_notes_title(
+    tmp_path: Path, untitled: list[AskSource]
+) -> None:
+    frame = as_sources_frame(untitled)
+    assert titled_paths(frame) == ["plugins/command palette.md", "what's new_.md", "gone.md"]
+    titles = note_titles(Vault(untitled_vault(tmp_path)), titled_paths(frame))
+    assert titles == {
+        "plugins/command palette.md": "Command palette",
+        "what's new_.md": "What's new?",  # as on disk, where kimun prints `_`
+    }
+    assert note_titles(None, titled_paths(frame)) == {}
+    expected = ["Command palette", "What's new?", "gone", "Usage", "2026-03-29"]
+    assert display_headings(frame, titles).tolist() == expected
+    assert display_headings(frame, titles).tolist() == [
+        s.shown_heading(titles.get(str(s.path))) for s in untitled
+    ]
+    assert display_headings(frame).tolist()[:3] == ["command palette", "what's new_", "gone"]
+    cells = [r.cells.heading for r in row_cells(frame, np.arange(5, dtype=np.int64), titles=titles)]
+    assert ">Command palette</span>" in cells[0]
+    assert "the note&#x27;s title" in cells[0]  # the tooltip says what the name is
+    assert all("(no heading)" not in c for c in cells)
+    by_heading = sort_positions(frame, np.arange(5, dtype=np.int64), "heading", titles=titles)
+    assert by_heading.tolist() == [4, 0, 2, 3, 1]
+    assert ">What&#x27;s new?</span>" in table_html(
+        frame, np.arange(5, dtype=np.int64), titles=titles
+    )
+
+
+def test_issue40_6_the_view_reads_titles_from_its_vault(
+    tmp_path: Path, untitled: list[AskSource]
+) -> None:
+    view = SourcesView(untitled, vault=untitled_vault(tmp_path))
+    shown = [row.cells["heading"].value for row in view._rows[:2]]
+    assert "Command palette" in shown[0]
+    assert "What&#x27;s new?" in shown[1]
+    view.set_data(untitled[3:])
+    assert view.titles == {}
+    assert "command palette" in SourcesView(untitled)._rows[0].cells["heading"].value
+
+
+def test_issue40_10_the_date_column_is_left_out_when_no_source_has_a_date(
+    sources: list[AskSource],
+) -> None:
+    undated = [s for s in sources if s.date is None]
+    frame = as_sources_frame(undated)
+    assert not has_dates(frame)
+    assert visible_columns(frame, show_cited=True) == (
+        "ordinal",
+        "heading",
+        "path",
+        "score",
+        "cited",
+    )
+    assert "date" in visible_columns(as_sources_frame(sources), show_cited=False)
+    view = SourcesView(undated)
+    assert "date" not in view.columns
+    assert view._rows[0].cells["date"].layout.display == "none"
+    assert view.sort_buttons["date"].layout.display == "none"
+    assert view._date_filters.layout.display == "none"
+    view.set_data(sources)  # a journal note among them: the column comes back
+    assert "date" in view.columns
+    assert view._rows[0].cells["date"].layout.display is None
+    assert view.sort_buttons["date"].layout.display is None
+    assert view._date_filters.layout.display is None
+
+
+def test_issue40_10_a_cut_cell_ends_with_an_ellipsis_inside_its_column(
+    sources: list[AskSource],
+) -> None:
+    # ipywidgets puts a cell's HTML in a flex item that grows to its text unless the
+    # text's length is kept out of its sizing: then the cell cut it mid-letter
+    long = src(1, "a/" + "deep/" * 40 + "note.md", "Heading " * 40, None, 0.5)
+    view = SourcesView([long])
+    for column in ("heading", "path"):
+        value = view._rows[0].cells[column].value
+        style = re.search(r'<div style="([^"]+)"', value)
+        assert style is not None
+        rules = dict(rule.split(":", 1) for rule in style.group(1).split(";"))
+        assert rules["text-overflow"] == "ellipsis"
+        assert rules["white-space"] == "nowrap"
+        assert (rules["width"], rules["min-width"]) == ("0", "100%")

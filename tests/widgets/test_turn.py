@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from askkit import AskSource, Turn, VaultPath, read_turn
 from askkit.widgets import TurnView
 from askkit.widgets._turn_model import answer_pieces, wrap_words
 from tests.conftest import DATA
+
+
+def _flow(view: TurnView) -> list[Any]:
+    """The answer's widgets in order, out of the boxes that keep a citation on its line."""
+    out: list[Any] = []
+    for child in view.answer_box.children:
+        nested = "askkit-nobreak" in child._dom_classes
+        out.extend(child.children if nested else [child])
+    return out
 
 
 @pytest.fixture
@@ -41,7 +52,7 @@ def test_turn_view_structure(turn: Turn) -> None:
     assert "How often do I feed the starter?" in view.question_html.value
     assert sorted(view.citation_buttons) == [1, 2, 3, 4]
     assert "[7]" in view.dangling_html.value
-    dangling = [c for c in view.answer_box.children if "askkit-dangling" in c._dom_classes]
+    dangling = [c for c in _flow(view) if "askkit-dangling" in c._dom_classes]
     assert len(dangling) == 1
     assert not hasattr(dangling[0], "on_click")
     assert view.sources_view.show_cited
@@ -79,3 +90,34 @@ def test_open_dangling_citation_returns_none(turn: Turn) -> None:
 def test_turn_view_rejects_other_input() -> None:
     with pytest.raises(TypeError):
         TurnView([])  # type: ignore[arg-type]
+
+
+def test_issue40_10_a_citation_and_the_punctuation_after_it_stay_on_one_line() -> None:
+    """``[2].`` never wraps as ``[2]`` / ``.``: the chip and what is written against it
+    share one box that does not wrap; a space before a chip still lets the line break."""
+    from askkit.widgets._turn_model import answer_groups
+
+    sources = [AskSource(VaultPath("a.md"), "A", None, 0.9, "x", n) for n in (1, 2, 3)]
+    turn = Turn("q?", "Point 1 [1]. Point 2 [2][3], then [9]); done", sources)
+    pieces = answer_pieces(turn)
+    assert "".join(p.text for p in pieces) == turn.answer
+    groups = [[p.text for p in group] for group in answer_groups(pieces)]
+    assert groups == [
+        ["Point 1 "],
+        ["[1]", "."],
+        [" Point 2 "],
+        ["[2]", "[3]", ","],
+        [" then "],
+        ["[9]", ");"],
+        [" done"],
+    ]
+    view = TurnView(turn)
+    boxes = [c for c in view.answer_box.children if "askkit-nobreak" in c._dom_classes]
+    assert len(boxes) == 3
+    first = boxes[0]
+    assert first.layout.flex_flow == "row nowrap"
+    assert first.children[0] is view.citation_buttons[1][0]
+    assert first.children[1].value == "."
+    assert [c.description for c in boxes[1].children[:2]] == ["[2]", "[3]"]
+    assert "askkit-dangling" in boxes[2].children[0]._dom_classes  # a dangling one too
+    assert view.answer_box.layout.flex_flow == "row wrap"  # the answer itself still wraps
