@@ -42,6 +42,7 @@ from askkit.errors import AskkitError, StoreError, UsageError
 __all__ = [
     "BUILT_MODEL",
     "DENSE_STORE",
+    "LAB_FOLDER",
     "LOCAL_INDEX",
     "QDRANT_LOCAL",
     "TAG_HEAD",
@@ -71,6 +72,7 @@ LOCAL_INDEX = "a local index of a kimun vault"
 DENSE_STORE = "askkit's dense index of a kimun vault, in kimun's embeddings.db schema"
 QDRANT_LOCAL = "a qdrant-client local-mode store askkit wrote"
 BUILT_MODEL = "an embedding model askkit built from installed weights, for fastembed"
+LAB_FOLDER = "askkit lab's copies of the notebooks for one vault, with their outputs"
 
 
 def cache_root() -> Path:

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.corpora import corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ROOT / "benchmarks"
@@ -176,14 +178,9 @@ def test_dense_bench_times_the_real_model_and_many_pools(minilm_env: Path, tmp_p
 
 
 def test_cranfield_compares_bm25_dense_and_hybrid_with_significance(minilm_env: Path) -> None:
-    corpus = ROOT.parent / "shared" / "corpora" / "cranfield"
-    if not corpus.is_dir():  # the real corpus stands beside the clone; CI always has it
-        message = f"the corpus {corpus} is missing (it stands beside the clone)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    cranfield = corpus("cranfield")  # beside the clone: skips without it (CI=true: fails)
     out = _run(
-        "--corpus", str(corpus), "--queries", "8", "--docs", "60", "--resamples", "200",
+        "--corpus", str(cranfield), "--queries", "8", "--docs", "60", "--resamples", "200",
         script="cranfield.py",
     )  # fmt: skip
     assert "60 documents, 8 queries" in out
@@ -201,3 +198,24 @@ def test_trace_bench_prints_both_paths_their_ratio_and_equality() -> None:
     assert "columnar `trace_pools`" in out
     assert "EXTRAPOLATED from 50 queries" in out
     assert "| frames equal (every column, every row) | True | True | met |" in out
+
+
+def test_lab_start_times_a_cold_and_a_warm_start(tmp_path: Path) -> None:
+    """A vault of 120 sections (two batches: a progress line each way); the warm start
+    embeds nothing. (The benchmark's own vault is the Obsidian help, ../shared/corpora.)"""
+    vault = tmp_path / "herbs"
+    vault.mkdir()
+    body = "".join(f"## Herb {i}\n\nHerb {i} grows best in sun.\n\n" for i in range(120))
+    (vault / "herbs.md").write_text(f"# Herbs\n\n{body}", encoding="utf-8")
+    out = _run("--vault", str(vault), "--repeat", "1", script="lab_start.py")
+    assert f"vault: {vault}, 120 chunks; embedder fastembed:AllMiniLML6V2" in out
+    for label in (
+        "| cold start, empty cache: model built, vault indexed and embedded |",
+        "| first start on a new vault, model already built |",
+        "| warm start, unchanged vault, best / median of 1 |",
+        "| `askkit --version` in a fresh process, best |",
+    ):
+        assert label in out
+    assert "| chunks embedded: cold / new vault / warm | 120 / 120 / 0 | warm: 0 | met |" in out
+    assert re.search(r"progress on its pipe: \d+ lines", out)
+    assert re.search(r"120/120 \[\d\d:\d\d<00:00", out)
