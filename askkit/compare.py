@@ -370,7 +370,8 @@ def compare(
 
 @dataclass(frozen=True, slots=True, eq=False)
 class CitationAnalysis:
-    """Which retrieved sources the answers cited, by rank."""
+    """Which retrieved sources the answers cited, by rank: by score, best first, when the
+    sources have scores (``rank_by == "score"``), else by position as received."""
 
     by_rank: pd.DataFrame = field(repr=False)
     """One row per rank: ``sources``, ``cited``, ``cited_share``."""
@@ -381,6 +382,9 @@ class CitationAnalysis:
     low_ranked: pd.DataFrame = field(repr=False)
     """The cited sources ranked below ``low_rank``."""
     low_rank: int = 5
+    rank_by: str = "score"
+    """``"score"`` (each turn's sources ranked by score, best first, ties sharing the
+    best rank) or ``"position"`` (the order received, for sources without scores)."""
 
     def _repr_html_(self) -> str:
         from askkit import _html
@@ -389,7 +393,8 @@ class CitationAnalysis:
         return _html.fragment(
             f"<b>Citations</b>: {int(s['cited'])} of {int(s['sources'])} "
             f"sources cited in {int(s['turns_citing'])} of {int(s['turns'])} turns; "
-            f"mean rank cited {s['mean_rank_cited']:.2f} vs uncited "
+            f"ranked by {_html.esc(self.rank_by)}: mean rank cited "
+            f"{s['mean_rank_cited']:.2f} vs uncited "
             f"{s['mean_rank_uncited']:.2f}; {int(s['cited_low_ranked'])} cited below rank "
             f"{self.low_rank}."
             + _html.data_table(self.by_rank)
@@ -397,19 +402,37 @@ class CitationAnalysis:
         )
 
 
+def _citation_ranks(frame: pd.DataFrame) -> tuple[np.ndarray[Any, Any], str]:
+    """Each source's rank in its turn: by score when every source has one, else as received."""
+    if "score" in frame.columns:
+        score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=np.float64)
+        if len(score) and not np.isnan(score).any():
+            if "score_rank" in frame.columns:
+                return frame["score_rank"].to_numpy(dtype=np.int64), "score"
+            ranked = pd.Series(score).groupby(frame["turn_id"].astype(str).to_numpy())
+            return ranked.rank(method="min", ascending=False).to_numpy(dtype=np.int64), "score"
+    return frame["rank"].to_numpy(dtype=np.int64), "position"
+
+
 def citation_analysis(frame: pd.DataFrame, *, low_rank: int = 5) -> CitationAnalysis:
     """Rank of cited vs uncited sources, and citations to sources ranked below ``low_rank``.
 
-    Uses the sources frame's ``cited`` and ``rank`` columns (rank = position
-    in the turn's source list as received).
+    Uses the sources frame's ``cited`` column and ranks each turn's sources by
+    score, best first (``score_rank``: ties share the best rank), as the
+    retriever ranked them; the order a payload lists its sources in says
+    nothing (kimun's may come shuffled). Sources without a score in every row
+    are ranked by their ``rank``, the position received, and the result says so
+    (``rank_by``).
 
-    >>> f = pd.DataFrame({"turn_id": ["t", "t", "t"], "rank": [1, 2, 6],
+    >>> f = pd.DataFrame({"turn_id": ["t", "t", "t"], "rank": [1, 2, 3],
     ...                   "cited": [True, False, True], "path": ["a.md", "b.md", "c.md"],
     ...                   "heading": ["", "", ""],
     ...                   "ordinal": [1, 2, 6], "score": [3.0, 2.0, 1.0]})
-    >>> a = citation_analysis(f)
-    >>> a.summary["mean_rank_cited"], a.low_ranked["path"].tolist()
-    (np.float64(3.5), ['c.md'])
+    >>> a = citation_analysis(f, low_rank=2)
+    >>> a.rank_by, a.summary["mean_rank_cited"], a.low_ranked["path"].tolist()
+    ('score', np.float64(2.0), ['c.md'])
+    >>> citation_analysis(f.assign(score=[1.0, 2.0, 3.0]), low_rank=2).low_ranked["path"].tolist()
+    ['a.md']
     """
     missing = [c for c in ("turn_id", "rank", "cited") if c not in frame.columns]
     if missing:
@@ -418,7 +441,7 @@ def citation_analysis(frame: pd.DataFrame, *, low_rank: int = 5) -> CitationAnal
             field="columns",
             value=missing,
         )
-    rank = frame["rank"].to_numpy(dtype=np.int64)
+    rank, rank_by = _citation_ranks(frame)
     cited = frame["cited"].to_numpy(dtype=bool)
     grouped = pd.DataFrame({"rank": rank, "cited": cited}).groupby("rank")["cited"]
     by_rank = pd.DataFrame({"sources": grouped.size(), "cited": grouped.sum().astype(np.int64)})
@@ -439,6 +462,9 @@ def citation_analysis(frame: pd.DataFrame, *, low_rank: int = 5) -> CitationAnal
         },
         dtype=np.float64,
     )
-    keep = [c for c in ("turn_id", "rank", "ordinal", "path", "heading", "score") if c in frame]
+    keep = [c for c in ("turn_id", "ordinal", "path", "heading", "score") if c in frame]
     low = frame.loc[cited & (rank > low_rank), keep].reset_index(drop=True)
-    return CitationAnalysis(by_rank=by_rank, summary=summary, low_ranked=low, low_rank=low_rank)
+    low.insert(1, f"rank by {rank_by}", rank[cited & (rank > low_rank)])
+    return CitationAnalysis(
+        by_rank=by_rank, summary=summary, low_ranked=low, low_rank=low_rank, rank_by=rank_by
+    )

@@ -135,12 +135,49 @@ def test_html_is_escaped() -> None:
 def test_citation_analysis_on_sample_turn() -> None:
     frame = sources_frame(DATA / "sample_turn.json")
     result = citation_analysis(frame, low_rank=1)
-    cited_ranks = frame.loc[frame["cited"], "rank"]
+    cited_ranks = frame.loc[frame["cited"], "score_rank"]
+    assert result.rank_by == "score"
     assert result.summary["cited"] == frame["cited"].sum()
     assert result.summary["mean_rank_cited"] == pytest.approx(cited_ranks.mean())
     assert len(result.low_ranked) == (cited_ranks > 1).sum()
     assert result.by_rank["sources"].sum() == len(frame)
     assert "Citations" in result._repr_html_()
+    assert "ranked by score" in result._repr_html_()
+
+
+def test_issue40_citations_are_ranked_by_score_not_by_list_position() -> None:
+    """sample_turn.json lists its sources out of score order, as kimun may send them: by
+    score the cited sources average rank 2.5 and the uncited one 5, whatever the order."""
+    frame = sources_frame(DATA / "sample_turn.json")
+    assert frame["rank"].tolist() != frame["score_rank"].tolist()  # shuffled, as received
+    result = citation_analysis(frame, low_rank=3)
+    assert result.summary["mean_rank_cited"] == 2.5
+    assert result.summary["mean_rank_uncited"] == 5.0
+    assert result.low_ranked["ordinal"].tolist() == [4]  # the one cited below rank 3, by score
+    assert result.low_ranked["rank by score"].tolist() == [4]
+    reordered = frame.iloc[::-1].reset_index(drop=True)  # the list order says nothing
+    assert citation_analysis(reordered, low_rank=3).summary.equals(result.summary)
+
+
+@pytest.mark.parametrize(
+    ("scores", "rank_by", "expected"),
+    [
+        ([3.0, 2.0, 1.0], "score", [1, 2, 3]),
+        ([1.0, 2.0, 3.0], "score", [3, 2, 1]),
+        ([2.0, 2.0, 1.0], "score", [1, 1, 3]),  # ties share the best rank
+        ([3.0, float("nan"), 1.0], "position", [1, 2, 3]),  # a source without a score
+    ],
+)
+def test_citation_ranks_by_score_else_position(
+    scores: list[float], rank_by: str, expected: list[int]
+) -> None:
+    frame = pd.DataFrame(
+        {"turn_id": ["t"] * 3, "rank": [1, 2, 3], "cited": [True, True, True], "score": scores}
+    )
+    result = citation_analysis(frame, low_rank=0)
+    assert result.rank_by == rank_by
+    assert sorted(result.low_ranked[f"rank by {rank_by}"].tolist()) == sorted(expected)
+    assert result.by_rank.index.tolist() == sorted(set(expected))
 
 
 def test_the_comparison_renders_through_the_one_html_renderer_escaped() -> None:

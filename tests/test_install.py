@@ -147,7 +147,7 @@ def test_a_notebook_runs_against_the_installed_package(
     _, venv = installed
     (tmp_path / "notebooks").mkdir()
     shutil.copy(ROOT / "notebooks" / "debug-retrieval.ipynb", tmp_path / "notebooks")
-    shutil.copytree(DATA / "vault", tmp_path / "data" / "vault")
+    shutil.copytree(DATA, tmp_path / "data")  # the sample's vault, questions and judgments
     script = (
         "import nbformat, sys\n"
         "from nbclient import NotebookClient\n"

@@ -1,5 +1,7 @@
-"""notebooks/explore.ipynb runs top to bottom: an Explorer switching between kimun's dense
-retrieval with a real model (run offline), BM25 and the stand-in reranker, and a TurnView."""
+"""notebooks/explore.ipynb on the sample and on the Obsidian help vault: an Explorer over
+kimun's dense retrieval (a real model, offline) and BM25 on the vault it is given, no stand-in
+reranker, a Labeler that grades what the Explorer shows into the file ASKKIT_LABELS names, and
+a TurnView of the sample's saved answer, labelled as the sample's."""
 
 from __future__ import annotations
 
@@ -8,60 +10,96 @@ from pathlib import Path
 
 import pytest
 
+from askkit.metrics import read_qrels
 from tests.nbrun import (
-    NOTEBOOKS,
-    PROGRESS,
+    VAULTS,
+    Executed,
     askkit_widgets,
     assert_clean_outputs,
-    assert_stored_without_outputs,
-    first_cell_says_run_all,
-    outputs_text,
-    run_notebook,
+    assert_nothing_written,
+    printed,
+    run_on_vault,
+)
+
+NAME = "explore.ipynb"
+#: What a user does after Run All: switch to BM25, then click "2 · relevant".
+EXTRA_CELLS = (
+    "explorer.use('BM25')\n"
+    "explorer.wait()\n"
+    "shown = explorer.reader.source\n"
+    "print('graded:', labeler.grade(2))\n"
+    "print('shown:', explorer.question, '|', shown.path, '|', shown.innermost_heading)\n",
 )
 
 
-def test_explore_notebook_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """On a fresh askkit cache: the model is built and the vault embedded, with progress bars."""
-    assert_stored_without_outputs(NOTEBOOKS / "explore.ipynb")
-    first_cell_says_run_all(NOTEBOOKS / "explore.ipynb")
-    monkeypatch.setenv("ASKKIT_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("ASKKIT_EMBEDDER", "ASKKIT_RERANKER", "ASKKIT_SERVER", "ASKKIT_VAULT"):
-        monkeypatch.delenv(name, raising=False)
-    nb = run_notebook("explore.ipynb")
-    text = outputs_text(nb)
-    assert "DenseIndex(" in text
-    assert "LocalIndex(" in text
-    assert "model: sentence-transformers/all-MiniLM-L6-v2 built by askkit from" in text
-    assert "dense + reranker (stand-in): StandInReranker(" in text
-    bars = [line for line in text.splitlines() if PROGRESS.search(line)]
-    assert any("building sentence-transformers/all-MiniLM-L6-v2 for fastembed" in b for b in bars)
-    assert any("embedding (fastembed:sentence-transformers/all-MiniLM-L6-v2" in b for b in bars)
-    # the first query goes to kimun's dense retrieval, the first of the switch
-    assert (
-        "<Explorer: 'how often should I feed the sourdough starter' -> 10 sources from 'dense'"
-        in text
+@pytest.fixture(scope="module", params=VAULTS)
+def executed(
+    request: pytest.FixtureRequest, minilm_cache: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Executed:
+    return run_on_vault(
+        NAME,
+        request.param,
+        cache=minilm_cache,
+        tmp=tmp_path_factory.mktemp("nb"),
+        extra_cells=EXTRA_CELLS,
     )
-    assert "<SourceReader: [1] " in text
+
+
+def test_issue40_explore_runs_on_the_vault_it_is_given(executed: Executed) -> None:
+    nb, text = executed.nb, executed.text
+    assert_clean_outputs(nb)
+    assert_nothing_written(executed)
+    assert f"vault: {executed.root.resolve()}" in text
+    assert f"dense: DenseIndex('{executed.root.resolve()}'" in text
+    assert f"BM25: LocalIndex('{executed.root.resolve()}'" in text
+    assert "model: sentence-transformers/all-MiniLM-L6-v2 built by askkit from" in text
+    picked = printed(nb, "explorer = Explorer(")
+    question = re.search(r"^question: (.+)$", picked, re.M)
+    assert question is not None
+    # the first query is the picked question, on the first retriever
+    assert f"<Explorer: {question[1]!r} -> 10 sources from 'dense'" in text
+    assert re.search(r"^<SourceReader: (?!no source)", text, re.M)  # the first source, open
     assert "located: " in text
-    assert "<SourcesView: " in text
-    assert " of 10 rows" in text
-    # after Run All the Explorer is left best first: its first row holds the best score
     first = re.search(r"first row: \[(\d+)\] score ([\d.]+) \(best: ([\d.]+)\)", text)
     assert first is not None
     assert first[2] == first[3]
-    # the switch: each retriever answers, then the Explorer goes back to the first
-    assert "dense: first [1] " in text
-    assert "BM25: first [1] " in text
-    assert "dense + reranker (stand-in): first [1] " in text
-    assert (
-        "<Explorer: 'how often should I feed the sourdough starter' -> 10 sources from 'dense'; "
-        "4 queries>" in text
-    )
+    assert len(askkit_widgets(nb)) == 3  # the Explorer, the Labeler and the TurnView
+
+
+def test_issue40_no_stand_in_reranker_is_offered(executed: Executed) -> None:
+    """Without ASKKIT_RERANKER the switch offers dense and BM25 only, and says why."""
+    text = executed.text
+    assert "reranker: none configured (ASKKIT_RERANKER), so none is offered" in text
+    switched = printed(executed.nb, "for choice in explorer.retriever_names:")
+    assert [line.split(":")[0] for line in switched.splitlines() if ": first [" in line] == [
+        "dense",
+        "BM25",
+    ]
+    assert "stand-in" not in text.lower()
+    assert "StandInReranker" not in text
+
+
+def test_issue40_the_labeler_grades_what_the_explorer_shows(executed: Executed) -> None:
+    """Into the file ASKKIT_LABELS names (here the test's temporary folder), for the
+    Explorer's question and the source its reader shows, after a switch of retriever."""
+    text = printed(executed.nb, "print('graded:', labeler.grade(2))")
+    assert "graded: True" in text
+    shown = re.search(r"^shown: (.+) \| (.+) \| (.*)$", text, re.M)
+    assert shown is not None
+    question, path, heading = shown.groups()
+    assert f"judgments file: {executed.labels}" in executed.text
+    qrels = read_qrels(executed.labels)
+    row = qrels.iloc[-1]
+    assert (row["path"], row["heading"] or "", int(row["grade"])) == (path, heading, 2)
+    if executed.sample:  # one of the user's questions: filed under its id
+        assert question == "What ratio do I feed my sourdough starter at room temperature?"
+        assert row["query_id"] == "q01"
+    assert len(qrels) == 1  # running the notebook graded nothing itself
+
+
+def test_issue40_the_turn_shown_is_the_samples_and_says_so(executed: Executed) -> None:
+    text = executed.text
+    assert "the sample's answer: " in text
+    assert "answer_job.json" in text
     assert "<TurnView: 'How often do I feed the starter?', 5 sources, 4 cited, 1 dangling" in text
-    assert (
-        "<SourceReader: [3] Sourdough › Starter › Feeding schedule (projects/sourdough.md)" in text
-    )
     assert "dangling: [7]" in text
-    assert "q01\tprojects/sourdough.md\tFeeding schedule\t3" in text
-    assert len(askkit_widgets(nb)) == 3  # the Explorer, the TurnView and the Labeler
-    assert_clean_outputs(nb)
