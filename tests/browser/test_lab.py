@@ -11,6 +11,7 @@ import pytest
 
 from tests.browser.conftest import Lab, save_screenshot
 from tests.conftest import DATA, ROOT
+from tests.corpora import corpus
 from tests.nbrun import PROGRESS
 
 pytestmark = pytest.mark.browser
@@ -356,3 +357,154 @@ def test_chain_view_shows_the_stages_and_opens_a_lost_section(
     reader.locator(".askkit-located").wait_for(state="visible", timeout=30_000)
     assert page.dialogs == []  # type: ignore[attr-defined]
     save_screenshot(chain, "chainview.png", tmp_path)
+
+
+#: Questions a user of the Obsidian help vault asks, typed and searched in quick turns.
+OBSIDIAN_QUESTIONS = [
+    "keyboard shortcut for the command palette",
+    "how do I embed a note in another note",
+    "sync my vault between two devices",
+    "publish my notes as a website",
+    "change the accent color of the app",
+]
+#: A section typed as it is on disk (kimun prints the path in lower case).
+TYPED_ON_DISK = "Linking notes and files/Embed files.md#Embed a note in another note"
+
+
+def _asked(probe: Any) -> list[str]:
+    """The searches the Explorer ran, as the probe cell lists them: ``retriever:question``."""
+    text = probe.inner_text().strip()
+    return [line for line in text.split("\n") if line] if text else []
+
+
+def _wait_asked(probe: Any, page: Any, count: int, seconds: float = 120) -> list[str]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        asked = _asked(probe)
+        if len(asked) >= count:
+            return asked
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the Explorer ran {len(_asked(probe))} searches, not {count}")
+
+
+def test_issue40_the_explorer_on_the_obsidian_help_vault(
+    lab: Lab, page: Any, tmp_path: Path
+) -> None:
+    """On a vault askkit has never seen: typing and clicking at once always searches the
+    question in the box, Enter asks an unchanged question again, the switch, a source
+    opened in the reader, and a section typed as on disk traced by the why-not panel."""
+    vault = corpus("obsidian-help-en")
+    lab.write_notebook(
+        "obsidian_explorer.ipynb",
+        [
+            "import threading, time\n"
+            "import ipywidgets as w\n"
+            "from IPython.display import display\n"
+            "from askkit.dense import DenseIndex, parse_embedder\n"
+            "from askkit.retrieve.local import LocalIndex\n"
+            "from askkit.widgets import Explorer\n"
+            f"VAULT = {str(vault)!r}\n"
+            "dense = DenseIndex(VAULT, parse_embedder('fastembed:AllMiniLML6V2'), progress=False)\n"
+            "bm25 = LocalIndex(VAULT, cache_dir=False, progress=False)\n"
+            "explorer = Explorer(retrievers={'dense': dense, 'BM25': bm25}, vault=VAULT)\n"
+            "probe = w.HTML()\n"
+            "probe.add_class('askkit-test-probe')\n"
+            "def watch():  # what the Explorer searched, for the test to read\n"
+            "    while True:\n"
+            "        probe.value = '<pre>' + '\\n'.join(\n"
+            "            f'{e.retriever}:{e.query}' for e in list(explorer.history)) + '</pre>'\n"
+            "        time.sleep(0.1)\n"
+            "threading.Thread(target=watch, daemon=True).start()\n"
+            "display(probe)\n"
+            "explorer",
+        ],
+    )
+    # the first run embeds the vault's 1,733 sections with the real model: minutes
+    explorer = _open_and_run_all(
+        page, lab, "obsidian_explorer.ipynb", ".askkit-explorer", seconds=1200
+    )
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    probe = panel.locator(".askkit-test-probe").first
+    box = explorer.locator(".askkit-query input")
+    search = explorer.locator(".askkit-search")
+
+    # type and click at once, many times: the question searched is the one in the box
+    for rounds, question in enumerate(OBSIDIAN_QUESTIONS * 2, start=1):
+        box.fill("")
+        box.type(question, delay=0)
+        search.click()
+        asked = _wait_asked(probe, page, rounds)
+        assert asked[-1] == f"dense:{question}", asked
+        explorer.locator(".widget-html", has_text=f"for {question} in").first.wait_for(
+            timeout=60_000
+        )
+    # two questions typed and clicked back to back: the last one wins, none is stale
+    before = len(_asked(probe))
+    for question in OBSIDIAN_QUESTIONS[:2]:
+        box.fill("")
+        box.type(question, delay=0)
+        search.click()
+    explorer.locator(".widget-html", has_text=f"for {OBSIDIAN_QUESTIONS[1]} in").first.wait_for(
+        timeout=60_000
+    )
+    asked = _asked(probe)[before:]
+    assert asked, "no search ran"
+    assert asked[-1] == f"dense:{OBSIDIAN_QUESTIONS[1]}", asked
+    assert all(a.split(":", 1)[1] in OBSIDIAN_QUESTIONS[:2] for a in asked), asked
+
+    # Enter on an unchanged question asks it again
+    count = len(_asked(probe))
+    box.press("Enter")
+    assert _wait_asked(probe, page, count + 1)[-1] == f"dense:{OBSIDIAN_QUESTIONS[1]}"
+
+    # a new question and Enter, no click
+    count = len(_asked(probe))
+    box.fill("")
+    box.type(OBSIDIAN_QUESTIONS[2], delay=0)
+    box.press("Enter")
+    assert _wait_asked(probe, page, count + 1)[-1] == f"dense:{OBSIDIAN_QUESTIONS[2]}"
+
+    # the switch: BM25 answers the question in the box
+    box.fill("")
+    box.type(OBSIDIAN_QUESTIONS[0], delay=0)
+    explorer.locator(".askkit-retriever button", has_text="BM25").click()
+    count = len(_asked(probe))
+    assert _wait_asked(probe, page, count + 1)[-1] == f"BM25:{OBSIDIAN_QUESTIONS[0]}"
+    # the table the switch drew (its first row named by its note's title, as Obsidian does),
+    # not the one before it: a click on a row of the old table would open an old source
+    first = explorer.locator(".askkit-row").first
+    explorer.locator(".askkit-row", has_text="Command palette").first.wait_for(timeout=60_000)
+    assert "Command palette" in first.inner_text()
+
+    # open a source in the reader
+    second = explorer.locator(".askkit-row").nth(1)
+    shown = second.inner_text()
+    second.locator(".askkit-select").click()
+    reader = explorer.locator(".askkit-reader")
+    reader.locator(".askkit-meta", has_text="search rank 2").wait_for(timeout=30_000)
+    reader.locator(".askkit-located").first.wait_for(state="visible", timeout=30_000)
+    title = reader.locator(".askkit-title").inner_text().strip()
+    assert title
+    assert title in shown, (title, shown)  # the row opened is the one shown
+    assert second.inner_text() == shown  # and the table did not change under it
+
+    # a section typed as on disk, traced by the why-not panel, for the question shown
+    box.fill("")
+    box.type("how do I embed a note in another note", delay=0)
+    search.click()
+    explorer.locator(".widget-html", has_text="for how do I embed a note").first.wait_for(
+        timeout=60_000
+    )
+    explorer.locator(".askkit-chain-panel").get_by_text("why not").first.click()
+    follow = explorer.locator(".askkit-chain-panel input").first
+    follow.wait_for(state="visible", timeout=30_000)
+    follow.fill(TYPED_ON_DISK)
+    explorer.locator(".askkit-chain-trace").click()
+    chain = explorer.locator(".askkit-chain-view")
+    row = chain.locator(".askkit-trace tr", has_text="embed files.md#Embed a note in another note")
+    row.first.wait_for(timeout=120_000)
+    assert "not in the vault" not in chain.inner_text()
+    assert "out" not in row.first.locator("td").nth(2).inner_text()  # in the pool this time
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    page.wait_for_timeout(500)
+    save_screenshot(explorer, "explorer-obsidian.png", tmp_path)
