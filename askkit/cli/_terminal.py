@@ -24,11 +24,13 @@ reads back to the same value.
 
 Progress bars are drawn on a terminal only (:func:`progress_bars`). A long
 step that a user waits for, maybe with its output in a pipe or a log
-(``askkit lab`` embedding a vault), runs inside :func:`progress_output`: on a
+(``askkit lab``, ``index --embedder``, ``search --vault --embedder`` and
+``run`` embedding a vault), runs inside :func:`progress_output`: on a
 terminal each tqdm bar fits the terminal's width by shortening its description
 (tqdm cuts the end of the line: behind a long model name, the counts and the
 estimate never showed), and on a pipe each bar becomes a plain line every few
-seconds: done/total, elapsed<estimate and the rate.
+seconds: done/total, elapsed<estimate and the rate. A command that fails
+there leaves those lines, then its one error line, last.
 """
 
 from __future__ import annotations
@@ -309,14 +311,18 @@ class _FittedBars(io.TextIOBase):
 
 
 @contextlib.contextmanager
-def progress_output(interval: float = 5.0) -> Iterator[None]:
+def progress_output(interval: float = 5.0) -> Iterator[bool]:
     """Run a block whose tqdm bars fit the terminal (:func:`fit_bar`), or, on a pipe or in a
     log, become a line when each starts, every ``interval`` seconds (done/total,
-    elapsed<estimate, rate) and when each ends."""
+    elapsed<estimate, rate) and when each ends.
+
+    Yields whether the block should show progress at all: ``False`` only when
+    there is no stderr to show it on.
+    """
     if sys.stderr is None:
-        yield
+        yield False
         return
     terminal = progress_bars()
     stream = _FittedBars(sys.stderr) if terminal else _ProgressLines(sys.stderr, interval)
     with contextlib.redirect_stderr(stream):
-        yield
+        yield True

@@ -9,10 +9,17 @@ beside the stored vectors. :class:`Batched` is the base every embedder builds
 on: the batches, the progress bar, the count and width checks, the
 fingerprint (an HTTP embedder whose width is unknown probes it with
 :data:`PROBE_TEXT`, as kimun does).
+
+Each batch of texts sent to the model raises the audit event
+:data:`EMBED_EVENT` (:func:`sys.audit`) with the embedder's name, the kind of
+texts (``"documents"``, ``"query"`` or ``"probe"``) and how many: a
+benchmark or a test counts what a command embeds with :func:`sys.addaudithook`,
+whatever built the embedder, without wrapping it.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +30,7 @@ from askkit.errors import DimensionError, ProtocolError, UsageError
 
 __all__ = [
     "BATCH_SIZE",
+    "EMBED_EVENT",
     "PROBE_TEXT",
     "Batched",
     "Vectors",
@@ -37,6 +45,9 @@ __all__ = [
 BATCH_SIZE = 100
 #: What kimun's HTTP embedders embed to learn their width (``HttpEmbedder::probe``).
 PROBE_TEXT = "dimension probe"
+#: The audit event raised for each batch sent to a model: ``(embedder name, kind, texts)``,
+#: the kind ``"documents"``, ``"query"`` or ``"probe"``.
+EMBED_EVENT = "askkit.embed"
 
 Vectors = np.ndarray[Any, np.dtype[np.float32]]
 
@@ -120,6 +131,7 @@ class Batched:
 
     def probe(self) -> int:
         """Learn the width by embedding :data:`PROBE_TEXT` (kimun's probe); returns it."""
+        sys.audit(EMBED_EVENT, self.name, "probe", 1)
         vectors = self._embed_batch([PROBE_TEXT], "the dimension probe")
         if vectors.shape[1] == 0:
             raise ProtocolError(f"{self.name} returned no vector on probe")
@@ -199,6 +211,7 @@ class Batched:
                 for start in range(0, len(texts), BATCH_SIZE):
                     batch = texts[start : start + BATCH_SIZE]
                     end = start + len(batch) - 1
+                    sys.audit(EMBED_EVENT, self.name, "documents", len(batch))
                     parts.append(
                         self._embed_batch(batch, f"{len(batch)} chunks (chunks {start}..{end})")
                     )
@@ -211,6 +224,7 @@ class Batched:
     def embed_query(self, query: str) -> Vectors:
         """Embed a query as kimun's server does before searching; float32 ``(d,)``."""
         text = query_text(check_query(query), self._query_prefix())
+        sys.audit(EMBED_EVENT, self.name, "query", 1)
         query_vector: Vectors = self._embed_batch([text], "one query")[0]
         return query_vector
 

@@ -20,6 +20,16 @@ rest are embedded. Deleted notes leave the store. The store records the
 embedder's fingerprint; a store built by another embedder is wiped and the
 vault embedded again, with a warning, as kimun's server does at start.
 
+One vault embedded by one model is embedded once, whoever asks: the default
+store (:func:`default_store_folder`) is keyed by the vault's path, the
+embedder's name and fingerprint, and the kimun version whose chunker cuts the
+notes, so ``askkit index``, ``search``, ``run``, ``why``, ``diff`` and the
+notebooks all open the same store and only embed what changed. The store
+records that kimun version beside its notes (:data:`NOTES_FILE`): a store
+whose chunks another version cut (or an unknown one) has every note cut again,
+each new chunk reusing the stored vector of an identical old one, so chunks
+of one kimun version never stand in for another's.
+
 It answers a query as kimun's server does (:class:`askkit.dense._retrieval.DenseRetrieval`,
 as :class:`~askkit.dense.StoreRetriever` does): the exact best 80 chunks by
 dot product, f32 scores widened to f64, de-duplicated, reranked when a
@@ -68,6 +78,8 @@ _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _STORE_BATCH = 4096
 
 _EMPTY = np.empty((0, 0), dtype=np.float32)
+#: A note's record when the kimun version that cut it is not this index's: read it, cut it.
+_CUT_AGAIN: dict[str, Any] = {"hash": "", "size": -1, "mtime_ns": -1}
 
 
 def _default_vault_id(root: Path) -> str:
@@ -75,17 +87,24 @@ def _default_vault_id(root: Path) -> str:
     return name or "vault"
 
 
-def default_store_folder(vault: str | os.PathLike[str], embedder: Embedder) -> Path:
-    """Where a :class:`DenseIndex` of ``vault`` persists by default.
+def default_store_folder(
+    vault: str | os.PathLike[str], embedder: Embedder, kimun: KimunVersion = DEFAULT_KIMUN
+) -> Path:
+    """Where a :class:`DenseIndex` of ``vault`` persists by default: one store per vault,
+    model and kimun version, shared by every command and notebook.
 
     askkit's cache folder (:func:`askkit._cachedir.cache_root`: ``$ASKKIT_CACHE_DIR``,
-    else ``~/.cache/askkit``) / ``dense-<hash of the vault's path>-<embedder name>``.
+    else ``~/.cache/askkit``) / ``dense-<hash of the vault's path>-<embedder
+    name>-k<kimun version>-<hash of the name, fingerprint and version>``. The
+    embedder's fingerprint is asked for (an HTTP embedder whose width is not
+    known probes it, as kimun's server does at start).
     """
     parent = cache_root()
     root = Path(vault).expanduser().resolve()
+    version = check_kimun(kimun)
     name = _NAME_UNSAFE.sub("_", embedder.name).strip("_.")[:60] or "embedder"
-    tag = content_hash(embedder.name.encode())[:6]
-    return parent / f"dense-{content_hash(str(root).encode())}-{name}-{tag}"
+    tag = content_hash(f"{embedder.name}\n{embedder.fingerprint}\n{version}".encode())[:6]
+    return parent / f"dense-{content_hash(str(root).encode())}-{name}-k{version}-{tag}"
 
 
 class _Note:
@@ -134,8 +153,9 @@ class DenseIndex(DenseRetrieval):
     store:
         Where the vectors persist, in kimun's SQLite store schema
         (``embeddings.db``). ``None`` (default): ``$ASKKIT_CACHE_DIR`` or
-        ``~/.cache/askkit``, in a folder named after the vault's path and the
-        embedder (:func:`default_store_folder`). ``False``: keep it in memory
+        ``~/.cache/askkit``, in a folder named after the vault's path, the
+        embedder and the kimun version (:func:`default_store_folder`), the one
+        every command and notebook shares. ``False``: keep it in memory
         only. The folder must be new, empty, or one askkit made; anything else
         (a folder of other files, a file, the vault, a folder inside the vault
         or holding it) raises :class:`~askkit.errors.UsageError` and nothing
@@ -151,8 +171,9 @@ class DenseIndex(DenseRetrieval):
         Show progress bars while reading notes and embedding chunks.
     kimun:
         The kimun version whose chunker cuts the notes (``"0.18"``, default, or
-        ``"0.17"``), kept as :attr:`kimun`. As on kimun's server, a stored note
-        keeps the chunks it was stored with until its content changes.
+        ``"0.17"``), kept as :attr:`kimun`. A store holds the chunks of one
+        version: one whose notes another version cut has them cut again (a
+        chunk whose title and text are unchanged keeps its stored vector).
 
     Attributes
     ----------
@@ -210,7 +231,9 @@ class DenseIndex(DenseRetrieval):
             _default_vault_id(self.vault.root) if vault_id is None else vault_id
         )
         if store is None or store is True:
-            self.store_folder: Path | None = default_store_folder(self.vault.root, embedder)
+            self.store_folder: Path | None = default_store_folder(
+                self.vault.root, embedder, self.kimun
+            )
         elif store is False:
             self.store_folder = None
         else:
@@ -233,6 +256,7 @@ class DenseIndex(DenseRetrieval):
         self.last_report = IndexReport()
         self.last_embedded = 0
         self.last_reused = 0
+        self._recorded = False  # the store's record (its kimun version) read or written
         if self.store_folder is None:
             self._dimension = self._embedder_dimension()  # the store's run does it otherwise
         self.update()
@@ -346,15 +370,16 @@ class DenseIndex(DenseRetrieval):
             )
         return path
 
-    def _read_notes_file(self) -> dict[str, dict[str, Any]]:
-        """askkit's size/mtime record; anything unreadable is ignored (the store is the truth)."""
+    def _read_notes_file(self) -> tuple[dict[str, dict[str, Any]], str | None]:
+        """askkit's size/mtime record, and the kimun version that cut the stored notes
+        (``None``: not recorded); anything unreadable is ignored (the store is the truth)."""
         path = self._notes_file()
         if path is None:
-            return {}
+            return {}, None
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):
-            return {}
+            return {}, None
         if (
             not isinstance(data, dict)
             or data.get("format") != _NOTES_FORMAT
@@ -362,14 +387,16 @@ class DenseIndex(DenseRetrieval):
             or data.get("vault") != str(self.vault.root)
             or not isinstance(data.get("notes"), dict)
         ):
-            return {}
-        return {
+            return {}, None
+        notes = {
             path: entry
             for path, entry in data["notes"].items()
             if isinstance(entry, dict)
             and isinstance(entry.get("hash"), str)
             and all(type(entry.get(k)) is int for k in ("size", "mtime_ns", "chunks"))
         }
+        kimun = data.get("kimun")
+        return notes, kimun if isinstance(kimun, str) else None
 
     def _write_notes_file(self) -> None:
         if self.store_folder is None:
@@ -383,6 +410,8 @@ class DenseIndex(DenseRetrieval):
             "format": _NOTES_FORMAT,
             "vault": str(self.vault.root),
             "vault_id": self.vault_id,
+            "kimun": self.kimun,
+            "embedder": self.embedder.name,
             "notes": notes,
         }
         atomic_write_text(self.store_folder / NOTES_FILE, json.dumps(data))
@@ -391,7 +420,7 @@ class DenseIndex(DenseRetrieval):
         """Read the collection back unless memory already holds exactly what it stores."""
         indexed = writer.indexed_notes(self.vault_id)
         held = {p: self._notes[p]["hash"] for p, note in self._by_note.items() if len(note)}
-        if indexed == held:
+        if indexed == held and self._recorded:
             return
         by_note: dict[str, _Note] = {}
         if indexed:
@@ -403,19 +432,39 @@ class DenseIndex(DenseRetrieval):
             for path, where in positions.items():
                 cols = {c: [getattr(rows, c)[i] for i in where] for c in ROW_COLUMNS}
                 by_note[path] = _Note(cols, rows.matrix[where])
-        recorded = self._read_notes_file()
+        recorded, cut_by = self._read_notes_file()
         notes: dict[str, dict[str, Any]] = {}
         for path, note_hash in indexed.items():
             entry = recorded.get(path)
-            if entry is not None and entry["hash"] == note_hash:
+            if entry is not None and entry["hash"] in (note_hash, _CUT_AGAIN["hash"]):
                 notes[path] = {k: entry[k] for k in ("hash", "size", "mtime_ns")}
             else:  # read and hash it again
                 notes[path] = {"hash": note_hash, "size": -1, "mtime_ns": -1}
         for path, entry in recorded.items():  # notes with no chunk are not in kimun's store
             if path not in indexed and entry["chunks"] == 0:
                 notes[path] = {k: entry[k] for k in ("hash", "size", "mtime_ns")}
+        if notes and cut_by != self.kimun:
+            notes = self._cut_again(notes, cut_by)
         self._notes, self._by_note = notes, by_note
         self._rebuild()
+        if cut_by != self.kimun:  # the gate first, before any chunk of this version is stored
+            self._write_notes_file()
+        self._recorded = True
+
+    def _cut_again(
+        self, notes: dict[str, dict[str, Any]], cut_by: str | None
+    ) -> dict[str, dict[str, Any]]:
+        """Every note marked to be cut again by this kimun version: the store's chunks
+        were cut by another version (said), or by one no record names (a store whose
+        record was lost, or an older askkit's). The mark is recorded, so a run stopped
+        half-way leaves the rest marked."""
+        if cut_by is not None:
+            warn_user(
+                f"the store {self.store_folder} holds the chunks kimun {cut_by}'s chunker cut, "
+                f"not kimun {self.kimun}'s; cutting every note again (a chunk whose title and "
+                "text are unchanged keeps its stored vector)"
+            )
+        return {path: dict(_CUT_AGAIN) for path in notes}
 
     def _rebuild(self) -> None:
         cols: dict[str, list[Any]] = {c: [] for c in ROW_COLUMNS}

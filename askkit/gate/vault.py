@@ -13,13 +13,22 @@ following it through the same pool, reranker and cut with the trace
 in the pool at all (``"pool"``), moved past the cut by a reranker
 (``"reranker"``: the cut kept it in the vector order), cut by the context
 cut (``"cut"``), or kept but ranked below the top k (``"top k"``). Its
-provenance: the vault's content hash (:func:`vault_hash`), the settings
-file's sha256 and the cut it sets, and the embedder's kimun fingerprint
-(labelled when it is a stand-in model).
+provenance: the vault's content hash (:func:`vault_hash`), the kimun version
+whose chunker cut the notes, the settings file's sha256 and the cut it sets,
+and the embedder's kimun fingerprint (labelled when it is a stand-in model);
+the store the index was read from, and how many chunks this side embedded.
+
+The index is the one every command shares: by default a dense side opens the
+vault's store in askkit's cache (:func:`askkit.dense.index.default_store_folder`,
+keyed by the vault, the model and the kimun version), so a vault embedded once
+by ``askkit index --embedder``, ``search``, ``run``, ``why``, a notebook or an
+earlier ``diff`` is not embedded again (only its changed notes are), and a
+BM25 side opens the vault's BM25 cache; ``store=False`` keeps either in memory.
 
 Examples
 --------
->>> side = vault_side("data/vault", {"q01": "sourdough starter feeding ratio"}, progress=False)
+>>> query = {"q01": "sourdough starter feeding ratio"}
+>>> side = vault_side("data/vault", query, progress=False, store=False)  # nothing written
 >>> side.provenance["retriever"], side.provenance["cut"]
 ('BM25 (askkit.retrieve.LocalIndex)', 'score-range cutoff=0.4')
 >>> bool(side.frame["path"].eq("projects/sourdough.md").any())
@@ -31,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sized
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +51,7 @@ from askkit.gate.side import Explainer, Side, file_sha256
 from askkit.metrics import Level
 from askkit.ranking import CANDIDATE_POOL, CutSettings, with_pool
 from askkit.ranking.pools import POOL_STRATEGY_COLUMNS, checked_queries
+from askkit.vault.chunking import DEFAULT_KIMUN, KimunVersion, check_kimun
 
 if TYPE_CHECKING:
     from askkit.trace import Interest
@@ -72,8 +83,18 @@ def _labelled(thing: Any) -> bool:
     return "stand-in" in shown or "standin" in shown
 
 
+@dataclass(frozen=True, slots=True)
+class _Retrieval:
+    """How a side retrieves: the index's options that travel together."""
+
+    pool_size: int
+    progress: bool
+    store: str | os.PathLike[str] | bool | None
+    kimun: KimunVersion
+
+
 def _index(
-    vault: str | os.PathLike[str], embedder: Any, reranker: Any, pool_size: int, progress: bool
+    vault: str | os.PathLike[str], embedder: Any, reranker: Any, how: _Retrieval
 ) -> tuple[Any, dict[str, str]]:
     if embedder is None and reranker is not None:
         raise UsageError(
@@ -82,25 +103,42 @@ def _index(
     if embedder is None:
         from askkit.retrieve.local import LocalIndex
 
-        local = LocalIndex(vault, cache_dir=False, pool=pool_size, progress=progress)
-        return local, {"retriever": "BM25 (askkit.retrieve.LocalIndex)"}
+        local = LocalIndex(
+            vault,
+            cache_dir=how.store,
+            pool=how.pool_size,
+            progress=how.progress,
+            kimun=how.kimun,
+        )
+        return local, {
+            "retriever": "BM25 (askkit.retrieve.LocalIndex)",
+            "store": "memory" if local.cache_dir is None else str(local.cache_dir),
+        }
     from askkit.dense.index import DenseIndex
 
     if isinstance(embedder, str):
         from askkit.dense.embedders import parse_embedder
 
-        embedder = parse_embedder(embedder, progress=progress)
+        embedder = parse_embedder(embedder, progress=how.progress)
     if isinstance(reranker, str):
         from askkit.dense.rerankers import parse_reranker
 
         reranker = parse_reranker(reranker)
     index = DenseIndex(
-        vault, embedder, store=False, reranker=reranker, pool=pool_size, progress=progress
+        vault,
+        embedder,
+        store=how.store,
+        reranker=reranker,
+        pool=how.pool_size,
+        progress=how.progress,
+        kimun=how.kimun,
     )
     info = {
         "retriever": "dense (askkit.dense.DenseIndex)",
         "embedder": str(embedder.name),
         "embedder_fingerprint": str(embedder.fingerprint),
+        "store": "memory" if index.store_folder is None else str(index.store_folder),
+        "embedded": f"{index.last_embedded} of {len(index)} chunks",
     }
     if _labelled(embedder):
         info["embedder_note"] = f"a stand-in model, not a trained embedder: {embedder!r}"
@@ -120,6 +158,8 @@ def vault_side(
     settings: str | os.PathLike[str] | CutSettings | None = None,
     pool_size: int = CANDIDATE_POOL,
     progress: bool = True,
+    store: str | os.PathLike[str] | bool | None = None,
+    kimun: KimunVersion = DEFAULT_KIMUN,
 ) -> Side:
     """Retrieve ``queries`` from ``vault`` with one configuration; the gate's side.
 
@@ -133,8 +173,8 @@ def vault_side(
     embedder:
         ``None``: BM25 (:class:`askkit.retrieve.LocalIndex`); an embedder spec
         (``"fastembed:AllMiniLML6V2"``) or an :class:`askkit.dense.Embedder`:
-        kimun's dense retrieval (:class:`askkit.dense.DenseIndex`, embedded in
-        memory, nothing written).
+        kimun's dense retrieval (:class:`askkit.dense.DenseIndex`, in the
+        store ``store`` says).
     reranker:
         With an embedder: a reranker spec or :class:`askkit.dense.Reranker`
         that reranks each dense pool before the cut, as kimun's server does;
@@ -146,10 +186,20 @@ def vault_side(
     pool_size:
         Chunks per pool (kimun: 80).
     progress:
-        Show progress bars while indexing and retrieving.
+        Show progress bars while indexing, embedding and retrieving the queries
+        (the command line turns them into a line every few seconds on a pipe).
+    store:
+        Where the index persists. ``None`` (default): askkit's cache, the store
+        every command and notebook shares (a dense index's
+        :func:`~askkit.dense.index.default_store_folder`, keyed by the vault, the
+        model and the kimun version; the BM25 index's cache), updated with what
+        changed; ``False``: in memory, nothing written; a folder: that folder (a
+        dense store, or a BM25 cache).
+    kimun:
+        The kimun version whose chunker cuts the notes (``"0.18"``, default, or
+        ``"0.17"``).
     """
     from askkit.frame import sources_frame
-    from askkit.sources import AskSource, Turn
 
     if pool_size < 1:
         raise UsageError(f"pool_size must be at least 1, got {pool_size}")
@@ -169,14 +219,12 @@ def vault_side(
         provenance["settings"] = "kimun's defaults"
     provenance["cut"] = cut.label
     texts = checked_queries(queries)
-    index, info = _index(root, embedder, reranker, pool_size, progress)
+    how = _Retrieval(pool_size, progress, store, check_kimun(kimun))
+    index, info = _index(root, embedder, reranker, how)
     provenance["vault_sha256"] = vault_hash(index.vault)
+    provenance["kimun"] = how.kimun
     provenance.update(info)
-    turns = {
-        qid: Turn(text, "", AskSource.from_chunks(index.pool(text, pool_size)))
-        for qid, text in texts.items()
-    }
-    turns = {qid: turn for qid, turn in turns.items() if len(turn.sources)}
+    turns = _retrieve(index, texts, pool_size, progress)
     frame = sources_frame(turns) if turns else pd.DataFrame(columns=["turn_id", "path", "score"])
     pooled = with_pool(frame, cut) if len(frame) else frame.assign(pool_rank=0)
     kept_column = POOL_STRATEGY_COLUMNS[cut.strategy]
@@ -188,6 +236,29 @@ def vault_side(
         provenance=provenance,
         explain=_explainer(index, texts, cut),
     )
+
+
+def _retrieve(index: Any, texts: dict[str, str], pool_size: int, progress: bool) -> dict[str, Any]:
+    """Each query's pool as a turn (the queries whose pool is empty left out), with a bar."""
+    from tqdm.auto import tqdm
+
+    from askkit.sources import AskSource, Turn
+
+    turns = {}
+    bar = tqdm(
+        texts.items(),
+        desc="retrieving",
+        unit="question",
+        total=len(texts),
+        disable=not progress or len(texts) < 2,
+        leave=False,
+        delay=1.0,  # quick work shows no bar (nor, on a pipe, a line)
+    )
+    for qid, text in bar:
+        turn = Turn(text, "", AskSource.from_chunks(index.pool(text, pool_size)))
+        if len(turn.sources):
+            turns[qid] = turn
+    return turns
 
 
 #: The trace's stage where a section stopped -> the gate's name for where it was lost.

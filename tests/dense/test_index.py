@@ -9,6 +9,7 @@ text, the fingerprint gate of ``enforce_embedder_fingerprint``).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -161,11 +162,8 @@ def test_the_index_holds_the_chunks_the_bm25_index_holds(root: Path) -> None:
     assert len(index) > 4  # the long section was split into several chunks
 
 
-def test_the_chunker_version_cuts_the_embedded_chunks_and_a_stored_note_keeps_its_own(
-    tmp_path: Path,
-) -> None:
-    """``kimun="0.17"`` embeds the chunks kimun 0.17 cut; as on kimun's server, a store keeps
-    a note's chunks until the note changes, whatever cuts the notes now."""
+def test_the_chunker_version_cuts_the_embedded_chunks(tmp_path: Path) -> None:
+    """``kimun="0.17"`` embeds the chunks kimun 0.17 cut."""
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "n.md").write_text("# Links\nUse `[[x]]` here.\n", encoding="utf-8")
@@ -173,13 +171,32 @@ def test_the_chunker_version_cuts_the_embedded_chunks_and_a_stored_note_keeps_it
     newer = DenseIndex(vault, CountingEmbedder(), store=False, progress=False)
     assert older.chunks["text"].tolist() == ["Use `x` here."]
     assert newer.chunks["text"].tolist() == ["Use `[[x]]` here."]
+
+
+def test_issue41_1_a_store_never_hands_one_kimun_versions_chunks_to_another(
+    tmp_path: Path,
+) -> None:
+    """A store another kimun version cut has every note cut again, said in a warning; a
+    chunk both versions cut alike keeps its vector. Before, the 0.17 chunks stayed."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "n.md").write_text("# Links\nUse `[[x]]` here.\n", encoding="utf-8")
+    (vault / "same.md").write_text("# Same\nNo links at all.\n", encoding="utf-8")
     folder = tmp_path / "store"
     DenseIndex(vault, CountingEmbedder(), store=folder, progress=False, kimun="0.17")
-    kept = DenseIndex(vault, CountingEmbedder(), store=folder, progress=False)
-    assert kept.chunks["text"].tolist() == ["Use `x` here."]  # the note has not changed
-    (vault / "n.md").write_text("# Links\nUse `[[x]]` there.\n", encoding="utf-8")
-    kept.update()
-    assert kept.chunks["text"].tolist() == ["Use `[[x]]` there."]
+    embedder = CountingEmbedder()
+    with pytest.warns(UserWarning, match=r"kimun 0\.17's chunker cut, not kimun 0\.18's"):
+        newer = DenseIndex(vault, embedder, store=folder, progress=False)
+    assert sorted(newer.chunks["text"]) == ["No links at all.", "Use `[[x]]` here."]
+    assert embedder.texts == [("Links", "Use `[[x]]` here.")]  # the other chunk kept its vector
+    with KimunStore(folder) as store:
+        assert sorted(store.load("vault").chunks["text"]) == sorted(newer.chunks["text"])
+    again = CountingEmbedder()
+    DenseIndex(vault, again, store=folder, progress=False)  # recorded: nothing to cut again
+    assert again.calls == []
+    with pytest.warns(UserWarning, match=r"kimun 0\.18's chunker cut, not kimun 0\.17's"):
+        back = DenseIndex(vault, CountingEmbedder(), store=folder, progress=False, kimun="0.17")
+    assert back.chunks["text"].tolist().count("Use `x` here.") == 1
 
 
 def test_the_first_index_embeds_every_chunk_once_in_one_call(root: Path) -> None:
@@ -252,7 +269,9 @@ def test_a_note_of_the_same_size_and_mtime_is_not_read_again(root: Path, tmp_pat
     (folder / NOTES_FILE).write_text("{not json")  # the record is only a shortcut
     reread = CountingEmbedder()
     index = DenseIndex(root, reread, store=folder, progress=False)
-    assert index.last_report.changed == ("projects/garden.md",)
+    # without the record, the kimun version that cut the store is unknown: every note is
+    # read and cut again, and only the chunk that changed is embedded
+    assert len(index.last_report.changed) == 4
     assert reread.texts == [("Garden\x1fTomatoes", "Seedlings under lights, watered DAILY.")]
 
 
@@ -989,3 +1008,26 @@ def test_hardening_39_minor_cache_errors_name_the_folder_when_the_cache_root_is_
         f"cannot make the store folder {folder}: {tmp_path / 'a-file'} is not a folder ("
     )
     assert err.value.path == str(folder)
+
+
+def test_issue41_1_the_default_store_is_keyed_by_vault_model_fingerprint_and_kimun(
+    root: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """One store per vault, model and kimun version: another fingerprint under the same name,
+    or another kimun version, gets its own folder; the same ones, the same folder."""
+    monkeypatch.setenv("ASKKIT_CACHE_DIR", str(tmp_path / "cache"))
+    one = CountingEmbedder(name="ollama:m", fingerprint="ollama:m:16")
+    same = CountingEmbedder(name="ollama:m", fingerprint="ollama:m:16")
+    wider = CountingEmbedder(name="ollama:m", fingerprint="ollama:m:32")
+    folder = default_store_folder(root, one)
+    assert folder == default_store_folder(root, same) == default_store_folder(root, one, "0.18")
+    assert folder.name.startswith("dense-")
+    assert "-k0.18-" in folder.name
+    assert default_store_folder(root, wider) != folder
+    assert "-k0.17-" in default_store_folder(root, one, "0.17").name
+    with pytest.raises(UsageError, match=r"0\.16"):
+        default_store_folder(root, one, "0.16")  # type: ignore[arg-type]
+    index = DenseIndex(root, one, progress=False, kimun="0.17")
+    assert index.store_folder == default_store_folder(root, one, "0.17")
+    record = json.loads((index.store_folder / NOTES_FILE).read_text())
+    assert (record["kimun"], record["embedder"]) == ("0.17", "ollama:m")

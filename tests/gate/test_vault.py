@@ -21,9 +21,17 @@ QUERIES = DATA / "queries.tsv"
 QRELS = DATA / "qrels.tsv"
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """askkit's cache for each test: a side opens (and writes) its index there."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("ASKKIT_CACHE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="module")
 def default_side() -> object:
-    return vault_side(VAULT, QUERIES, progress=False)
+    return vault_side(VAULT, QUERIES, progress=False, store=False)
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +202,48 @@ def test_where_the_gate_says_a_section_was_lost_is_what_the_trace_says(
             assert str(stopped["why"]) in d.detail
         else:
             assert (d.stage, d.detail) == (str(stopped["stage"]), str(stopped["why"])), (qid, d)
+
+
+# -- issue 41: a side opens the vault's shared index ----------------------------------------------
+
+
+def test_issue41_1_a_dense_side_opens_the_store_the_vault_was_embedded_into(
+    own_cache: Path,
+) -> None:
+    """What ``askkit index --embedder`` (a default DenseIndex) embedded, a side (``askkit
+    diff --vault``'s path) does not embed again; before, it embedded the vault in memory."""
+    from askkit.dense.index import DenseIndex
+    from tests.dense.test_index import CountingEmbedder
+
+    index = DenseIndex(VAULT, CountingEmbedder(), progress=False)
+    embedder = CountingEmbedder()
+    side = vault_side(VAULT, QUERIES, embedder=embedder, progress=False)
+    assert embedder.calls == []  # no chunk sent to the model, only the questions
+    assert len(embedder.queries) == 37
+    assert side.provenance["store"] == str(index.store_folder)
+    assert side.provenance["embedded"] == f"0 of {len(index)} chunks"
+    assert side.provenance["kimun"] == "0.18"
+    assert [p.name for p in own_cache.iterdir() if p.name.startswith("dense-")] == [
+        index.store_folder.name  # type: ignore[union-attr]
+    ]
+
+
+def test_issue41_1_a_side_in_memory_writes_nothing_and_another_kimun_has_its_own_store(
+    own_cache: Path,
+) -> None:
+    from tests.dense.test_index import CountingEmbedder
+
+    embedder = CountingEmbedder()
+    side = vault_side(VAULT, QUERIES, embedder=embedder, progress=False, store=False)
+    assert side.provenance["store"] == "memory"
+    assert len(embedder.texts) > 400  # embedded in memory
+    bm25 = vault_side(VAULT, QUERIES, progress=False, store=False)
+    assert bm25.provenance["store"] == "memory"
+    assert not own_cache.exists()
+    older = vault_side(VAULT, QUERIES, embedder=CountingEmbedder(), progress=False, kimun="0.17")
+    newer = vault_side(VAULT, QUERIES, embedder=CountingEmbedder(), progress=False)
+    assert older.provenance["kimun"] == "0.17"
+    assert "-k0.17-" in older.provenance["store"]
+    assert "-k0.18-" in newer.provenance["store"]
+    shared = vault_side(VAULT, QUERIES, progress=False)  # BM25: the vault's BM25 cache
+    assert Path(shared.provenance["store"]).parent == own_cache
