@@ -16,6 +16,12 @@ JUnit     the XML declaration, then ``<testsuites name="askkit diff"`` as
           the root element's first attribute (``askkit diff --junit``)
 JSON      ``{`` and ``"format": "askkit diff"`` as the first key
           (``askkit diff --json``)
+turn log  ``{"format": "askkit run",`` on its first record (``askkit run -o
+          FILE.jsonl``)
+TREC run  a first line ``QUERY Q0 DOC RANK SCORE askkit``: askkit's run tag
+          (``askkit run -o FILE.trec``)
+folder    ``askkit-collection.json`` starting ``{"format": "askkit collection"``
+          marks a vault ``askkit collection`` wrote (its files are listed there)
 ========  ==============================================================
 
 Any of these marks makes a file askkit's: ``askkit diff --json out.json``
@@ -53,12 +59,15 @@ from askkit._files import open_input
 from askkit.errors import SchemaError, UsageError
 
 __all__ = [
+    "COLLECTION_FORMAT",
     "HEAD_BYTES",
     "HTML_START",
     "JSON_FORMAT",
     "JUNIT_ROOT",
     "MARKDOWN_MARK",
     "MARKS",
+    "RUN_FORMAT",
+    "TREC_TAG",
     "foreign_file",
     "is_askkit_output",
     "write_report",
@@ -71,6 +80,12 @@ JSON_FORMAT = "askkit diff"
 MARKDOWN_MARK = f"<!-- {JSON_FORMAT} -->"
 #: How every JUnit report starts: the declaration, then the root element and its first attribute.
 JUNIT_ROOT = f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="{JSON_FORMAT}"'
+#: What the first key of each record of a turn log ``askkit run`` writes says.
+RUN_FORMAT = "askkit run"
+#: The run tag of every line of a TREC run ``askkit run`` writes.
+TREC_TAG = "askkit"
+#: What the record ``askkit collection`` leaves in a vault it wrote says first.
+COLLECTION_FORMAT = "askkit collection"
 #: How every HTML report starts, before askkit's generator tag.
 HTML_START = "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
 
@@ -82,9 +97,14 @@ MARKS: dict[str, re.Pattern[bytes]] = {
     "markdown": re.compile(re.escape(MARKDOWN_MARK).encode() + rb"\r?\n"),
     "junit": re.compile(re.escape(JUNIT_ROOT).encode() + rb"[ >]"),
     "json": re.compile(rb'\{\s*"format": "' + re.escape(JSON_FORMAT).encode() + rb'"\s*[,}]'),
+    "run": re.compile(rb'\{"format": "' + re.escape(RUN_FORMAT).encode() + rb'"\s*,'),
+    "trec": re.compile(rb"[^\s#]\S* Q0 \S+ -?\d+ \S+ " + re.escape(TREC_TAG).encode() + rb"\r?\n"),
+    "collection": re.compile(
+        rb'\{\s*"format": "' + re.escape(COLLECTION_FORMAT).encode() + rb'"\s*[,}]'
+    ),
 }
 #: The bytes of an existing file read to look for a mark.
-HEAD_BYTES = 512
+HEAD_BYTES = 4096
 
 
 def is_askkit_output(path: str | os.PathLike[str]) -> bool:

@@ -15,6 +15,10 @@ Jupyter needed (``-o`` replaces only an earlier askkit report, unless ``--force`
 cuts and print the ``[reranker]`` setting to use.
 ``askkit eval QRELS RUN [-m M] [-q] [-l N] [-M N] [-c]``  score a run as trec_eval does.
 ``askkit diff BASE NEW --qrels Q``  a regression gate: exit 1 only on a significant drop.
+``askkit run --vault DIR --queries TSV -o FILE``  retrieve a question set as kimun would, into
+a TREC run or a turn log every command reads.
+``askkit collection SOURCE -o DIR``  a test collection (Cranfield, TREC, BEIR) as a vault,
+``queries.tsv`` and ``qrels.tsv``.
 
 ``askkit --version``     the version, and whether the compiled kernels are built.
 
@@ -89,12 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="a JSON answer job, answer result, turn or embeddings response")
     p.set_defaults(func=_cmd_prompt)
 
+    from askkit.cli import collection as _cli_collection
     from askkit.cli import cut as _cli_cut
     from askkit.cli import dense as _cli_dense
     from askkit.cli import diff as _cli_diff
     from askkit.cli import lab as _cli_lab
     from askkit.cli import metrics as _cli_metrics
     from askkit.cli import report as _cli_report
+    from askkit.cli import run as _cli_run
     from askkit.cli import server as _cli_server
     from askkit.cli import vault as _cli_vault
     from askkit.cli import why as _cli_why
@@ -128,6 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_diff.register(sub)
     _cli_dense.register(sub)
     _cli_why.register(sub)
+    _cli_collection.register(sub)
+    _cli_run.register(sub)
     return parser
 
 

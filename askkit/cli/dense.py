@@ -16,8 +16,15 @@ environment only (:data:`EMBED_KEY_ENV`, :data:`RERANK_KEY_ENV`), never from
 an argument, which would show in the process list; a refused key's hint names
 the variable.
 
-Progress bars are drawn only when stderr is a terminal, and a run that fails
-takes its embedding bar back, so an error stays one line. ``--json`` output
+Embedding a vault shows its progress on stderr (:func:`askkit.cli._terminal.progress_output`):
+a bar on a terminal, which a run that fails takes back, so an error stays one
+line; on a pipe or in a log, a plain line when the bar starts, every few
+seconds and when it ends, and a failing run's one error line comes last.
+Every command opens the one store of the vault, model and kimun version in
+askkit's cache (:func:`askkit.dense.index.default_store_folder`), so a vault
+``askkit index --embedder`` embedded is not embedded again by ``search``,
+``run``, ``why``, ``diff`` or a notebook; ``askkit stores`` on askkit's cache
+folder lists those stores. ``--json`` output
 is always JSON: a score that is not a finite number is printed as ``null``,
 as kimun's server (serde_json) writes it, with a warning on stderr.
 
@@ -147,7 +154,8 @@ def add_index_options(p: argparse.ArgumentParser) -> None:
 
 def index_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit index PATH --embedder SPEC``."""
-    index = _open_dense_index(args.path, args, progress=_terminal.progress_bars())
+    with _terminal.progress_output() as shown:  # on a pipe: a line every few seconds
+        index = _open_dense_index(args.path, args, progress=shown)
     report = index.last_report
     console.print(
         Text(
@@ -161,7 +169,10 @@ def index_command(args: argparse.Namespace, console: Console) -> int:
     )
     if index.store_folder is not None:
         console.print(
-            Text(f"vectors stored in {index.store_folder} (vault id {index.vault_id})", style="dim")
+            Text(
+                f"vectors stored in {index.store_folder} (vault id {index.vault_id})", style="dim"
+            ),
+            soft_wrap=True,
         )
     for file, why in report.skipped.items():
         console.print(Text(f"skipped {file}: {why}", style="yellow"))
@@ -207,20 +218,30 @@ def check_search_options(args: argparse.Namespace) -> None:
 
 
 def _print_chunks(
-    args: argparse.Namespace, console: Console, chunks: list[Any], elapsed_ms: float, where: str
+    args: argparse.Namespace,
+    console: Console,
+    chunks: list[Any],
+    elapsed_ms: float,
+    where: str,
+    *,
+    vault: Any = None,
 ) -> int:
+    """Print a search's chunks: the wire JSON, or the table every search prints
+    (:func:`askkit.cli._console.search_title`; with the ``vault``, a section before its
+    note's first heading is named by the note's title)."""
     if args.json:
         rows = [c.to_dict() for c in chunks]
         _null_non_finite_scores(rows)
         payload = {"chunks": rows, "query_time_ms": round(elapsed_ms)}
         sys.stdout.write(_terminal.json_text(payload))
         return 0
-    from askkit.cli._console import print_sources
+    from askkit.cli._console import print_sources, search_title
     from askkit.sources import AskSource
 
     sources = AskSource.from_chunks(chunks)
-    title = f"{len(sources)} chunks for {args.query!r} {where} in {elapsed_ms:.1f} ms"
-    print_sources(console, sources, title=title, empty="the store holds no chunk for this vault")
+    title = search_title(len(sources), args.query, elapsed_ms, where=where)
+    empty = "the store holds no chunk for this vault" if where else "no chunk matched"
+    print_sources(console, sources, title=title, empty=empty, vault=vault)
     return 0
 
 
@@ -260,13 +281,12 @@ def search_command(args: argparse.Namespace, console: Console) -> int:
 
 def vault_search_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit search QUERY --vault PATH --embedder SPEC``: a dense index of the vault."""
-    index = _open_dense_index(
-        args.vault, args, progress=not args.json and _terminal.progress_bars()
-    )
+    with _terminal.progress_output() as shown:  # on a pipe: a line every few seconds
+        index = _open_dense_index(args.vault, args, progress=shown)
     t0 = time.perf_counter()
     chunks = index.search(args.query, args.k, per_note=not args.all_chunks)
     elapsed_ms = (time.perf_counter() - t0) * 1000
-    return _print_chunks(args, console, chunks, elapsed_ms, f"in {index.vault.root}")
+    return _print_chunks(args, console, chunks, elapsed_ms, "", vault=index.vault)
 
 
 # -- askkit stores DIR ------------------------------------------------------------------------
@@ -276,23 +296,84 @@ def register(sub: Any) -> None:
     """Add ``askkit stores`` to the command line."""
     p = sub.add_parser(
         "stores",
-        help="list the vaults in a kimun vector store (or askkit's) and its embedder fingerprint",
+        help="list the vaults in a kimun vector store (or askkit's) and its embedder "
+        "fingerprint; on askkit's cache folder, the stores inside it",
         description="List the collections (vault ids) of a kimun server's SQLite vector store, "
         "the folder of its embeddings.db ([vector_db] path in server.toml), or of a store "
         "askkit index --embedder wrote: notes, chunks and dimension of each, and the "
-        "fingerprint of the embedder that built it.",
+        "fingerprint of the embedder that built it. Given askkit's cache folder "
+        "($ASKKIT_CACHE_DIR, else ~/.cache/askkit) or any folder holding askkit's stores, "
+        "list the stores inside it: folder, vault, embedder, kimun version, notes, chunks.",
     )
     p.add_argument(
-        "store", type=arguments.store_location, help="the store folder or its embeddings.db"
+        "store",
+        type=arguments.store_location,
+        help="the store folder or its embeddings.db, or askkit's cache folder",
     )
     p.add_argument("--json", action="store_true", help="print the listing as JSON")
     p.set_defaults(func=stores_command)
 
 
+def _is_cache(path: Path) -> bool:
+    """Whether ``path`` is a folder of askkit's stores rather than a store: no
+    ``embeddings.db`` in it, and askkit's cache folder, or one holding askkit's folders."""
+    from askkit._cachedir import cache_root
+    from askkit.dense.cached import holds_askkit_folders
+    from askkit.dense.store import DB_FILE
+
+    if not path.is_dir() or os.path.lexists(path / DB_FILE):
+        return False
+    try:
+        is_root = path.resolve() == cache_root().resolve()
+    except OSError:
+        is_root = False
+    return is_root or holds_askkit_folders(path)
+
+
+def _cached_stores_command(args: argparse.Namespace, console: Console, folder: Path) -> int:
+    """Run ``askkit stores CACHE_DIR``: askkit's dense stores inside a folder."""
+    from askkit.dense.cached import cached_stores
+
+    stores = cached_stores(folder)
+    if args.json:
+        payload = {"cache": str(folder), "stores": [s.to_dict() for s in stores]}
+        sys.stdout.write(_terminal.json_text(payload))
+        return 0
+    console.print(Text(f"askkit's dense stores in {folder}: {len(stores)}"), soft_wrap=True)
+    for s in stores:
+        embedder = s.embedder or "(not recorded)"
+        if s.fingerprint:
+            embedder += f" (fingerprint {s.fingerprint})"
+        size = f"{s.notes} notes, {s.chunks} chunks"
+        if s.dimension is not None:
+            size += f", {s.dimension}-d"
+        console.print(Text(s.folder.name, style="bold"), soft_wrap=True)
+        for name, value in (
+            ("vault", s.vault or "(not recorded)"),
+            ("embedder", embedder),
+            ("kimun", s.kimun or "(not recorded)"),
+            ("holds", size),
+        ):
+            console.print(Text(f"  {name + ':':10}{value}"), soft_wrap=True)
+        if s.error is not None:
+            console.print(Text(f"  unreadable: {s.error}", style="yellow"), soft_wrap=True)
+    if not stores:
+        console.print(
+            Text(
+                "no dense store yet: askkit index VAULT --embedder SPEC makes one", style="yellow"
+            ),
+            soft_wrap=True,
+        )
+    return 0
+
+
 def stores_command(args: argparse.Namespace, console: Console) -> int:
-    """Run ``askkit stores DIR``."""
+    """Run ``askkit stores DIR``: a store's collections, or the stores in askkit's cache."""
     from askkit.dense.store import KimunStore
 
+    folder = Path(args.store).expanduser()
+    if _is_cache(folder):
+        return _cached_stores_command(args, console, folder)
     with KimunStore(args.store) as store:
         fingerprint = store.fingerprint
         collections = store.collections()
@@ -305,15 +386,11 @@ def stores_command(args: argparse.Namespace, console: Console) -> int:
         payload = {"store": str(path), "fingerprint": fingerprint, "collections": rows}
         sys.stdout.write(_terminal.json_text(payload))
         return 0
-    from rich.table import Table
+    from askkit.cli._console import records_table
 
-    table = Table(title=str(path), title_justify="left", expand=False)
-    for name, justify in (("vault id", "left"), ("notes", "right"), ("chunks", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    table.add_column("dimension", justify="right")
-    for row in rows:
-        table.add_row(*(Text(str(row[k])) for k in ("vault_id", "notes", "chunks", "dimension")))
-    console.print(table)
+    shown = [{"vault id": r["vault_id"], **{k: r[k] for k in r if k != "vault_id"}} for r in rows]
+    columns = ["vault id", "notes", "chunks", "dimension"]
+    console.print(records_table(shown, columns, title=str(path)))
     if not rows:
         console.print(Text("the store holds no collection", style="yellow"))
     console.print(Text(f"embedder fingerprint: {fingerprint or '(none recorded)'}"))

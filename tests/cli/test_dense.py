@@ -12,6 +12,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -129,7 +130,7 @@ def test_stores_lists_the_vaults_and_the_fingerprint(kimun_store: Path, tmp_path
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     row = next(line for line in lines if "3f2b-vault" in line)
-    assert [cell.strip() for cell in row.split("│")[1:5]] == ["3f2b-vault", "10", "30", "8"]
+    assert row.split() == ["3f2b-vault", "10", "30", "8"]
     assert any("other" in line for line in lines)
     assert "embedder fingerprint: ollama:nomic-embed-text:8" in out.stdout
 
@@ -414,15 +415,20 @@ def test_a_400_digit_number_from_the_embedder_is_a_one_line_protocol_error(
 
 
 def test_a_failing_index_run_leaves_only_its_error_line_on_stderr(tmp_path: Path) -> None:
-    """Two batches go through, the third fails: no progress bar is left above the error."""
+    """Two batches go through, the third fails: on a pipe, the progress lines written so far
+    stay (plain lines, no bar redrawn), and the error is one line, the last."""
     with EmbedTestServer(dim=8) as server:
         server.fail("status", route="ollama", skip=3, message="model unloaded")  # probe + 2
         out = index_vault(f"ollama:{server.url}:{MODEL}", "--no-cache", cache=tmp_path / "c")
         sizes = [len(batch) for batch in server.inputs]
     assert sizes[:3] == [1, 100, 100]
-    err = one_line_error(out)
-    assert "HTTP 500: model unloaded" in err
+    assert out.returncode == 2
     assert "\r" not in out.stderr
+    *progress, error = out.stderr.splitlines()
+    assert error.startswith("askkit: error: ")
+    assert "HTTP 500: model unloaded" in error
+    assert all(re.fullmatch(r"[\w ()-:.]+: +\d+% \d+/\d+ \[.*\]", line) for line in progress)
+    assert "Traceback" not in out.stderr
 
 
 class Listener:
@@ -597,3 +603,122 @@ def test_weights_that_cannot_be_found_are_one_line(tmp_path: Path) -> None:
     one_line_error(out)
     assert "$ASKKIT_MINILM_WEIGHTS names" in out.stderr
     assert "no-such.zip" in out.stderr
+
+
+# -- issue 41: a vault embedded once for every command; progress on a pipe; askkit's cache ------
+
+QUERIES = str(DATA / "queries.tsv")
+QRELS = str(DATA / "qrels.tsv")
+
+
+def _documents(batches: list[list[str]]) -> int:
+    """The chunk texts among embedding requests (kimun frames one ``title + "\\n" + text``; a
+    question and the width probe hold no line break)."""
+    return sum("\n" in text for batch in batches for text in batch)
+
+
+def test_issue41_1_a_vault_askkit_index_embedded_is_embedded_by_no_other_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``index --embedder`` embeds the vault; ``search``, ``run``, ``why``, ``diff`` and
+    ``lab`` on it, ``vault_side`` and a notebook's ``DenseIndex(VAULT, embedder)`` send no
+    chunk to the model: they open the one store of the vault, model and kimun version."""
+    from askkit.gate import vault_side
+
+    cache = tmp_path / "cache"
+    vault = str(DATA / "vault")
+    with EmbedTestServer(dim=16) as server:
+        spec = f"ollama:{server.url}:{MODEL}"
+        first = run("index", vault, "--embedder", spec, cache=cache)
+        assert first.returncode == 0, first.stderr
+        assert _documents(server.inputs) == 480
+        spot = ("--vault", vault, "--queries", QUERIES)
+        commands = {
+            "search": ("search", "feed the starter", "--vault", vault, "--embedder", spec),
+            "run": ("run", *spot, "--embedder", spec, "-o", str(tmp_path / "run.jsonl")),
+            "why": ("why", *spot, "--qrels", QRELS, "--embedder", spec),
+            "diff": ("diff", *spot, "--qrels", QRELS, "--new-embedder", spec),
+            "lab": ("lab", "--vault", vault, "--embedder", spec, "--prepare-only"),
+        }
+        for name, args in commands.items():
+            server.clear_requests()
+            out = run(*args, cache=cache)
+            assert out.returncode in {0, 1}, (name, out.stderr)
+            assert _documents(server.inputs) == 0, name
+        server.clear_requests()
+        monkeypatch.setenv("ASKKIT_CACHE_DIR", str(cache))
+        embedder = OllamaEmbedder(server.url, MODEL, progress=False)
+        side = vault_side(vault, QUERIES, embedder=embedder, progress=False)
+        notebook = DenseIndex(vault, embedder, progress=False)
+        assert _documents(server.inputs) == 0
+    assert side.provenance["embedded"] == "0 of 480 chunks"
+    assert notebook.last_embedded == 0
+    stores = [p for p in cache.iterdir() if p.name.startswith("dense-")]
+    assert stores == [notebook.store_folder]
+    assert side.provenance["store"] == str(notebook.store_folder)
+    assert "-k0.18-" in str(notebook.store_folder)
+
+
+def test_issue41_2_index_and_search_embedding_print_progress_lines_on_a_pipe(
+    tmp_path: Path,
+) -> None:
+    """Embedding on a pipe: a plain line when the bar starts and when it ends (and every few
+    seconds between), never a bar redrawn in place."""
+    vault = str(DATA / "vault")
+    with EmbedTestServer(dim=8) as server:
+        spec = f"ollama:{server.url}:{MODEL}"
+        index = run("index", vault, "--embedder", spec, cache=tmp_path / "a")
+        search = run(
+            *("search", "starter", "--vault", vault, "--embedder", spec, "--json"),
+            cache=tmp_path / "b",
+        )
+    for out in (index, search):
+        assert out.returncode == 0, out.stderr
+        assert "\r" not in out.stderr
+        lines = [line for line in out.stderr.splitlines() if line.startswith("embedding (")]
+        assert len(lines) >= 2, out.stderr
+        assert re.search(r"0% 0/480 \[", lines[0]), lines
+        assert re.search(r"100% 480/480 \[\d\d:\d\d<\d\d:\d\d, ", lines[-1]), lines
+    assert json.loads(search.stdout)["chunks"]  # stdout stays JSON
+
+
+def test_issue41_8_stores_on_askkits_cache_lists_the_stores_inside_it(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    vault = str(DATA / "vault")
+    with EmbedTestServer(dim=8) as server:
+        spec = f"ollama:{server.url}:{MODEL}"
+        for version in ("0.18", "0.17"):
+            out = run("index", vault, "--embedder", spec, "--kimun-version", version, cache=cache)
+            assert out.returncode == 0, out.stderr
+    assert run("index", vault, cache=cache).returncode == 0  # a BM25 index is no dense store
+    listing = run("stores", str(cache), "--json", cache=cache)
+    assert listing.returncode == 0, listing.stderr
+    payload = json.loads(listing.stdout)
+    assert payload["cache"] == str(cache)
+    stores = payload["stores"]
+    assert [s["kimun"] for s in stores] == sorted(["0.17", "0.18"], key=lambda v: f"k{v}")
+    for s in stores:
+        assert Path(s["folder"]).parent == cache
+        assert s["vault"] == str(DATA / "vault")
+        assert s["embedder"] == f"ollama:{MODEL}"
+        assert s["fingerprint"] == f"ollama:{MODEL}:8"
+        assert s["notes"] == 154
+        assert s["chunks"] > 400
+        assert s["error"] is None
+    text = run("stores", str(cache), cache=cache)
+    assert text.returncode == 0, text.stderr
+    said = text.stdout
+    assert f"askkit's dense stores in {cache}: 2" in said
+    assert said.count(f"vault:    {DATA / 'vault'}") == 2
+    assert "kimun:    0.17" in said
+    assert "kimun:    0.18" in said
+    assert "154 notes" in said
+
+
+def test_issue41_8_stores_on_a_cache_without_a_dense_store_says_so(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert run("index", str(DATA / "vault"), cache=cache).returncode == 0  # BM25 only
+    out = run("stores", str(cache), cache=cache)
+    assert out.returncode == 0, out.stderr
+    assert "no dense store yet" in out.stdout
+    assert json.loads(run("stores", str(cache), "--json", cache=cache).stdout)["stores"] == []

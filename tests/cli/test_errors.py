@@ -112,7 +112,31 @@ def cases(x: Inputs) -> dict[str, list[Case]]:
     why_vault = ("why", "--qrels", x.qrels, "--vault", x.vault, "--queries", x.queries)
     embedder = ("--embedder", f"ollama:{x.server}:nomic-embed-text")
     search_store = ("search", "q", "--store", x.folder, "--vault-id", "notes", *embedder)
+    trec = str(Path(x.out).with_name("run.trec"))
+    run_vault = ("run", "--vault", x.vault, "--queries", x.queries, "-o", trec)
+    collection = ("collection", x.folder, "-o", str(Path(x.out).with_name("vault")))
     return {
+        "run": [
+            c("missing file", "run", "--vault", x.vault, "--queries", x.missing, "-o", trec),
+            c("folder for a file", "run", "--vault", x.vault, "--queries", x.folder, "-o", trec),
+            c("unreadable file", "run", "--vault", x.vault, "--queries", x.unreadable, "-o", trec),
+            *special("run", "--vault", x.vault, "--queries", "FILE", "-o", trec),
+            c("file for a folder", "run", "--vault", x.file, "--queries", x.queries, "-o", trec),
+            c("folder for a file", *run_vault, "--settings", x.folder),
+            *special(*run_vault, "--settings", "FILE"),
+            c("folder for a file", *run_vault[:-1], x.folder),
+            c("negative count", *run_vault, "-k", "-1"),
+            c("nan", *run_vault, "-k", "nan"),
+            c("inf", *run_vault, "-k", "inf"),
+            c("invalid number", *run_vault, "--pool-size", "ten"),
+            c("unreachable server", *run_vault, *embedder),
+        ],
+        "collection": [
+            c("missing file", "collection", x.missing, "-o", collection[-1]),
+            c("file for a folder", "collection", x.file, "-o", collection[-1]),
+            c("folder for a file", *collection),  # a folder holding no collection
+            c("file for a folder", "collection", x.folder, "-o", x.file),
+        ],
         "sources": [
             c("missing file", "sources", x.missing),
             c("folder for a file", "sources", x.folder),
