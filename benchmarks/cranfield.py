@@ -9,10 +9,16 @@ Usage::
 The Cranfield collection (1,400 aerodynamics abstracts, 225 queries, 1,837
 judgments, written and judged in the 1960s, nobody here) is read from
 ``--corpus`` (default: ``../shared/corpora/cranfield`` beside the repository),
-never copied into the project. Each abstract becomes a note of a temporary
-vault, ``d0001.md`` ... (``# title``, a blank line, the abstract; authors and
-bibliography left out), so that every retriever runs kimun's whole pipeline:
-kimun's sections and split, the candidate pool of 80 chunks, one row per note.
+never copied into the project, by :func:`askkit.metrics.read_collection`, and
+written as a temporary vault by :func:`askkit.metrics.write_collection`, as
+``askkit collection`` writes it: each abstract a note, ``1.md`` ...
+(``# title``, a blank line, the abstract; authors and bibliography kept out of
+the notes), so that every retriever runs kimun's whole pipeline: kimun's
+sections and split, the candidate pool of 80 chunks, one row per note. Unlike
+``askkit collection``, which keeps each abstract's lines as the file has them,
+the titles, abstracts and queries are made prose first (Cranfield's spacing,
+``word .`` and indented lines, made one line: :func:`tidy`), as the figures in
+benchmarks/README.md were measured.
 Each query is answered with the best 80 notes (kimun's pool is 80 chunks, so
 at most 80), by:
 
@@ -29,7 +35,7 @@ at most 80), by:
 
 Quirks of the files (the collection's README): the queries' ``.I`` numbers
 skip, and the judgments number the queries 1..225 in file order, which is
-what is used here. The grades follow ir_datasets (what its users load):
+what the reader uses. The grades follow ir_datasets (what its users load):
 -1 "no interest" counts as not relevant (0), 1 "minimum interest" up to 4
 "a complete answer". MAP counts every grade >= 1 as relevant, so it does not
 depend on the direction; nDCG@10 is also given with Cleverdon's original
@@ -41,6 +47,7 @@ seeded), Holm-corrected, each run against BM25 (:func:`askkit.compare.compare`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import re
@@ -51,12 +58,18 @@ from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
-from bm25_variants import read_cranfield_records  # beside this script: one reader of the files
 
 from askkit.compare import compare
 from askkit.dense import DenseIndex, FastEmbedEmbedder
 from askkit.frame import sources_frame
-from askkit.metrics import evaluate, fuse_rrf, read_qrels
+from askkit.metrics import (
+    Collection,
+    evaluate,
+    fuse_rrf,
+    read_collection,
+    read_qrels,
+    write_collection,
+)
 from askkit.retrieve import LocalIndex
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,32 +85,17 @@ def tidy(text: str) -> str:
     return re.sub(r" ([.,;:])", r"\1", text)
 
 
-def write_vault(documents: list[dict[str, str]], folder: Path) -> None:
-    folder.mkdir(parents=True)
-    for doc in documents:
-        title = tidy(doc.get("T", "")) or f"document {doc['id']}"
-        body = tidy(doc.get("W", ""))
-        (folder / f"d{int(doc['id']):04d}.md").write_text(
-            f"# {title}\n\n{body}\n", encoding="utf-8"
-        )
-
-
-def read_qrels_file(path: Path, direction: str) -> pd.DataFrame:
-    """The judgments as ``query_id, path, grade``: ir_datasets' grades, or Cleverdon's."""
-    rows = [line.split() for line in path.read_text(encoding="ascii").splitlines() if line.strip()]
-    frame = pd.DataFrame(rows, columns=["query", "doc", "code"]).astype(int)
-    grade = frame["code"].clip(lower=0)  # -1: no interest
-    if direction == "cleverdon":
-        grade = grade.where(grade == 0, 5 - grade)
-    return read_qrels(
-        pd.DataFrame(
-            {
-                "query_id": "q" + frame["query"].astype(str).str.zfill(3),
-                "path": "d" + frame["doc"].astype(str).str.zfill(4) + ".md",
-                "grade": grade,
-            }
-        )
-    )
+def prose(collection: Collection, docs: int, queries: int) -> Collection:
+    """The collection's first ``docs`` documents and ``queries`` queries (0: all), their
+    titles, texts and queries made prose (:func:`tidy`); every judgment kept."""
+    documents = [
+        dataclasses.replace(d, title=tidy(d.title), text=tidy(d.text))
+        for d in collection.documents[: docs or None]
+    ]
+    asked = [
+        dataclasses.replace(q, text=tidy(q.text)) for q in collection.queries[: queries or None]
+    ]
+    return dataclasses.replace(collection, documents=tuple(documents), queries=tuple(asked))
 
 
 def run_of(retriever: object, queries: dict[str, str]) -> pd.DataFrame:
@@ -141,23 +139,21 @@ def main() -> int:
             print(f"cranfield.py: {corpus / name} not found (--corpus)", file=sys.stderr)
             return 2
 
-    documents = read_cranfield_records(corpus / "cran.all.1400")
-    queries_raw = read_cranfield_records(corpus / "cran.qry")
-    if args.docs:
-        documents = documents[: args.docs]
-    queries = {f"q{i:03d}": tidy(q.get("W", "")) for i, q in enumerate(queries_raw, start=1)}
-    if args.queries:
-        queries = dict(list(queries.items())[: args.queries])
-    qrels = {d: read_qrels_file(corpus / "cranqrel", d) for d in ("ir_datasets", "cleverdon")}
+    collection = prose(read_collection(corpus, layout="smart"), args.docs, args.queries)
+    cleverdon = read_collection(corpus, layout="smart", cranfield_grades="cleverdon")
+    queries = collection.query_texts()
     print(
         f"python {platform.python_version()}, {os.cpu_count()} CPUs, fastembed "
         f"{metadata.version('fastembed')}, onnxruntime {metadata.version('onnxruntime')}; "
-        f"{len(documents)} documents, {len(queries)} queries, "
-        f"{int((qrels['ir_datasets']['grade'] > 0).sum())} relevant judgments"
+        f"{len(collection.documents)} documents, {len(queries)} queries, "
+        f"{sum(1 for j in collection.qrels if j.grade > 0)} relevant judgments"
     )
     with tempfile.TemporaryDirectory(prefix="askkit-cranfield-") as tmp:
-        vault = Path(tmp) / "cranfield"
-        write_vault(documents, vault)
+        vault = write_collection(collection, Path(tmp) / "cranfield").folder
+        qrels = {
+            "ir_datasets": read_qrels(vault / "qrels.tsv"),  # keyed by the notes' paths
+            "cleverdon": cleverdon.qrels_frame(),
+        }
         t0 = time.perf_counter()
         bm25 = LocalIndex(vault, cache_dir=False, progress=False)
         seconds = {"bm25": time.perf_counter() - t0}
@@ -170,7 +166,8 @@ def main() -> int:
         unframed = DenseIndex(vault, Unframed(model), store=False, progress=False)  # type: ignore[arg-type]
         seconds["dense, unframed"] = time.perf_counter() - t0
         print(
-            f"indexed {len(bm25)} chunks of {len(documents)} notes: BM25 {seconds['bm25']:.1f} s, "
+            f"indexed {len(bm25)} chunks of {len(collection.documents)} notes: "
+            f"BM25 {seconds['bm25']:.1f} s, "
             f"dense {seconds['dense']:.1f} s ({len(dense) / seconds['dense']:.0f} chunks/s), "
             f"dense unframed {seconds['dense, unframed']:.1f} s"
         )
