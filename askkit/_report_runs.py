@@ -47,22 +47,31 @@ def img(draw: Callable[[Any], Any], *, alt: str = "plot") -> str:
     return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
-def order_note(measure: str | None, per_query: pd.DataFrame | None) -> str:
-    """How the drilldown is ordered, said above it."""
+def order_note(measure: str | None, per_query: pd.DataFrame | None, *, turns: bool = True) -> str:
+    """How the drilldown is ordered, said above it (``turns``: a turn log's sources,
+    in kimun's order; else a TREC run's documents, in rank order)."""
+    source = "log" if turns else "run"
+    within = (
+        "Each query's sources are in the run's order, as kimun lists them."
+        if turns
+        else "Each query's documents are in rank order."
+    )
     if measure is None or per_query is None:
-        return "<p class='muted'>In the log's order.</p>"
+        return f"<p class='muted'>In the {source}'s order. {within}</p>"
     return (
         f"<p class='muted'>Worst first: judged queries by {_html.esc(measure)}, lowest first "
-        "(ties in log order), then the queries no judgment covers, in the log's order. "
-        "Each query's sources are in the run's order, as kimun lists them.</p>"
+        f"(ties in {source} order), then the queries no judgment covers, in the {source}'s "
+        f"order. {within}</p>"
     )
 
 
 def per_query_table(frame: pd.DataFrame, per_query: pd.DataFrame) -> str:
-    """Every judged query's measures, with its question: sortable and searchable."""
-    questions = frame.drop_duplicates("turn_id").set_index("turn_id")["question"]
+    """Every judged query's measures, with its question (when the run has questions):
+    sortable and searchable."""
     table = per_query.copy()
-    table.insert(0, "question", questions.reindex(table.index).fillna("").astype(str))
+    if "question" in frame.columns:
+        questions = frame.drop_duplicates("turn_id").set_index("turn_id")["question"]
+        table.insert(0, "question", questions.reindex(table.index).fillna("").astype(str))
     table.index.name = "query"
     return (
         "<details><summary>Per-query measures (sort by a column, filter by any text)"
@@ -94,13 +103,18 @@ def comparison_section(
     from askkit import plots
     from askkit.compare import compare
     from askkit.frame import sources_frame
+    from askkit.metrics.runs import load_run
 
     taken: set[str] = set()
-    first = run_name(source_name if source_name != "a sources frame" else "run", taken)
+    first = run_name(source_name, taken)
     frames = {first: frame}
     for other in others:
         frames[run_name(other, taken)] = (
-            other if isinstance(other, pd.DataFrame) else sources_frame(other)
+            other
+            if isinstance(other, pd.DataFrame)
+            else load_run(other)  # the one run reader: a turn log or a TREC run
+            if isinstance(other, str | os.PathLike)
+            else sources_frame(other)
         )
     with warnings.catch_warnings():  # a run that matches no judgment: its row says so
         warnings.simplefilter("ignore", UserWarning)

@@ -20,7 +20,13 @@ from askkit.errors import SchemaError
 from askkit.sources import AskSource, Turn
 from askkit.wire import AnswerResult, EmbeddingsResponse, check_string, chunk_list, load_json
 
-__all__ = ["read_turn", "turn_from_payload"]
+__all__ = ["check_not_empty", "read_turn", "turn_from_payload"]
+
+#: What a JSON file of askkit's inputs holds, said when one is empty.
+PAYLOAD_SHAPES = (
+    "a kimun payload (an answer job, an answer result, a turn record, an /api/embeddings "
+    "response or a list of chunks)"
+)
 
 
 def turn_from_payload(obj: Any, *, question: str = "") -> Turn:
@@ -52,6 +58,23 @@ def turn_from_payload(obj: Any, *, question: str = "") -> Turn:
     return Turn(q, answer, AskSource.from_chunks(chunk_list(obj[key], key)))
 
 
+def check_not_empty(raw: bytes, *, holds: str = PAYLOAD_SHAPES) -> None:
+    """Refuse a JSON file that holds nothing (no byte, or only whitespace and a byte
+    order mark) with a :class:`SchemaError` saying it is empty and what it should
+    hold, rather than a JSON syntax error at line 1, column 1.
+
+    >>> check_not_empty(b'{"chunks": []}')
+    >>> try:
+    ...     check_not_empty(b"")
+    ... except SchemaError as exc:
+    ...     print(exc.message[:38])
+    the file is empty: it should hold a ki
+    """
+    if not raw.removeprefix(b"\xef\xbb\xbf").strip(b" \t\r\n"):
+        state = "is empty" if not raw else "is empty (whitespace only)"
+        raise SchemaError(f"the file {state}: it should hold {holds}", has_value=False)
+
+
 #: The largest payload file read (a payload past it is refused, never read whole).
 MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
 
@@ -66,6 +89,7 @@ def read_turn(path: str | Path, *, question: str = "") -> Turn:
     p = Path(path)
     raw = read_input(p, what="payload", limit=MAX_PAYLOAD_BYTES)
     try:
+        check_not_empty(raw)
         return turn_from_payload(load_json(raw, what="the file"), question=question)
     except SchemaError as exc:
         raise exc.located(file=str(p)) from None

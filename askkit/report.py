@@ -1,14 +1,23 @@
 """A static HTML report for a run, without Jupyter.
 
-:func:`build_report` reads a turn log (or anything :func:`askkit.frame.sources_frame`
-takes), optionally graded judgments and a vault, and writes one
+:func:`build_report` reads a run by the one run reader of every command
+(:func:`askkit.metrics.runs.load_run`: a turn log, a JSON payload or a TREC
+run; or a frame), optionally graded judgments and a vault, and writes one
 self-contained HTML file: the metrics table, the plots as embedded PNG images,
 the coverage caveats, and a per-query drilldown with each query's answer, its
 sources (grade, citation, score) and, with a vault, each source's section as
-located in its note. The answers, sources tables and metrics tables are
-:mod:`askkit._html`'s, as in a notebook; every piece of user text is escaped;
-the page opens in any browser, and its one small inline script (sorting and
-filtering the tables) only adds to tables that read whole without it.
+located in its note. The drilldown shows the worst :data:`DEFAULT_DRILLDOWN`
+queries by default (the first measure, lowest first) and says how many of how
+many it shows; ``max_queries=None`` (``askkit report --drilldown all``) shows
+every one. A TREC run holds ranked document ids and scores only: its page says
+so, and its drilldown lists each query's documents, grades and scores (no
+answers, citations, source texts, context cut or funnel, which need a turn
+log). Scores are at note level unless ``level="section"`` is asked, as in
+every askkit command, and the page says which. The answers, sources tables
+and metrics tables are :mod:`askkit._html`'s, as in a notebook; every piece
+of user text is escaped; the page opens in any browser, and its one small
+inline script (sorting and filtering the tables) only adds to tables that
+read whole without it.
 
 The run is prepared for scoring once (:func:`askkit.metrics.prepare`) and
 every table and plot of it reads that preparation. With judgments the report
@@ -56,6 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONVENTIONS",
+    "DEFAULT_DRILLDOWN",
     "DEFAULT_MEASURES",
     "UNJUDGED",
     "Report",
@@ -66,6 +76,16 @@ __all__ = [
 
 #: The measures a report shows when none are named.
 DEFAULT_MEASURES = ("ndcg@10", "precision@10", "recall@10", "hit@10", "mrr", "map", "r-precision")
+#: The queries the drilldown shows by default: the worst first (a query with its
+#: sources and their texts weighs 20 to 150 KB of HTML, so a page of every query of a
+#: 225-question collection weighed 32 MB).
+DEFAULT_DRILLDOWN = 25
+#: What the page says of a run of ranked documents only (a TREC run).
+RANKED_ONLY = (
+    "a TREC run: ranked document ids and scores only. So this page has no questions, "
+    "answers, citations or source texts, no context cut and no funnel of where relevant "
+    "notes are lost; a turn log (JSONL) of the same questions has them."
+)
 
 
 def is_askkit_report(path: str | os.PathLike[str]) -> bool:
@@ -166,7 +186,12 @@ def _section_text(vault: Any, src: AskSource, cache: dict[str, str | None]) -> s
         return _html.message(
             "section not located; the chunk text:", tone="muted"
         ) + _html.chunk_html(src.text)
-    return _html.chunk_html(note[span[0] : span[1]])
+    section = note[span[0] : span[1]]
+    if section.strip() == src.text.strip():  # said, not shown twice: half a page's weight
+        return _html.message(
+            "located; the section is the chunk's text, shown above, whole", tone="muted"
+        )
+    return _html.chunk_html(section)
 
 
 @dataclass
@@ -179,15 +204,41 @@ class _Judged:
     headline: str
 
 
-def _load(run: Any, strict: bool) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """The run as read: its frame, the records skipped (lenient), its name on the
+    page, and its file (``None`` for a frame or objects)."""
+
+    frame: pd.DataFrame
+    skipped: pd.DataFrame
+    name: str
+    file: str | None
+
+
+def _load(run: Any, strict: bool) -> _Run:
+    """The run, read: a path by the one run reader (:func:`askkit.metrics.runs.load_run`),
+    anything else :func:`askkit.frame.sources_frame` takes as a sources frame."""
     from askkit.frame import sources_frame
+    from askkit.metrics.runs import load_run
 
     if isinstance(run, pd.DataFrame):
-        return run, pd.DataFrame(), "a sources frame"
+        name = "a sources frame" if _has_turns(run) else "a run frame"
+        return _Run(run, pd.DataFrame(), name, None)
+    if isinstance(run, str | os.PathLike):
+        if strict:
+            return _Run(load_run(run), pd.DataFrame(), str(run), str(run))
+        frame, skipped = load_run(run, strict=False)
+        return _Run(frame, skipped, str(run), str(run))
     if strict:
-        return sources_frame(run), pd.DataFrame(), str(run)
+        return _Run(sources_frame(run), pd.DataFrame(), "a sources frame", None)
     frame, skipped = sources_frame(run, strict=False)
-    return frame, skipped, str(run)
+    return _Run(frame, skipped, "a sources frame", None)
+
+
+def _has_turns(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` holds turns (questions, sources with their texts), as a sources
+    frame does, rather than ranked documents only (a TREC run's frame)."""
+    return "question" in frame.columns and "text" in frame.columns
 
 
 def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Level) -> _Judged:
@@ -257,13 +308,6 @@ def _read_judgments(qrels: Any) -> pd.DataFrame:
     return read_qrels(qrels)
 
 
-def _default_level(judgments: pd.DataFrame | None) -> Level:
-    """The judgments' own level, or note level without judgments."""
-    from askkit.metrics.ids import judged_level
-
-    return "note" if judgments is None else judged_level(judgments)
-
-
 def _turn_html(
     tid: str,
     rows: pd.DataFrame,
@@ -278,12 +322,7 @@ def _turn_html(
 
     question = str(rows["question"].iloc[0])
     answer = str(rows["answer"].iloc[0]) if "answer" in rows.columns else ""
-    metrics_line = ""
-    if per_query is not None and tid in per_query.index:
-        values = per_query.loc[tid].to_numpy(dtype=float)
-        metrics_line = " · ".join(
-            f"{_html.esc(m)} {v:.3f}" for m, v in zip(per_query.columns, values, strict=True)
-        )
+    metrics_line = _metrics_line(tid, per_query)
     sources = to_sources(rows)
     extra: list[tuple[str, list[str]]] = []
     if grades is not None:
@@ -303,6 +342,44 @@ def _turn_html(
     return (
         f"<details><summary><b>{_html.esc(tid)}</b> — {_html.esc(question)}"
         f' <span class="muted">{metrics_line}</span></summary>{body}</details>'
+    )
+
+
+def _ranked_html(
+    tid: str, rows: pd.DataFrame, *, per_query: pd.DataFrame | None, grades: pd.Series | None
+) -> str:
+    """A query of a TREC run in the drilldown: its documents in rank order, with their
+    scores and grades (a TREC run has no question, answer or text to show)."""
+    metrics_line = _metrics_line(tid, per_query)
+    shown = rows.sort_values("rank", kind="stable") if "rank" in rows.columns else rows
+    table = pd.DataFrame(
+        {
+            "rank": shown["rank"].to_numpy()
+            if "rank" in shown.columns
+            else range(1, len(shown) + 1),
+            "document": shown["doc"].astype(str).to_numpy()
+            if "doc" in shown.columns
+            else shown["path"].astype(str).to_numpy(),
+            "score": shown["score"].to_numpy(dtype=float),
+        }
+    )
+    if grades is not None:
+        table["grade"] = grades.loc[shown.index].to_numpy()
+    return (
+        f"<details><summary><b>{_html.esc(tid)}</b>"
+        f' <span class="muted">{metrics_line}</span></summary>'
+        + _html.data_table(table, index=False)
+        + "</details>"
+    )
+
+
+def _metrics_line(tid: str, per_query: pd.DataFrame | None) -> str:
+    """A query's measures, as its summary line shows them (``""`` when it is not judged)."""
+    if per_query is None or tid not in per_query.index:
+        return ""
+    values = per_query.loc[tid].to_numpy(dtype=float)
+    return " · ".join(
+        f"{_html.esc(m)} {v:.3f}" for m, v in zip(per_query.columns, values, strict=True)
     )
 
 
@@ -354,7 +431,7 @@ def _drilldown(
     frame: pd.DataFrame,
     order: pd.Index,
     *,
-    max_queries: int,
+    max_queries: int | None,
     per_query: pd.DataFrame | None,
     grades: pd.Series | None,
     vault: str | os.PathLike[str] | None,
@@ -367,10 +444,12 @@ def _drilldown(
 
         store = Vault(vault)
     notes: dict[str, str | None] = {}
-    shown = order[:max_queries]
+    turns = _has_turns(frame)
+    shown = order if max_queries is None else order[:max_queries]
     groups = frame.groupby("turn_id", sort=False).groups
     drill = [
-        f"<h2>Queries ({len(shown)} of {len(order)} shown)</h2>" + order_note(measure, per_query)
+        f"<h2>Queries ({len(shown)} of {len(order)} shown)</h2>"
+        + order_note(measure, per_query, turns=turns)
     ]
     if per_query is not None and len(per_query):
         drill.append(per_query_table(frame, per_query))
@@ -384,17 +463,58 @@ def _drilldown(
             store=store,
             notes=notes,
         )
+        if turns
+        else _ranked_html(str(tid), frame.loc[groups[tid]], per_query=per_query, grades=grades)
         for n, tid in enumerate(shown, start=1)
         if tid in groups
     ]
     if len(order) > len(shown):
+        which = f"the worst {len(shown)} by {measure}" if measure else f"the first {len(shown)}"
         drill.append(
             _html.message(
-                f"{len(order) - len(shown)} more queries not shown (raise --max-queries).",
+                f"{len(order) - len(shown)} more queries not shown: the drilldown shows "
+                f"{which} of {len(order)}. To see every query: askkit report --drilldown "
+                "all (build_report(max_queries=None)); the per-query table above lists "
+                "every judged query's measures.",
                 tone="muted",
             )
         )
     return drill, len(shown)
+
+
+def _check_options(
+    level: str | None, max_queries: int | None, qrels: Any, measures: Sequence[str], others: Any
+) -> None:
+    """Refuse a bad option before anything is read."""
+    if level is not None and level not in ("note", "section"):
+        raise SchemaError("level must be 'note' or 'section'", field="level", value=level)
+    if others and qrels is None:
+        raise UsageError(
+            "comparing runs needs judgments: give qrels (askkit report RUN RUN --qrels FILE)"
+        )
+    if max_queries is not None and (
+        isinstance(max_queries, bool) or not isinstance(max_queries, int) or max_queries < 0
+    ):
+        raise SchemaError(
+            "max_queries must be a whole number >= 0, or None for every query",
+            field="max_queries",
+            value=max_queries,
+        )
+    if qrels is not None and not len(measures):
+        raise SchemaError(
+            "no measure named: give at least one, e.g. ndcg@10", field="measures", value=measures
+        )
+
+
+def _level_said(level: Level, chosen: bool) -> str:
+    """How the page's header says the scoring level and why it is that one."""
+    why = (
+        "as asked (level=…)"
+        if chosen
+        else "askkit's default in every command (--level section, or level='section', "
+        "scores sections)"
+    )
+    return f"; scored at {LEVELS[level]}, {why}"
 
 
 def build_report(
@@ -404,7 +524,7 @@ def build_report(
     vault: str | os.PathLike[str] | None = None,
     measures: Sequence[str] = DEFAULT_MEASURES,
     level: str | None = None,
-    max_queries: int = 200,
+    max_queries: int | None = DEFAULT_DRILLDOWN,
     strict: bool = True,
     title: str | None = None,
     objective: str = "smallest-context",
@@ -416,21 +536,25 @@ def build_report(
     Parameters
     ----------
     run:
-        A turn log path (JSONL), a sources frame, or anything
-        :func:`askkit.frame.sources_frame` takes.
+        A run file (a JSONL turn log, a JSON payload or a TREC run, read by
+        :func:`askkit.metrics.runs.load_run`), a sources or run frame, or
+        anything :func:`askkit.frame.sources_frame` takes. A TREC run holds
+        ranked documents only: the page says so, and shows no answers,
+        citations, texts, context cut or funnel.
     qrels:
         Judgments (a TSV or TREC qrels path, or a frame); without them the
         report shows scores and citations but no metrics.
     vault:
-        A vault folder: each source's section is shown as located in its note.
+        A vault folder: each source's section is shown as located in its note
+        (a turn log's sources; a TREC run has no text to locate).
     level:
-        Score ``"note"`` or ``"section"`` documents; default: the judgments'
-        own level (:func:`askkit.metrics.ids.judged_level`: section when a
-        judgment names a heading). The header says which.
+        Score ``"note"`` or ``"section"`` documents; default (``None``): note
+        level, as every askkit command scores by default. The header says which.
     max_queries:
         How many queries the drilldown shows (worst first by the first
-        measure when judged, else in log order); the page says how many more
-        there were.
+        measure when judged, else in log order), :data:`DEFAULT_DRILLDOWN`
+        by default; ``None`` shows every one. The page says how many of how
+        many it shows, and how to see them all.
     strict:
         With ``False``, bad log records are skipped and listed in the report.
     objective, min_recall:
@@ -441,31 +565,45 @@ def build_report(
         baseline: with ``qrels`` a **Runs compared** section shows every run's
         metrics side by side with paired significance tests
         (:func:`askkit.compare.compare`); the rest of the page is ``run``'s.
+
+    Raises
+    ------
+    SchemaError
+        A bad option; a file that cannot be read (naming the file and line);
+        judgments that hold no judgment or a run that holds no ranked document
+        (:func:`askkit.metrics.runs.check_scorable`, naming the file).
+    UsageError
+        ``others`` without ``qrels``; ``vault`` with a TREC run.
     """
     from askkit import plots
+    from askkit.metrics.runs import check_scorable, decoded_if_encoded
 
-    if level is not None and level not in ("note", "section"):
-        raise SchemaError("level must be 'note' or 'section'", field="level", value=level)
-    if others and qrels is None:
-        raise UsageError(
-            "comparing runs needs judgments: give qrels (askkit report RUN RUN --qrels FILE)"
-        )
-    if isinstance(max_queries, bool) or not isinstance(max_queries, int) or max_queries < 0:
-        raise SchemaError(
-            "max_queries must be a whole number >= 0", field="max_queries", value=max_queries
-        )
-    if qrels is not None and not len(measures):
-        raise SchemaError(
-            "no measure named: give at least one, e.g. ndcg@10", field="measures", value=measures
-        )
+    _check_options(level, max_queries, qrels, measures, others)
     judgments = None if qrels is None else _read_judgments(qrels)
     chosen = level is not None
-    lvl = cast("Level", level) if level is not None else _default_level(judgments)
-    frame, skipped, source_name = _load(run, strict)
+    lvl = cast("Level", level) if level is not None else "note"
+    loaded = _load(run, strict)
+    skipped, source_name = loaded.skipped, loaded.name
     # rows are found by label below: labels a caller's frame repeats would mix turns
-    frame = frame.reset_index(drop=True)
-    if frame.empty:
-        raise AskkitError(f"{source_name}: no sources to report on")
+    frame = loaded.frame.reset_index(drop=True)
+    qrels_name = None if qrels is None or isinstance(qrels, pd.DataFrame) else str(qrels)
+    check_scorable(
+        frame,
+        judgments,
+        run_file=loaded.file,
+        qrels_file=qrels_name,
+        shared=False,  # ids that never meet: the page says so first (its headline)
+    )
+    decoded = None
+    if judgments is not None:  # a TREC run's encoded paths, as the judgments hold them
+        frame, decoded = decoded_if_encoded(frame, judgments, level=lvl, run_file=loaded.file)
+    turns = _has_turns(frame)
+    if vault is not None and not turns:
+        raise UsageError(
+            f"vault: {source_name} is a TREC run, whose documents carry no text to locate "
+            "in their notes; give its turn log (JSONL) to see each source's section, or "
+            "leave the vault out"
+        )
     figures = [img(lambda ax: plots.score_distributions({"run": frame}, ax=ax))]
     sections: list[str] = []
     headline = ""
@@ -486,11 +624,17 @@ def build_report(
             sections.insert(
                 0,
                 comparison_section(
-                    frame, source_name, others, judgments=judgments, measures=measures, level=lvl
+                    frame,
+                    loaded.file or "run",
+                    others,
+                    judgments=judgments,
+                    measures=measures,
+                    level=lvl,
                 ),
             )
-        sections.append(_cut_section(frame, judgments, objective, min_recall))
-        sections.append(_lost_section(frame, judgments))
+        if turns:
+            sections.append(_cut_section(frame, judgments, objective, min_recall))
+            sections.append(_lost_section(frame, judgments))
     else:
         figures.append(img(lambda ax: plots.score_vs_rank(frame, ax=ax)))
     images = "".join(figures)
@@ -503,9 +647,9 @@ def build_report(
         vault=vault,
         measure=measures[0] if per_query is not None else None,
     )
-    skipped_html = ""
+    skipped_html = f"<p>{_html.esc(decoded)}</p>" if decoded else ""
     if len(skipped):
-        skipped_html = "<h2>Skipped records</h2>" + _html.data_table(skipped.set_index("line"))
+        skipped_html += "<h2>Skipped records</h2>" + _html.data_table(skipped.set_index("line"))
     name = title or f"askkit report: {source_name}"
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     judged_by = (
@@ -514,8 +658,12 @@ def build_report(
         else ""
     )
     if judgments is not None:
-        why = "as asked (level=…)" if chosen else "the judgments' own level"
-        judged_by += f"; scored at {LEVELS[lvl]}, {why}"
+        judged_by += _level_said(lvl, chosen)
+    kind = (
+        ""
+        if turns
+        else _html.message(f"{source_name} is {RANKED_ONLY}", tone="muted", lead="Ranked only")
+    )
     page = (
         HTML_START
         + f'<meta name="generator" content="askkit {_html.esc(__version__)}">'
@@ -523,9 +671,11 @@ def build_report(
         '<body class="askkit">'
         + (_html.message(headline, tone="error", lead="Nothing scored") if headline else "")
         + f"<h1>{_html.esc(name)}</h1>"
-        f'<p class="muted">{frame["turn_id"].nunique()} turns, {len(frame)} sources{judged_by}'
+        f'<p class="muted">{frame["turn_id"].nunique()} {"turns" if turns else "queries"}, '
+        f"{len(frame)} {'sources' if turns else 'ranked documents'}{judged_by}"
         f" · askkit {__version__} · {stamp}</p>"
-        f'<h2>Plots</h2><div class="figs">{images}</div>'
+        + kind
+        + f'<h2>Plots</h2><div class="figs">{images}</div>'
         + "".join(sections)
         + "".join(drill)
         + skipped_html

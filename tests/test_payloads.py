@@ -126,3 +126,37 @@ def test_read_turn_refuses_a_payload_over_its_size_limit_before_reading_it(tmp_p
         f"the payload file has {MAX_PAYLOAD_BYTES + 1} bytes, "
         f"over the {MAX_PAYLOAD_BYTES}-byte limit"
     )
+
+
+# --------------------------------------------------------------------------- issue 41
+
+
+@pytest.mark.parametrize("content", [b"", b"\n", b"  \r\n\t", b"\xef\xbb\xbf", b"\xef\xbb\xbf \n"])
+def test_issue41_8_an_empty_payload_file_is_said_to_be_empty(
+    tmp_path: Path, content: bytes
+) -> None:
+    """``askkit sources`` on an empty file said "the file is not valid JSON"."""
+    path = tmp_path / "empty.json"
+    path.write_bytes(content)
+    with pytest.raises(SchemaError) as info:
+        read_turn(path)
+    state = "is empty" if not content else "is empty (whitespace only)"
+    assert str(info.value) == (
+        f"{path}: the file {state}: it should hold a kimun payload (an answer job, an answer "
+        "result, a turn record, an /api/embeddings response or a list of chunks)"
+    )
+    assert "JSON" not in str(info.value)
+
+
+@pytest.mark.parametrize("command", ["sources", "prompt"])
+def test_issue41_8_askkit_sources_on_an_empty_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    from askkit.cli import main
+
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    assert main([command, str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"askkit: error: {path}: the file is empty: it should hold")
+    assert err.count("\n") == 1

@@ -73,7 +73,7 @@ def pool_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_full_report(run_log: Path) -> None:
-    report = build_report(run_log, DATA / "qrels.tsv", vault=DATA / "vault")
+    report = build_report(run_log, DATA / "qrels.tsv", vault=DATA / "vault", max_queries=None)
     page = report.html
     assert page.startswith("<!doctype html>")
     # askkit's one script (sorting and filtering tables), at the end; nothing else runs
@@ -92,8 +92,8 @@ def test_full_report(run_log: Path) -> None:
 
 
 def test_metrics_table_equals_evaluate(run_log: Path) -> None:
-    # the bundled judgments name sections: the report scores sections unless told otherwise
-    for level, asked in (("section", None), ("section", "section"), ("note", "note")):
+    # note level unless told otherwise, as every command (the judgments name sections)
+    for level, asked in (("note", None), ("section", "section"), ("note", "note")):
         report = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10", "mrr"], level=asked)
         expected = evaluate(
             sources_frame(run_log), DATA / "qrels.tsv", ["ndcg@10", "mrr"], level=level
@@ -103,7 +103,7 @@ def test_metrics_table_equals_evaluate(run_log: Path) -> None:
         assert shown == pytest.approx(expected.round(4).tolist(), abs=1e-4)
         header = report.html.split("<h2>", 1)[0]
         assert f"scored at <b>{level}</b> level" in header
-        why = "the judgments' own level" if asked is None else "as asked (level=…)"
+        why = "askkit's default in every command" if asked is None else "as asked (level=…)"
         assert why in header
 
 
@@ -490,7 +490,9 @@ def drilldown_grades(page: str) -> list[str]:
 
 
 def test_unjudged_sources_read_as_unjudged_never_as_grade_0(run_log: Path) -> None:
-    report = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10"])
+    report = build_report(
+        run_log, DATA / "qrels.tsv", measures=["ndcg@10"], level="section", max_queries=None
+    )
     grades = drilldown_grades(report.html)
     assert len(grades) == report.sources == 370
     unjudged = [g for g in grades if "unjudged" in g]
@@ -565,7 +567,7 @@ def test_several_runs_are_compared_side_by_side(run_log: Path, tmp_path: Path) -
         {"run": sources_frame(run_log), "plain": sources_frame(plain)},
         DATA / "qrels.tsv",
         measures,
-        level="section",
+        level="note",
         baseline="run",
     )
     row = cmp.summary.loc[("plain", "ndcg@10")]
@@ -580,3 +582,82 @@ def test_several_runs_are_compared_side_by_side(run_log: Path, tmp_path: Path) -
 def test_several_runs_need_judgments(run_log: Path) -> None:
     with pytest.raises(UsageError, match="comparing runs needs judgments"):
         build_report(run_log, others=[run_log])
+
+
+# -- issue 41: one run reader, one default level, empty inputs, a capped drilldown -----------
+
+
+def test_issue41_3_a_trec_run_reports_as_its_turn_log_scores(run_log: Path, tmp_path: Path) -> None:
+    from askkit.metrics import read_run, write_run
+
+    trec = tmp_path / "run.trec"
+    write_run(sources_frame(run_log), trec)
+    measures = ["ndcg@10", "mrr"]
+    from_log = build_report(run_log, DATA / "qrels.tsv", measures=measures)
+    for run in (trec, read_run(trec)):  # the file, or its frame
+        report = build_report(run, DATA / "qrels.tsv", measures=measures, max_queries=None)
+        metrics = report.html.split("<h2>Metrics</h2>", 1)[1].split("</table>", 1)[0]
+        assert metrics == from_log.html.split("<h2>Metrics</h2>", 1)[1].split("</table>", 1)[0]
+        assert (report.turns, report.sources, report.shown) == (37, 370, 37)
+        assert "is a TREC run: ranked document ids and scores only" in report.html
+        assert "<h2>Context cut</h2>" not in report.html
+        assert "askkit-sources" not in report.html  # no sources table: no texts to show
+        assert report.html.count("<details><summary><b>q") == 37
+    unjudged = build_report(trec)  # without judgments: the ranked documents alone
+    assert "<h2>Metrics</h2>" not in unjudged.html
+    assert "In the run&#x27;s order" in unjudged.html or "In the run's order" in unjudged.html
+    with pytest.raises(UsageError, match="is a TREC run, whose documents carry no text"):
+        build_report(trec, vault=DATA / "vault")
+
+
+def test_issue41_4_the_report_scores_notes_unless_asked(run_log: Path) -> None:
+    """The bundled judgments name sections: the report scored sections by default, where
+    eval and diff scored notes."""
+    report = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10"])
+    expected = evaluate(sources_frame(run_log), DATA / "qrels.tsv", ["ndcg@10"])  # note level
+    table = report.html.split("<h2>Metrics</h2>", 1)[1].split("</table>", 1)[0]
+    assert f'<td class="num">{expected.mean["ndcg@10"]:.4f}</td>' in table
+    assert "scored at <b>note</b> level" in report.html.split("<h2>", 1)[0]
+
+
+@pytest.mark.parametrize("which", ["run", "qrels"])
+def test_issue41_6_empty_inputs_are_refused_naming_the_file(tmp_path: Path, which: str) -> None:
+    empty = tmp_path / ("run.trec" if which == "run" else "qrels.tsv")
+    empty.write_text("", encoding="utf-8")
+    run, qrels = (empty, DATA / "qrels.tsv") if which == "run" else (DATA / "run.jsonl", empty)
+    said = "holds no ranked documents" if which == "run" else "holds no judgments"
+    with pytest.raises(SchemaError, match=f"^{re.escape(str(empty))}: {said} "):
+        build_report(run, qrels)
+    if which == "run":
+        with pytest.raises(SchemaError, match=f"^{re.escape(str(empty))}: {said} "):
+            build_report(run)  # without judgments too
+        with pytest.raises(SchemaError, match=f"^the run {said} "):
+            build_report(sources_frame(DATA / "turns.jsonl").head(0))
+
+
+def test_issue41_7_the_drilldown_is_capped_by_default_and_says_so(run_log: Path) -> None:
+    from askkit.report import DEFAULT_DRILLDOWN
+
+    report = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10"])
+    assert report.shown == DEFAULT_DRILLDOWN == 25
+    assert "<h2>Queries (25 of 37 shown)</h2>" in report.html
+    assert "12 more queries not shown: the drilldown shows the worst 25 by ndcg@10 of 37" in (
+        report.html
+    )
+    every = build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10"], max_queries=None)
+    assert every.shown == 37
+    assert "more queries not shown" not in every.html
+    plain = build_report(DATA / "turns.jsonl", max_queries=2)  # no judgments: log order
+    assert "22 more queries not shown: the drilldown shows the first 2 of 24" in plain.html
+
+
+def test_issue41_7_a_section_that_is_its_chunk_is_not_shown_twice(run_log: Path) -> None:
+    """A source whose located section is exactly its chunk's text (every Cranfield
+    abstract; half the bundled run's sources) says so instead of repeating the text."""
+    report = build_report(run_log, DATA / "qrels.tsv", vault=DATA / "vault", max_queries=None)
+    said = report.html.count("the section is the chunk&#x27;s text, shown above, whole")
+    said += report.html.count("the section is the chunk's text, shown above, whole")
+    shown = report.html.count('<summary>section in the note</summary><div class="askkit-chunk"')
+    assert said > 100
+    assert shown > 100
+    assert said + shown == report.sources == 370

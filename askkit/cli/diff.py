@@ -92,7 +92,13 @@ def register(sub: Any) -> None:
         default=0.0,
         help="the smallest drop of a mean that counts as a regression (0..1, default 0)",
     )
-    p.add_argument("--level", choices=["note", "section"], default="note")
+    p.add_argument(
+        "--level",
+        choices=["note", "section"],
+        default="note",
+        help="score notes (the default of every askkit command) or sections "
+        "(path#heading); every report format says which",
+    )
     p.add_argument("--seed", type=arguments.whole_number(0), default=0, help="resampling seed")
     p.add_argument(
         "--resamples",
@@ -250,21 +256,11 @@ def _check_inputs(args: argparse.Namespace) -> None:
 
 
 def _sides(args: argparse.Namespace) -> tuple[Side, Side]:
-    from askkit.errors import SchemaError
-
     if args.vault is not None:
         return _spot_sides(args)
     from askkit.gate import read_side
 
-    sides = []
-    for path in (args.base, args.new):
-        try:
-            sides.append(read_side(path))
-        except SchemaError as exc:
-            if exc.file is None:  # a turn log's frame knows lines, not its file
-                raise exc.located(file=path) from None
-            raise
-    return sides[0], sides[1]
+    return read_side(args.base), read_side(args.new)  # errors name the file
 
 
 def _spot_sides(args: argparse.Namespace) -> tuple[Side, Side]:
@@ -277,21 +273,21 @@ def _spot_sides(args: argparse.Namespace) -> tuple[Side, Side]:
     for side in ("base", "new"):
         if getattr(args, f"{side}_settings") is not None:
             CutSettings.from_file(getattr(args, f"{side}_settings"))
-    progress = _terminal.progress_bars()
     sides = []
-    for side in ("base", "new"):
-        spec = getattr(args, f"{side}_embedder")
-        sides.append(
-            vault_side(
-                args.vault,
-                queries,
-                embedder=None if spec is None else open_embedder(spec, progress=progress),
-                reranker=_reranker(getattr(args, f"{side}_reranker")),
-                settings=getattr(args, f"{side}_settings"),
-                pool_size=args.pool_size,
-                progress=progress,
+    with _terminal.progress_output() as progress:  # on a pipe: a line every few seconds
+        for side in ("base", "new"):
+            spec = getattr(args, f"{side}_embedder")
+            sides.append(
+                vault_side(
+                    args.vault,
+                    queries,
+                    embedder=None if spec is None else open_embedder(spec, progress=progress),
+                    reranker=_reranker(getattr(args, f"{side}_reranker")),
+                    settings=getattr(args, f"{side}_settings"),
+                    pool_size=args.pool_size,
+                    progress=progress,
+                )
             )
-        )
     return sides[0], sides[1]
 
 

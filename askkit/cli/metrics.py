@@ -1,9 +1,13 @@
 """``askkit eval``: score a run against judgments from the command line, trec_eval's way.
 
 Reads TREC qrels (or askkit's TSV) and a TREC run (or a JSONL turn log /
-JSON payload of retrieved sources) and prints the means, and with ``-q`` each
+JSON payload of retrieved sources: :func:`askkit.metrics.runs.load_run`, the
+one run reader of every command) and prints the means, and with ``-q`` each
 query's values, in trec_eval's three-column layout (``measure  query  value``,
-``all`` for the mean). trec_eval's flags keep their letters and meaning:
+``all`` for the mean), after a ``level  all  note`` row that says what was
+scored (as trec_eval's ``runid`` row says which run). An empty qrels or run,
+or a run and qrels that share no query id, is refused (status 2) naming the
+file, never scored as ``num_q 0`` and ``nan``. trec_eval's flags keep their letters and meaning:
 ``-q`` per query, ``-l`` relevance level, ``-M`` documents per query, ``-c``
 judged queries missing from the run score 0. Ids are compared exactly as
 written unless ``--ids vault`` asks for kimun's path rules on both sides.
@@ -13,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -77,7 +80,13 @@ def register(sub: Any) -> None:
         default="exact",
         help="compare ids as written (default) or as kimun prints vault paths, on both sides",
     )
-    p.add_argument("--level", choices=["note", "section"], default="note")
+    p.add_argument(
+        "--level",
+        choices=["note", "section"],
+        default="note",
+        help="score notes (a document is a note's path; the default of every askkit "
+        "command) or sections (path#heading); the output's 'level all' row says which",
+    )
     p.add_argument(
         "--ties",
         choices=["trec", "input"],
@@ -120,9 +129,8 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit eval``."""
     arguments.check_input(args.qrels, what="qrels")  # before the slow imports
     arguments.check_input(args.run, what="run")
-    from askkit.frame import sources_frame
-    from askkit.metrics import evaluate, read_qrels, read_run
-    from askkit.metrics.runs import is_turn_log
+    from askkit.metrics import evaluate, read_qrels
+    from askkit.metrics.runs import check_scorable, decoded_if_encoded, load_run
 
     measures = _measures(args.measure)
     skipped: list[str] = []
@@ -136,18 +144,19 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
             )
         return loaded.frame
 
-    run_path, turn_log = Path(args.run), is_turn_log(Path(args.run))
     if not args.lenient:
         qrels = read_qrels(args.qrels, ids=args.ids)
-        run = sources_frame(run_path) if turn_log else read_run(run_path, ids=args.ids)
+        run = load_run(args.run, ids=args.ids)
     else:
         qrels = report(read_qrels(args.qrels, ids=args.ids, strict=False), "qrels")
-        run = report(
-            sources_frame(run_path, strict=False)
-            if turn_log
-            else read_run(run_path, ids=args.ids, strict=False),
-            "run",
-        )
+        run = report(load_run(args.run, ids=args.ids, strict=False), "run")
+    err = _terminal.console(stderr=True, soft_wrap=True)
+    for line in skipped:
+        err.print(Text(f"askkit: {line}"))
+    check_scorable(run, qrels, run_file=args.run, qrels_file=args.qrels)
+    run, decoded = decoded_if_encoded(run, qrels, level=args.level, run_file=args.run)
+    if decoded:
+        err.print(Text(f"askkit: {decoded}"))
     result = evaluate(
         run,
         qrels,
@@ -158,9 +167,6 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
         relevance_level=args.relevance_level,
         max_docs_per_query=args.max_docs,
     )
-    err = _terminal.console(stderr=True, soft_wrap=True)
-    for line in skipped:
-        err.print(Text(f"askkit: {line}"))
     headline = result.headline
     if not headline and len(result.per_query) and not result.per_query.to_numpy().any():
         # every value 0: say so when no retrieved document is judged at all
@@ -169,13 +175,15 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
         headline = coverage(run, qrels, level=args.level).headline
     if headline:
         err.print(Text(f"askkit: {headline}"))
-    width = max(len(m) for m in measures) + 2
+    width = max(len(m) for m in [*measures, "level"]) + 2
 
     lines: list[str] = []
 
-    def row(measure: str, query: str, value: float | int) -> None:
+    def row(measure: str, query: str, value: float | int | str) -> None:
         shown = (
-            str(value)
+            value
+            if isinstance(value, str)
+            else str(value)
             if isinstance(value, int) or not math.isfinite(value)
             else f"{value:.{args.digits}f}"
         )
@@ -186,6 +194,7 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
         for query, values in zip(per_query.index.astype(str), per_query.to_numpy(), strict=True):
             for measure, value in zip(measures, values, strict=True):
                 row(measure, query, float(value))
+    row("level", "all", args.level)  # as trec_eval's "runid all TAG": what was scored
     row("num_q", "all", len(result.per_query))
     for measure in measures:
         row(measure, "all", float(result.mean[measure]))

@@ -1,9 +1,15 @@
 """``askkit report``: a static HTML report for a run, without Jupyter.
 
-``-o`` replaces an existing file only when it is an earlier askkit report
-(:func:`askkit.report.is_askkit_report`), or with ``--force``. The options
-that only judged reports use (``--measures``, ``--level``, ``--objective``,
-``--min-recall``) are refused without ``--qrels``, never ignored.
+The run is read as ``eval`` and ``diff`` read it (a turn log, a JSON payload
+or a TREC run: :func:`askkit.metrics.runs.load_run`) and scored at note level
+unless ``--level section`` is given, as every command scores. The drilldown
+shows the worst 25 queries (``--drilldown N``, ``all`` for every one); the
+page says how many of how many. ``-o`` replaces an existing file only when it
+is an earlier askkit report (:func:`askkit.report.is_askkit_report`), or with
+``--force``. The options that only judged reports use (``--measures``,
+``--level``, ``--objective``, ``--min-recall``) are refused without
+``--qrels``, never ignored; so is ``--vault`` with a TREC run, whose documents
+carry no text.
 """
 
 from __future__ import annotations
@@ -28,8 +34,9 @@ def register(sub: Any) -> None:
         "runs",
         nargs="+",
         metavar="RUN",
-        help="a JSONL turn log (or a JSON payload) of retrieved sources; several runs "
-        "(with --qrels) are compared side by side against the first, which the page shows",
+        help="a JSONL turn log (or a JSON payload) of retrieved sources, or a TREC run "
+        "(ranked documents only: no answers or texts); several runs (with --qrels) are "
+        "compared side by side against the first, which the page shows",
     )
     p.add_argument(
         "--qrels", help="graded judgments (TSV: query_id, path, heading, grade; or TREC qrels)"
@@ -56,14 +63,21 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--level",
         choices=["note", "section"],
-        help="with --qrels: score notes or sections (default: the judgments' own level, "
-        "section when they name headings)",
+        help="with --qrels: score notes (the default, as every askkit command) or "
+        "sections (path#heading); the page says which",
+    )
+    p.add_argument(
+        "--drilldown",
+        type=_drilldown,
+        metavar="N",
+        help=f"queries in the drilldown, the worst first (default {_DEFAULT_DRILLDOWN}; "
+        "'all' for every one)",
     )
     p.add_argument(
         "--max-queries",
         type=arguments.whole_number(0),
-        default=200,
-        help="queries in the drilldown (default 200)",
+        metavar="N",
+        help="the same as --drilldown N",
     )
     p.add_argument("--lenient", action="store_true", help="skip bad log records and list them")
     p.add_argument("--title", help="the report's title")
@@ -80,6 +94,36 @@ def register(sub: Any) -> None:
         "context cut must keep (default 0.9)",
     )
     p.set_defaults(func=report_command)
+
+
+#: ``--drilldown``'s default: :data:`askkit.report.DEFAULT_DRILLDOWN` (not imported here,
+#: to keep ``askkit --help`` light; a test holds the two equal).
+_DEFAULT_DRILLDOWN = 25
+_ALL = "all"
+
+
+def _drilldown(text: str) -> int | str:
+    """``--drilldown``: a whole number >= 0, or ``all``."""
+    if text.strip().lower() == _ALL:
+        return _ALL
+    try:
+        return arguments.whole_number(0)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number >= 0 or 'all', got {text!r}"
+        ) from None
+
+
+def _drilldown_size(args: argparse.Namespace) -> int | None:
+    """The drilldown's size (``None``: every query) from ``--drilldown`` or its other
+    spelling ``--max-queries``; the default when neither is given."""
+    if args.drilldown is not None and args.max_queries is not None:
+        raise UsageError("--drilldown and --max-queries are one option: give one of them")
+    if args.max_queries is not None:
+        return int(args.max_queries)
+    if args.drilldown is None:
+        return _DEFAULT_DRILLDOWN
+    return None if args.drilldown == _ALL else int(args.drilldown)
 
 
 #: The options only a judged report uses, and their defaults.
@@ -131,6 +175,7 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
     from askkit.frame.jsonl import INPUT_NAME
 
     options = _judged_options(args)
+    drilldown = _drilldown_size(args)
     for run in args.runs:
         arguments.check_input(run, what=INPUT_NAME)
     if len(args.runs) > 1 and args.qrels is None:
@@ -141,6 +186,15 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
         arguments.check_input(args.qrels, what="qrels", option="--qrels")
     if args.vault is not None and not Path(args.vault).is_dir():
         raise UsageError(f"--vault: no such folder: {args.vault}")
+    if args.vault is not None:
+        from askkit.metrics.runs import run_kind
+
+        if run_kind(args.runs[0]) == "TREC run":
+            raise UsageError(
+                f"--vault: {args.runs[0]} is a TREC run, whose documents carry no text to "
+                "locate in their notes; give its turn log (JSONL) to see each source's "
+                "section, or leave --vault out"
+            )
     _check_output(args)
     from askkit.report import DEFAULT_MEASURES, build_report
 
@@ -151,7 +205,7 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
         vault=args.vault,
         measures=measures,
         level=options["level"],
-        max_queries=args.max_queries,
+        max_queries=drilldown,
         strict=not args.lenient,
         title=args.title,
         objective=options["objective"],
@@ -168,8 +222,8 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
         _terminal.console(stderr=True, soft_wrap=True).print(Text(report.headline))
     console.print(
         Text(
-            f"wrote {out} ({report.turns} turns, {report.sources} sources, "
-            f"{report.shown} in the drilldown"
+            f"wrote {out} ({report.turns} queries, {report.sources} sources, "
+            f"{report.shown} of {report.turns} in the drilldown"
             + (f", {report.skipped} records skipped" if report.skipped else "")
             + ")"
         ),

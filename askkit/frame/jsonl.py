@@ -53,6 +53,7 @@ from askkit.frame.columns import (
     map_paths,
     take_rows,
 )
+from askkit.payloads import check_not_empty
 from askkit.sources import AskSource, SourceList
 from askkit.wire import ChunkResult, check_string, chunk_list, load_json, optional_string
 
@@ -504,9 +505,18 @@ def read_document(path: Path) -> bytes:
     return read_input(path, what=INPUT_NAME)
 
 
+#: What a ``.json`` turn log holds, said when one is empty.
+_DOCUMENT = (
+    "one kimun payload (an answer job, an answer result, a turn record, an "
+    "/api/embeddings response) or a list of turn records"
+)
+
+
 def decode_document(raw: bytes, path: Path) -> Any:
-    """A whole ``.json`` file's bytes, decoded; errors name the file."""
+    """A whole ``.json`` file's bytes, decoded; errors name the file (an empty
+    file is said to be empty: :func:`askkit.payloads.check_not_empty`)."""
     try:
+        check_not_empty(raw, holds=_DOCUMENT)
         return load_json(raw, what="the file")
     except SchemaError as exc:
         raise exc.located(file=str(path)) from None

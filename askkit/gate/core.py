@@ -23,6 +23,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Sequence
@@ -46,6 +47,7 @@ from askkit.gate.stats import (
 from askkit.metrics import Level, Prepared, evaluate, prepare, read_qrels
 from askkit.metrics.measures import parse_measures
 from askkit.metrics.qrels import PathOrFrame
+from askkit.metrics.runs import check_scorable, decoded_if_encoded
 
 __all__ = ["DEFAULT_GATE_MEASURES", "gate"]
 
@@ -102,6 +104,33 @@ def _query_sets(
             "the qrels' (and --level)"
         )
     return common, notes, (base_lacks, new_lacks, base_extra, new_extra)
+
+
+def _check_scorable(
+    sides: tuple[Side, Side], judgments: pd.DataFrame, qrels: PathOrFrame, names: tuple[str, str]
+) -> None:
+    """Refuse empty judgments, an empty side, or a side sharing no query id with the
+    judgments, naming the file (:func:`askkit.metrics.runs.check_scorable`)."""
+    qrels_file = None if isinstance(qrels, pd.DataFrame) else str(qrels)
+    for side, name in zip(sides, names, strict=True):
+        file = side.provenance.get("file")
+        check_scorable(
+            side.frame,
+            judgments,
+            run_file=file if file is not None else name,
+            qrels_file=qrels_file if qrels_file is not None else "the qrels",
+        )
+
+
+def _decoded(side: Side, judgments: pd.DataFrame, level: Level) -> Side:
+    """The side with its TREC ids decoded when the judgments hold them as paths
+    (:func:`askkit.metrics.runs.decoded_if_encoded`), the note in its provenance."""
+    frame, note = decoded_if_encoded(
+        side.frame, judgments, level=level, run_file=side.provenance.get("file")
+    )
+    if note is None:
+        return side
+    return dataclasses.replace(side, frame=frame, provenance={**side.provenance, "ids": note})
 
 
 #: Rows from which the two sides are prepared in two threads (numpy and Arrow
@@ -285,6 +314,8 @@ def gate(
         raise UsageError(f"max_unjudged must be a share between 0 and 1, got {max_unjudged!r}")
     left, right = _side(base), _side(new)
     judgments = read_qrels(qrels)
+    _check_scorable((left, right), judgments, qrels, names)
+    left, right = (_decoded(side, judgments, level) for side in (left, right))
     preps = _prepare_both(left.frame, right.frame, judgments, level)
     common, notes, counts = _query_sets(preps[0], preps[1], allow_partial)
     evals = [evaluate(p, measures=measures, missing="drop") for p in preps]

@@ -84,10 +84,40 @@ def _finite(value: Any) -> Any:
     return value
 
 
+#: A lone high surrogate followed by a lone low one: JSON writes the pair as it writes one
+#: astral character (``\ud800\udfff``), and reads it back as that character.
+_JOINED_SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _check_joinable(value: Any, where: str) -> None:
+    """Refuse a text JSON could not give back: two lone surrogates that read back as one
+    character (no file holds them: they are not text UTF-8 can write)."""
+    if isinstance(value, str):
+        if _JOINED_SURROGATES.search(value):
+            raise SchemaError(
+                "holds a lone high surrogate followed by a lone low one, which JSON reads "
+                "back as one other character; such a value is not text a file can hold",
+                field=where,
+                value=value.encode("ascii", "backslashreplace").decode("ascii"),
+            )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_joinable(key, where)
+            _check_joinable(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            _check_joinable(item, f"{where}[{i}]")
+
+
 def to_json(result: GateResult, indent: int | None = 2) -> str:
     """The result as strict JSON (a value with no number, such as the interval of a single
-    query, is ``null``); :meth:`askkit.gate.GateResult.from_json` reads it back."""
-    return json.dumps(_finite(to_dict(result)), indent=indent, allow_nan=False) + "\n"
+    query, is ``null``); :meth:`askkit.gate.GateResult.from_json` reads it back exactly.
+
+    Raises :class:`SchemaError` naming the field when a text holds two lone surrogates
+    JSON would read back as one character."""
+    data = _finite(to_dict(result))
+    _check_joinable(data, "")
+    return json.dumps(data, indent=indent, allow_nan=False) + "\n"
 
 
 def float_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +129,12 @@ def float_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_json(text: str) -> dict[str, Any]:
-    """The data of a gate result's JSON, checked to be one (:class:`SchemaError` if not)."""
+    """The data of a gate result's JSON, checked to be one (:class:`SchemaError` if not:
+    empty text is said to be empty, not a JSON syntax error)."""
+    if not text.strip():
+        raise SchemaError(
+            "empty: expected the JSON askkit diff --json writes", field="json", value=text
+        )
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -137,7 +172,7 @@ def _lines_about(result: GateResult) -> list[str]:
     pct = f"{1 - result.alpha:.0%}"
     name = result.test.replace("-test", "")
     return [
-        f"{result.queries} queries, level {result.level}, paired {name} test"
+        f"{result.queries} queries scored at {result.level} level, paired {name} test"
         + (
             f" ({result.resamples} resamples, seed {result.seed})"
             if result.test != "t-test"
@@ -258,6 +293,7 @@ def to_junit(result: GateResult) -> str:
         skipped="0",
     )
     props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="level", value=_xml(result.level))
     for side in (result.base, result.new):
         for key, value in side.provenance.items():
             ET.SubElement(props, "property", name=_xml(f"{side.name}.{key}"), value=_xml(value))

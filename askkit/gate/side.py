@@ -1,6 +1,7 @@
 """A side of the regression gate: a run frame, where it came from, and where its losses were.
 
-:func:`read_side` reads a TREC run or a turn log and records its sha256
+:func:`read_side` reads a TREC run or a turn log (the one run reader,
+:func:`askkit.metrics.runs.load_run`) and records its sha256
 (:func:`file_sha256`); :class:`Side` carries a frame with its provenance and,
 for a side retrieved on the spot (:func:`askkit.gate.vault_side`), the
 :data:`Explainer` that says at which stage a relevant document was lost.
@@ -23,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from askkit.metrics import Level
-from askkit.metrics.runs import is_turn_log
+from askkit.metrics.runs import load_run, run_kind
 
 __all__ = ["Explainer", "Side", "file_sha256", "read_side"]
 
@@ -63,20 +64,18 @@ class Side:
 
 
 def read_side(path: str | os.PathLike[str]) -> Side:
-    """Read a TREC run or a turn log (JSONL, or a JSON payload) as a :class:`Side`.
+    """Read a TREC run or a turn log (JSONL, or a JSON payload) as a :class:`Side`,
+    by the one run reader of every command (:func:`askkit.metrics.runs.load_run`;
+    its errors name the file).
 
     Its provenance: the kind of file, its path and its sha256.
     """
-    from askkit.frame import sources_frame
-    from askkit.metrics import read_run
-
     source = Path(path)
-    turn_log = is_turn_log(source)
-    frame = sources_frame(source) if turn_log else read_run(source)
+    frame = load_run(source)
     return Side(
         frame=frame,
         provenance={
-            "kind": "turn log" if turn_log else "TREC run",
+            "kind": run_kind(source),
             "file": str(source),
             "sha256": file_sha256(source),
         },

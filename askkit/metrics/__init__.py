@@ -11,11 +11,21 @@ takes a run and its qrels, or a prepared run. :mod:`~askkit.metrics.ids`
 holds the document-id rules; :mod:`~askkit.metrics.qrels`,
 :mod:`~askkit.metrics.runs` and :mod:`~askkit.metrics.queries` read and
 write files; :mod:`~askkit.metrics.fusion` merges runs by reciprocal rank
-fusion (:func:`fuse_rrf`).
+fusion (:func:`fuse_rrf`); :mod:`~askkit.metrics.collections` reads a test
+collection (Cranfield's, TREC's, BEIR's layout) and writes it as a vault with
+its queries and qrels (:func:`read_collection`, :func:`write_collection`).
 """
 
 from __future__ import annotations
 
+from askkit.metrics.collections import (
+    Collection,
+    Document,
+    Judgment,
+    Query,
+    read_collection,
+    write_collection,
+)
 from askkit.metrics.coverage import WHY_TOOLS_DIFFER, Coverage, coverage
 from askkit.metrics.evaluate import (
     DEFAULT_MEASURES,
@@ -31,7 +41,7 @@ from askkit.metrics.measures import parse_measure
 from askkit.metrics.preparation import Prepared, Ties, prepare
 from askkit.metrics.qrels import QRELS_COLUMNS, PathOrFrame, read_qrels, write_qrels
 from askkit.metrics.queries import Queries, read_queries
-from askkit.metrics.runs import read_run, write_run
+from askkit.metrics.runs import load_run, load_turn_log, read_run, run_kind, write_run
 
 __all__ = [
     "DEFAULT_K",
@@ -39,27 +49,36 @@ __all__ = [
     "QRELS_COLUMNS",
     "TREC_NAMES",
     "WHY_TOOLS_DIFFER",
+    "Collection",
     "Coverage",
+    "Document",
     "Evaluation",
     "FusionLevel",
     "Ids",
+    "Judgment",
     "Level",
     "Missing",
     "PathOrFrame",
     "Prepared",
     "Queries",
+    "Query",
     "Ties",
     "coverage",
     "decode_id",
     "encode_id",
     "evaluate",
     "fuse_rrf",
+    "load_run",
+    "load_turn_log",
     "parse_measure",
     "prepare",
     "ranked_run",
+    "read_collection",
     "read_qrels",
     "read_queries",
     "read_run",
+    "run_kind",
+    "write_collection",
     "write_qrels",
     "write_run",
 ]

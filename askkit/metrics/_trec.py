@@ -275,13 +275,12 @@ def read_table(
     want = len(names)
     bad = counts < want if extra else counts != want
     if bad.any():
-        expected = f"at least {want}" if extra else f"{want}"
         for i in np.flatnonzero(bad).tolist():
+            text = lines[i].as_py()
             error = SchemaError(
-                f"expected {expected} whitespace-separated fields ({' '.join(names)}), "
-                f"got {int(counts[i])}",
+                field_count_message(what, names, extra=extra, text=text, count=int(counts[i])),
                 field="line",
-                value=shown(lines[i].as_py()),
+                value=shown(text),
                 file=file,
                 line=int(number[i]),
             )
@@ -293,6 +292,64 @@ def read_table(
     columns = {name: pc.list_element(fields, i) for i, name in enumerate(names)}
     records = len(number) + len(errors)
     return Table(columns, number, sorted(errors, key=lambda e: e.line or 0), records)
+
+
+#: How an error names a TREC run's first two fields (a run frame's ``turn_id``, and ``Q0``).
+_FIELD_NAMES = {"turn_id": "query_id", "q0": "Q0"}
+#: A run line's fields (trec_eval's), and a qrels line's: what a line of the other file has.
+_RUN_FIELDS = 6
+_QRELS_FIELDS = 4
+
+
+def _looks_like(text: str, count: int) -> str:
+    """What a line that does not fit its file looks like: ``"json"``, ``"run"``
+    (six fields, or more with ``Q0`` second), ``"qrels"`` (four fields, or
+    askkit's qrels TSV header) or ``""``."""
+    if text[:1] in ("{", "["):
+        return "json"
+    fields = text.split()
+    if count == _RUN_FIELDS or (count > _RUN_FIELDS and fields[1].upper() == "Q0"):
+        return "run"
+    if count == _QRELS_FIELDS or "query_id" in text.split("\t"):
+        return "qrels"
+    return ""
+
+
+def field_count_message(
+    what: str, names: tuple[str, ...], *, extra: bool, text: str, count: int
+) -> str:
+    """What a TREC ``what`` line with the wrong number of fields is told, in one
+    sentence (the line itself follows as the error's value): the fields
+    expected, how many the line has, and, when the line looks like JSON or
+    like a line of the other TREC file (a run line in qrels, a qrels line in a
+    run), that the two files may be swapped.
+
+    >>> print(field_count_message("qrels", ("query_id", "iteration", "doc", "grade"),
+    ...                           extra=False, text="q1 Q0 d1 1 2.5 bm25", count=6))
+    a qrels line has 4 whitespace-separated fields (query_id iteration doc grade), but this one has 6 and looks like a TREC run line (query_id Q0 doc rank score tag): the run and the qrels files may be swapped
+    """  # noqa: E501 - a doctest's output is one line
+    expected = f"at least {len(names)}" if extra else f"{len(names)}"
+    fields = " ".join(_FIELD_NAMES.get(name, name) for name in names)
+    message = (
+        f"a {what} line has {expected} whitespace-separated fields ({fields}), "
+        f"but this one has {count}"
+    )
+    swapped = "the run and the qrels files may be swapped"
+    looks = _looks_like(text, count)
+    if looks == "json":
+        if what == "qrels":
+            return f"{message} and looks like JSON (a turn log or a payload): {swapped}"
+        return (
+            f"{message} and looks like JSON (a turn log is JSON from its first line, or "
+            "named .jsonl)"
+        )
+    if looks == "run" and what == "qrels":
+        return (
+            f"{message} and looks like a TREC run line (query_id Q0 doc rank score tag): {swapped}"
+        )
+    if looks == "qrels" and what == "run":
+        return f"{message} and looks like a qrels line (query_id iteration doc grade): {swapped}"
+    return message
 
 
 # --------------------------------------------------------------------------- writing ids

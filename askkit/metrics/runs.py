@@ -6,6 +6,13 @@ takes; :func:`read_run` is the same with askkit's defaults; :func:`write_run`
 writes a sources frame as a TREC run, ranked and de-duplicated as
 :func:`askkit.metrics.evaluate` scores it. Ids are written and read as
 :mod:`askkit.metrics.qrels` says.
+
+:func:`load_run` is the one reader of a run file that every command uses
+(``eval``, ``diff``, ``report``): a JSONL turn log or JSON payload
+(:func:`askkit.frame.sources_frame`) or a TREC run (:func:`read_trec_run`),
+told apart by :func:`run_kind`. :func:`check_scorable` refuses inputs that
+would score nothing (an empty run or qrels, or ids that never meet), naming
+the file.
 """
 
 from __future__ import annotations
@@ -20,8 +27,9 @@ import pyarrow as pa
 
 from askkit._atomic import atomic_write_text
 from askkit._files import open_input
-from askkit.errors import SchemaError
+from askkit.errors import SchemaError, UsageError
 from askkit.frame.load import Loaded
+from askkit.frame.schema import STRING
 from askkit.metrics._trec import (
     INTEGER,
     NUMBER,
@@ -34,11 +42,26 @@ from askkit.metrics._trec import (
     read_table,
     trec_columns,
 )
+from askkit.metrics.coverage import no_match_sentence
 from askkit.metrics.evaluate import ranked_run
 from askkit.metrics.ids import Ids, Level, check_ids, vault_ids
 from askkit.metrics.ranked import Ties
 
-__all__ = ["is_turn_log", "read_run", "read_trec_run", "write_run"]
+__all__ = [
+    "RunKind",
+    "check_scorable",
+    "decoded_if_encoded",
+    "is_turn_log",
+    "load_run",
+    "load_turn_log",
+    "read_run",
+    "read_trec_run",
+    "run_kind",
+    "write_run",
+]
+
+#: What a run file is: a turn log (JSONL or a JSON payload) or a TREC run.
+RunKind = Literal["turn log", "TREC run"]
 
 
 @overload
@@ -271,3 +294,205 @@ def read_run(
     if strict:
         return read_trec_run(path, ids=ids, decode=decode)
     return read_trec_run(path, ids=ids, strict=False, decode=decode)
+
+
+def run_kind(path: str | os.PathLike[str]) -> RunKind:
+    """What the run file ``path`` is: ``"turn log"`` (a JSONL turn log or a JSON
+    payload, :func:`is_turn_log`) or ``"TREC run"`` (anything else).
+
+    >>> run_kind("data/run.jsonl")
+    'turn log'
+    """
+    return "turn log" if is_turn_log(path) else "TREC run"
+
+
+@overload
+def load_run(
+    path: str | os.PathLike[str], *, ids: Ids = ..., strict: Literal[True] = ...
+) -> pd.DataFrame: ...
+@overload
+def load_run(path: str | os.PathLike[str], *, ids: Ids = ..., strict: Literal[False]) -> Loaded: ...
+def load_run(
+    path: str | os.PathLike[str], *, ids: Ids = "exact", strict: bool = True
+) -> pd.DataFrame | Loaded:
+    """Read a run file in any format askkit reads: the one reader of every command.
+
+    A JSONL turn log or a JSON payload (:func:`run_kind`) is read by
+    :func:`askkit.frame.sources_frame` into a sources frame (questions,
+    answers, citations and texts; its paths are as kimun prints them, so
+    ``ids`` does not apply); anything else is a TREC run, read by
+    :func:`read_trec_run` with ``ids`` into a run frame (``turn_id``, ``doc``,
+    ``rank``, ``score``, ``tag``). :func:`askkit.metrics.evaluate` scores
+    either. Errors name the file (and the line). ``strict=False`` returns
+    :class:`~askkit.frame.Loaded`: the good records and the ones left out.
+
+    >>> frame = load_run("data/run.jsonl")
+    >>> frame["turn_id"].nunique(), "question" in frame.columns
+    (37, True)
+    """
+    from askkit.frame import sources_frame
+
+    check_ids(ids)
+    source = Path(path)
+    if run_kind(source) == "TREC run":
+        if strict:
+            return read_trec_run(source, ids=ids)
+        return read_trec_run(source, ids=ids, strict=False)
+    try:
+        return sources_frame(source) if strict else sources_frame(source, strict=False)
+    except SchemaError as exc:  # a turn log's frame knows lines, not always its file
+        if exc.file is None:
+            raise exc.located(file=str(source)) from None
+        raise
+
+
+@overload
+def load_turn_log(
+    path: str | os.PathLike[str], *, needs: str, strict: Literal[True] = ...
+) -> pd.DataFrame: ...
+@overload
+def load_turn_log(
+    path: str | os.PathLike[str], *, needs: str, strict: Literal[False]
+) -> Loaded: ...
+def load_turn_log(
+    path: str | os.PathLike[str], *, needs: str, strict: bool = True
+) -> pd.DataFrame | Loaded:
+    """Read a run that must be a turn log, for work that replays what a TREC run does
+    not hold (each turn's chunks, context and citations: ``askkit cut``, ``askkit why``).
+
+    A TREC run (:func:`run_kind`) raises :class:`SchemaError` naming the file and
+    ``needs`` (what the caller needs the log for), never a JSON syntax error;
+    a turn log is read as :func:`load_run` reads it.
+
+    >>> try:
+    ...     load_turn_log("data/qrels.tsv", needs="the context cut replays each turn's chunks")
+    ... except SchemaError as exc:
+    ...     print(str(exc)[:59])
+    data/qrels.tsv: a TREC run holds ranked documents only, but
+    """
+    if run_kind(path) == "TREC run":
+        raise SchemaError(
+            f"a TREC run holds ranked documents only, but {needs}: give a turn log (JSONL "
+            "or a JSON payload) of the same questions",
+            file=str(path),
+            has_value=False,
+        )
+    if strict:
+        return load_run(path)
+    return load_run(path, strict=False)
+
+
+def _no_rows(file: object, what: str, why: str) -> SchemaError:
+    """The error for an input with no rows: naming its file when it has one."""
+    if file is None:
+        return SchemaError(f"the {what} {why}", has_value=False)
+    return SchemaError(why, file=str(file), has_value=False)
+
+
+def check_scorable(
+    run: pd.DataFrame,
+    qrels: pd.DataFrame | None,
+    *,
+    run_file: object = None,
+    qrels_file: object = None,
+    shared: bool = True,
+) -> None:
+    """Refuse a run and judgments that would score nothing, saying what is empty.
+
+    Raises :class:`SchemaError` naming the file when ``qrels`` holds no
+    judgment ("holds no judgments") or ``run`` no ranked document ("holds no
+    ranked documents"; ``qrels=None`` checks the run alone); with ``shared``,
+    :class:`~askkit.errors.UsageError` when no query id of the run is a judged
+    query id, naming three ids of each and the likely cause
+    (:func:`askkit.metrics.coverage.no_match_sentence`).
+    A run whose queries are judged but whose documents are not is scorable
+    (every measure is 0, and :func:`askkit.metrics.coverage` says why).
+
+    >>> qrels = pd.DataFrame({"query_id": ["q1"], "path": ["a.md"], "grade": [1]})
+    >>> check_scorable(pd.DataFrame({"turn_id": ["q1"], "doc": ["b.md"]}), qrels)
+    >>> try:
+    ...     check_scorable(pd.DataFrame({"turn_id": [], "doc": []}), qrels, run_file="r.trec")
+    ... except SchemaError as exc:
+    ...     print(exc)
+    r.trec: holds no ranked documents (no line names a query and a document)
+    """
+    if qrels is not None and not len(qrels):
+        raise _no_rows(
+            qrels_file,
+            "qrels",
+            "holds no judgments (no line names a query, a document and a grade); give the "
+            "judgments of the run's queries",
+        )
+    if not len(run):
+        why = (
+            "no turn with a source"
+            if "question" in run.columns
+            else "no line names a query and a document"
+        )
+        raise _no_rows(run_file, "run", f"holds no ranked documents ({why})")
+    if qrels is None or not shared:
+        return
+    run_ids = run["turn_id"].astype(str).drop_duplicates()
+    judged = qrels["query_id"].astype(str).drop_duplicates()
+    sentence = no_match_sentence(run_ids.tolist(), judged.tolist())
+    if sentence:
+        rest = sentence.split("nothing can be scored. ", 1)[-1]
+        files = (
+            f"{run_file} and {qrels_file}"
+            if run_file is not None and qrels_file is not None
+            else "the run and the qrels"
+        )
+        raise UsageError(f"{files} share no query id, so nothing can be scored. {rest}")
+
+
+def _pairs(queries: pd.Series, docs: pd.Series) -> set[tuple[str, str]]:
+    return set(zip(queries.astype(str).tolist(), docs.astype(str).tolist(), strict=True))
+
+
+def decoded_if_encoded(
+    run: pd.DataFrame, qrels: pd.DataFrame, *, level: Level = "note", run_file: object = None
+) -> tuple[pd.DataFrame, str | None]:
+    """A TREC run's ids as the paths they name, when the run percent-encodes them and the
+    judgments hold them as paths; else the run as it is. Returns the run and a note
+    saying what was done (``None``: nothing).
+
+    :func:`write_run` percent-encodes an id holding whitespace (a path with a
+    space: ``my%20note.md``), as every TREC file must; a turn log and askkit's
+    TSV judgments hold the path itself. TREC ids are opaque to trec_eval, so
+    they are read as written; only when decoding them
+    (:func:`~askkit.metrics._trec.decode_id`) makes more of the run's
+    documents meet a judgment than reading them as written does, the decoded
+    ids are scored, and the note says so. A run that is not a TREC run (no
+    ``doc`` column), or whose ids decode to themselves, is returned as it is.
+
+    >>> run = pd.DataFrame({"turn_id": ["q1"], "doc": ["my%20note.md"], "score": [1.0]})
+    >>> qrels = pd.DataFrame({"query_id": ["q1"], "path": ["my note.md"], "grade": [1]})
+    >>> decoded, note = decoded_if_encoded(run, qrels, run_file="run.trec")
+    >>> decoded["doc"].tolist(), note.split(":")[0]
+    (['my note.md'], 'run.trec')
+    """
+    from askkit.metrics.ids import doc_ids, qrels_doc_ids
+
+    if "doc" not in run.columns or not len(run) or not len(qrels):
+        return run, None
+    docs = run["doc"].astype(STRING)
+    queries = run["turn_id"].astype(STRING)
+    decoded_docs, decoded_queries = decode_id(docs), decode_id(queries)
+    if bool((decoded_docs == docs).all()) and bool((decoded_queries == queries).all()):
+        return run, None
+    judged = _pairs(qrels["query_id"], qrels_doc_ids(qrels, level))
+    decoded = run.assign(turn_id=decoded_queries.to_numpy(), doc=decoded_docs.to_numpy())
+    as_written = len(_pairs(queries, doc_ids(run, level)) & judged)
+    as_decoded = len(_pairs(decoded["turn_id"], doc_ids(decoded, level)) & judged)
+    if as_decoded <= as_written:
+        return run, None
+    where = f"{run_file}: " if run_file is not None else "the run: "
+    example = docs[decoded_docs != docs]
+    shown = (
+        f" ({example.iloc[0]} is {decode_id(example.iloc[:1]).iloc[0]!r})" if len(example) else ""
+    )
+    return decoded, (
+        f"{where}its ids are percent-encoded, as a TREC file writes a path holding a space"
+        f"{shown}; read as the paths they name, as the judgments hold them "
+        f"({as_decoded} judged documents meet, {as_written} as written)"
+    )

@@ -40,7 +40,7 @@ def test_the_report_shows_real_metrics_and_its_picture_is_taken(page: Any, tmp_p
     first = tables.first.inner_text()
     assert any(ch.isdigit() for ch in first)
     # the header says the level it scored at; unjudged sources read as unjudged
-    assert "scored at section level" in page.locator("h1 + p").inner_text()
+    assert "scored at note level" in page.locator("h1 + p").inner_text()
     assert page.locator("td i", has_text="unjudged").count() > 0
     page.set_viewport_size({"width": 1100, "height": 1500})
     top = {"x": 0, "y": 0, "width": 1100, "height": 1500}  # the head: summary, metrics, plots

@@ -350,3 +350,56 @@ def test_hardening_39_2_one_query_with_the_bootstrap_exits_0_and_says_why(
     assert data["measures"][0]["p"] == 1.0
     assert "one query" in data["measures"][0]["note"]
     assert "one query" in md.read_text()
+
+
+# --------------------------------------------------------------------------- issue 41
+
+
+def test_issue41_4_every_format_says_the_level(tmp_path: Path) -> None:
+    """Note level by default, as eval and report; text, Markdown, JSON and JUnit say it."""
+    text = diff(RUN, RUN, "--qrels", QRELS)
+    markdown = diff(RUN, RUN, "--qrels", QRELS, "--markdown")
+    data = json.loads(diff(RUN, RUN, "--qrels", QRELS, "--json").stdout)
+    junit = ET.fromstring(diff(RUN, RUN, "--qrels", QRELS, "--junit").stdout)
+    assert "37 queries scored at note level, paired randomization test" in text.stdout
+    assert "37 queries scored at note level" in markdown.stdout
+    assert data["level"] == "note"
+    assert data["measures"][0]["measure"] == "ndcg@10"
+    assert round(data["measures"][0]["base"], 4) == 0.7205  # eval's and report's number
+    props = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    assert props["level"] == "note"
+    section = diff(RUN, RUN, "--qrels", QRELS, "--level", "section", "--junit")
+    assert 'name="level" value="section"' in section.stdout
+
+
+def test_issue41_6_empty_inputs_and_foreign_ids_are_refused_naming_the_file(
+    tmp_path: Path,
+) -> None:
+    empty_run, empty_qrels = tmp_path / "empty.trec", tmp_path / "empty.tsv"
+    empty_run.write_text("")
+    empty_qrels.write_text("")
+    said = {
+        "empty BASE": (
+            (str(empty_run), RUN, "--qrels", QRELS),
+            f"{empty_run}: holds no ranked documents",
+        ),
+        "empty NEW": (
+            (RUN, str(empty_run), "--qrels", QRELS),
+            f"{empty_run}: holds no ranked documents",
+        ),
+        "empty qrels": (
+            (RUN, RUN, "--qrels", str(empty_qrels)),
+            f"{empty_qrels}: holds no judgments",
+        ),
+        "no shared id": (
+            (str(DATA / "turns.jsonl"), RUN, "--qrels", QRELS),
+            f"{DATA / 'turns.jsonl'} and {QRELS} share no query id, so nothing can be "
+            "scored. Run ids: q-starter, q-acetone, q-oven; judged ids: q01, q02, q03.",
+        ),
+    }
+    for name, (argv, message) in said.items():
+        out = diff(*argv)
+        assert out.returncode == 2, (name, out.stdout)
+        assert out.stderr.startswith(f"askkit: error: {message}"), (name, out.stderr)
+        assert out.stderr.count("\n") == 1, name
+        assert out.stdout == "", name

@@ -205,3 +205,118 @@ def test_a_special_input_file_is_refused_saying_what_it_is(
     assert out.stderr.startswith(f"askkit: error: {path}: the {which} file is {kind}")
     assert out.stderr.count("\n") == 1
     assert out.stdout == ""
+
+
+# --------------------------------------------------------------------------- issue 41
+
+
+def test_issue41_4_eval_says_the_level_it_scored_at() -> None:
+    """Every command scores at note level by default; eval's output says which level."""
+    note = cli(str(DATA / "qrels.tsv"), str(DATA / "run.jsonl"), "-m", "ndcg@10")
+    section = cli(
+        str(DATA / "qrels.tsv"), str(DATA / "run.jsonl"), "-m", "ndcg@10", "--level", "section"
+    )
+    assert note.returncode == section.returncode == 0, note.stderr + section.stderr
+    assert note.stdout.splitlines()[0].split("\t") == ["level    ", "all", "note"]
+    assert table(note.stdout)["level", "all"] == "note"
+    assert table(section.stdout)["level", "all"] == "section"
+    assert table(note.stdout)["ndcg@10", "all"] == "0.7205"  # the bundled run, note level
+    assert table(section.stdout)["ndcg@10", "all"] == "0.5027"
+
+
+EMPTY_QRELS = {
+    "an empty TSV": ("qrels.tsv", ""),
+    "a TSV header alone": ("qrels.tsv", "query_id\tpath\theading\tgrade\n"),
+    "an empty TREC file": ("qrels.txt", ""),
+    "TREC comments only": ("qrels.txt", "# judged later\n\n"),
+}
+EMPTY_RUNS = {
+    "an empty TREC run": ("run.txt", ""),
+    "TREC comments only": ("run.txt", "# nothing retrieved\n"),
+    "an empty turn log": ("run.jsonl", ""),
+    "turns without sources": ("run.jsonl", '{"id": "Q1", "question": "x", "chunks": []}\n'),
+}
+
+
+@pytest.mark.parametrize("name", EMPTY_QRELS)
+def test_issue41_6_eval_refuses_qrels_that_hold_no_judgments(
+    files: tuple[Path, Path], tmp_path: Path, name: str
+) -> None:
+    """An empty qrels file exited 0 printing ``num_q all 0`` and ``nan``."""
+    file, text = EMPTY_QRELS[name]
+    qrels = tmp_path / file
+    qrels.write_text(text, encoding="utf-8")
+    out = cli(str(qrels), str(files[1]))
+    assert out.returncode == 2, out.stdout
+    assert out.stderr == f"askkit: error: {qrels}: holds no judgments " + (
+        "(no line names a query, a document and a grade); give the judgments of the run's queries\n"
+    )
+    assert out.stdout == ""
+
+
+@pytest.mark.parametrize("name", EMPTY_RUNS)
+def test_issue41_6_eval_refuses_a_run_that_holds_no_ranked_documents(
+    files: tuple[Path, Path], tmp_path: Path, name: str
+) -> None:
+    file, text = EMPTY_RUNS[name]
+    run = tmp_path / file
+    run.write_text(text, encoding="utf-8")
+    out = cli(str(files[0]), str(run))
+    assert out.returncode == 2, out.stdout
+    assert out.stderr.startswith(f"askkit: error: {run}: holds no ranked documents (")
+    assert out.stderr.count("\n") == 1
+    assert out.stdout == ""
+
+
+def test_issue41_6_eval_refuses_a_run_and_qrels_that_share_no_query_id() -> None:
+    """The bundled turn log's ids (q-starter, ...) are not the judgments' (q01, ...)."""
+    out = cli(str(DATA / "qrels.tsv"), str(DATA / "turns.jsonl"))
+    assert out.returncode == 2, out.stdout
+    assert out.stderr.count("\n") == 1
+    assert out.stderr.startswith(
+        f"askkit: error: {DATA / 'turns.jsonl'} and {DATA / 'qrels.tsv'} share no query id, "
+        "so nothing can be scored. Run ids: q-starter, q-acetone, q-oven; judged ids: q01, "
+        "q02, q03."
+    )
+    assert out.stdout == ""
+
+
+def _runs_as_trec(folder: Path) -> Path:
+    from askkit.frame import sources_frame
+    from askkit.metrics import write_run
+
+    trec = folder / "run.trec"
+    write_run(sources_frame(DATA / "run.jsonl"), trec)
+    return trec
+
+
+@pytest.mark.parametrize(
+    ("swap", "says"),
+    [
+        ("log as qrels", "has 540 and looks like JSON (a turn log or a payload)"),
+        ("run as qrels", "has 6 and looks like a TREC run line (query_id Q0 doc rank score tag)"),
+        ("qrels as run", "has 4 and looks like a qrels line (query_id iteration doc grade)"),
+    ],
+)
+def test_issue41_8_swapped_files_are_said_in_one_sentence(
+    tmp_path: Path, swap: str, says: str
+) -> None:
+    """It said "got" twice and never that the two files may be swapped."""
+    trec = _runs_as_trec(tmp_path)
+    argv, file = {
+        "log as qrels": ((DATA / "run.jsonl", DATA / "qrels.tsv"), DATA / "run.jsonl"),
+        "run as qrels": ((trec, DATA / "qrels.tsv"), trec),
+        "qrels as run": ((DATA / "qrels.tsv", DATA / "qrels.tsv"), DATA / "qrels.tsv"),
+    }[swap]
+    out = cli(*map(str, argv))
+    assert out.returncode == 2
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1, out.stderr
+    kind = "run" if swap == "qrels as run" else "qrels"
+    fields = "at least 6" if kind == "run" else "4"
+    assert lines[0].startswith(
+        f"askkit: error: {file}:1: line: a {kind} line has {fields} whitespace-separated fields ("
+    )
+    assert says in lines[0]
+    assert "the run and the qrels files may be swapped, got '" in lines[0]
+    assert lines[0].count("got") == 1

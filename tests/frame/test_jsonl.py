@@ -278,3 +278,22 @@ def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     with pytest.raises(SchemaError, match="not UTF-8") as info:
         read_lines(path, path.name, strict=True)
     assert info.value.file == str(path)
+
+
+# --------------------------------------------------------------------------- issue 41
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n"])
+def test_issue41_8_an_empty_json_log_is_said_to_be_empty(tmp_path: Path, content: bytes) -> None:
+    """A ``.json`` log that holds nothing said "not valid JSON"; lenient lists it as one
+    record left out; an empty ``.jsonl`` log is an empty frame (no record in it)."""
+    path = tmp_path / "log.json"
+    path.write_bytes(content)
+    with pytest.raises(SchemaError, match=r"the file is empty\b.*or a list of turn records$"):
+        sources_frame(path)
+    frame, errors = sources_frame(path, strict=False)
+    assert frame.empty
+    assert errors["message"].str.startswith("the file is empty").tolist() == [True]
+    lines = tmp_path / "log.jsonl"
+    lines.write_bytes(content)
+    assert sources_frame(lines).empty

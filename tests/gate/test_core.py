@@ -102,7 +102,11 @@ def test_runs_over_different_queries_are_refused_unless_partial(
     extra = pd.concat([frame, frame[frame["turn_id"] == "q01"].assign(turn_id="zz")])
     with pytest.raises(UsageError, match="NEW 1 queries the qrels do not judge"):
         gate(frame, extra, QRELS)
+    first = frame["turn_id"] < "q19"
     with pytest.raises(UsageError, match="no judged query is answered by both"):
+        gate(frame[first], frame[~first], QRELS, allow_partial=True)
+    # a side that shares no query id with the judgments is named, with ids of each
+    with pytest.raises(UsageError, match=r"^NEW and .*qrels.tsv share no query id.*xq01"):
         gate(frame, frame.assign(turn_id="x" + frame["turn_id"]), QRELS, allow_partial=True)
 
 

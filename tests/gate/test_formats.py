@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import xml.etree.ElementTree as ET
 
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from askkit._outputs import MARKS
+from askkit.errors import SchemaError
 from askkit.gate import (
     GateResult,
     LostDocument,
@@ -153,9 +157,40 @@ def test_hardening_39_5_junit_parses_back_whatever_the_ids(result: GateResult) -
     assert [c.get("name") for c in suite.findall("testcase")] == ["ndcg@10", "mrr"]
 
 
+def _texts(value: object) -> list[str]:
+    """Every text inside a result (its ids, files, details), recursively."""
+    if isinstance(value, str):
+        return [value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [t for f in dataclasses.fields(value) for t in _texts(getattr(value, f.name))]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in (*_texts(k), *_texts(v))]
+    if isinstance(value, list | tuple):
+        return [t for item in value for t in _texts(item)]
+    return []
+
+
+def test_hardening_39_two_lone_surrogates_are_refused_not_joined() -> None:
+    """JSON writes a lone high surrogate followed by a lone low one as it writes one
+    astral character, and reads that character back: refused, naming the field."""
+    qrels = pd.DataFrame({"query_id": ["q1", "q2"], "path": ["a", "b"], "grade": 1})
+    base = pd.DataFrame({"turn_id": ["q1", "q2"], "path": ["a", "b"], "score": 1.0})
+    result = gate(base, base.assign(path=["x", "b"]), qrels, ["mrr"], test="t-test")
+    joined = RegressedQuery(query_id="q\ud800\udfff", deltas={"mrr": -1.0}, lost=())
+    result = dataclasses.replace(result, regressed_queries=(joined,))
+    with pytest.raises(SchemaError, match="lone high surrogate") as info:
+        result.to_json()
+    assert info.value.field == "regressed_queries[0].query_id"
+
+
 @settings(max_examples=300, deadline=None)
 @given(hostile_results())
 def test_hardening_39_json_reads_back_exactly_whatever_the_ids(result: GateResult) -> None:
+    joined = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+    if any(joined.search(text) for text in _texts(result)):  # JSON would give one character
+        with pytest.raises(SchemaError, match="lone high surrogate followed by a lone low"):
+            result.to_json()
+        return
     text = result.to_json()
     assert GateResult.from_json(text) == result
     assert GateResult.from_json(result.to_json(indent=None)) == result
@@ -187,3 +222,23 @@ def test_hardening_39_6_a_query_id_with_cr_or_u2028_injects_no_markdown() -> Non
     assert len(rows) == 4
     assert all(_pipes(row) == 4 for row in rows)
     assert "q4\\`\\|\\`" in md
+
+
+# --------------------------------------------------------------------------- issue 41
+
+
+def test_issue41_4_every_format_states_the_level() -> None:
+    for level in ("note", "section"):
+        result = gate(bundled(), bundled(), QRELS, ["ndcg@10"], level=level)
+        said = f"37 queries scored at {level} level"
+        assert said in result.to_text()
+        assert said in result.to_markdown()
+        assert json.loads(result.to_json())["level"] == level
+        props = ET.fromstring(result.to_junit()).iter("property")
+        assert {p.get("name"): p.get("value") for p in props}["level"] == level
+
+
+def test_issue41_8_an_empty_gate_json_is_said_to_be_empty() -> None:
+    for text in ("", "  \n"):
+        with pytest.raises(SchemaError, match=r"^json: empty: expected the JSON askkit diff"):
+            GateResult.from_json(text)

@@ -8,10 +8,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from askkit.errors import SchemaError
+from askkit.errors import SchemaError, UsageError
 from askkit.metrics import evaluate
 from askkit.metrics.qrels import read_qrels, write_qrels
-from askkit.metrics.runs import read_run, read_trec_run, write_run
+from askkit.metrics.runs import (
+    check_scorable,
+    load_run,
+    load_turn_log,
+    read_run,
+    read_trec_run,
+    run_kind,
+    write_run,
+)
 from tests.cli.bounded import run_cli
 from tests.conftest import DATA
 
@@ -47,7 +55,7 @@ def test_read_trec_run_columns_and_errors(tmp_path: Path) -> None:
         read_trec_run(path)
     assert info.value.line == 2
     path.write_text("q1 Q0 a.md 1 2.5\n", "utf-8")
-    with pytest.raises(SchemaError, match="expected at least 6 whitespace-separated fields"):
+    with pytest.raises(SchemaError, match="a run line has at least 6 whitespace-separated fields"):
         read_trec_run(path)
     with pytest.raises(SchemaError, match="cannot read the run file"):
         read_trec_run(tmp_path / "absent.txt")
@@ -184,3 +192,95 @@ def test_hardening_39_minor_write_run_refuses_a_non_finite_score_naming_query_an
     assert "'c.md'" in error.message
     assert repr(error.value) == repr(float("nan") if score is None else score)  # as ranked
     assert not target.exists()
+
+
+# --------------------------------------------------------------------------- issue 41
+
+
+def test_issue41_3_load_run_reads_a_turn_log_and_its_trec_run_alike(tmp_path: Path) -> None:
+    """The one reader of every command: a turn log and the TREC run written from it
+    score the same (eval, diff and report all read through it)."""
+    from askkit.frame import sources_frame
+
+    trec = tmp_path / "run.trec"
+    write_run(sources_frame(DATA / "run.jsonl"), trec)
+    log = load_run(DATA / "run.jsonl")
+    run = load_run(trec)
+    assert (run_kind(DATA / "run.jsonl"), run_kind(trec)) == ("turn log", "TREC run")
+    assert "question" in log.columns
+    assert list(run.columns) == ["turn_id", "doc", "rank", "score", "tag"]
+    measures = ["ndcg@10", "map", "mrr"]
+    a = evaluate(log, DATA / "qrels.tsv", measures).per_query
+    b = evaluate(run, DATA / "qrels.tsv", measures).per_query
+    pd.testing.assert_frame_equal(a, b)
+    lenient = load_run(trec, strict=False)
+    assert lenient.records == len(run)
+    assert not len(lenient.errors)
+    bad = tmp_path / "bad.jsonl"  # a turn log's error names its file and line
+    bad.write_text('{"id": "q1", "chunks": [{"path": 7}]}\n', encoding="utf-8")
+    with pytest.raises(SchemaError) as info:
+        load_run(bad)
+    assert (info.value.file, info.value.line) == (str(bad), 1)
+
+
+def test_issue41_3_load_turn_log_refuses_a_trec_run_saying_what_is_needed(
+    tmp_path: Path,
+) -> None:
+    from askkit.frame import sources_frame
+
+    trec = tmp_path / "run.trec"
+    write_run(sources_frame(DATA / "run.jsonl"), trec)
+    with pytest.raises(SchemaError) as info:
+        load_turn_log(trec, needs="the sweep replays each turn's chunks")
+    assert str(info.value) == (
+        f"{trec}: a TREC run holds ranked documents only, but the sweep replays each turn's "
+        "chunks: give a turn log (JSONL or a JSON payload) of the same questions"
+    )
+    assert len(load_turn_log(DATA / "run.jsonl", needs="x")) == 370
+
+
+def test_issue41_6_check_scorable_names_what_is_empty() -> None:
+    qrels = read_qrels(DATA / "qrels.tsv")
+    run = pd.DataFrame({"turn_id": ["q01"], "doc": ["nowhere.md"], "score": [1.0]})
+    check_scorable(run, qrels)  # judged queries, unjudged documents: scorable (all 0)
+    check_scorable(run, None)
+    with pytest.raises(SchemaError, match=r"^q.tsv: holds no judgments \("):
+        check_scorable(run, qrels.head(0), qrels_file="q.tsv")
+    with pytest.raises(SchemaError, match=r"^the qrels holds no judgments"):
+        check_scorable(run, qrels.head(0))
+    with pytest.raises(SchemaError, match=r"^r.trec: holds no ranked documents \(no line"):
+        check_scorable(run.head(0), qrels, run_file="r.trec")
+    with pytest.raises(SchemaError, match=r"holds no ranked documents \(no turn with a source"):
+        check_scorable(pd.DataFrame({"turn_id": [], "question": []}), None, run_file="l.jsonl")
+    with pytest.raises(UsageError) as info:
+        check_scorable(run.assign(turn_id="Q01"), qrels, run_file="r.trec", qrels_file="q.tsv")
+    assert str(info.value) == (
+        "r.trec and q.tsv share no query id, so nothing can be scored. Run ids: Q01; judged "
+        "ids: q01, q02, q03. Likely cause: the ids differ only in case ('Q01' in the run, "
+        "'q01' judged)."
+    )
+    check_scorable(run.assign(turn_id="Q01"), qrels, shared=False)
+
+
+def test_issue41_3_a_trec_run_is_decoded_only_when_more_of_it_meets_the_judgments() -> None:
+    """TREC ids are opaque (trec_eval's convention): read as written unless decoding
+    them makes more of the run meet the judgments (a path holding a space, encoded)."""
+    from askkit.metrics.runs import decoded_if_encoded
+
+    run = pd.DataFrame(
+        {"turn_id": ["q1", "q1"], "doc": ["a%20b.md", "c%20d.md"], "score": [2.0, 1.0]}
+    )
+    paths = pd.DataFrame({"query_id": ["q1"], "path": ["a b.md"], "grade": [1]})
+    decoded, note = decoded_if_encoded(run, paths, run_file="r.trec")
+    assert decoded["doc"].tolist() == ["a b.md", "c d.md"]
+    assert note is not None
+    assert note.startswith("r.trec: ")
+    assert "1 judged documents meet" in note
+    # judgments that hold the encoded ids (a note named a%20b.md): read as written
+    literal = pd.DataFrame({"query_id": ["q1"], "path": ["a%20b.md"], "grade": [1]})
+    same, none = decoded_if_encoded(run, literal)
+    assert none is None
+    assert same is run
+    # a turn log (no doc column) and ids that decode to themselves are left alone
+    plain = run.assign(doc=["a.md", "b.md"])
+    assert decoded_if_encoded(plain, paths) == (plain, None)

@@ -236,8 +236,8 @@ def test_fields_after_the_tag_are_ignored_not_shifted(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("lines", "line", "field", "message"),
     [
-        (["q1 0 D 1", "q1 0 D"], 2, "line", "expected 4 whitespace-separated fields"),
-        (["q1 0 D 1", "q1 0 D 1 extra"], 2, "line", "got 5"),
+        (["q1 0 D 1", "q1 0 D"], 2, "line", "a qrels line has 4 whitespace-separated fields"),
+        (["q1 0 D 1", "q1 0 D 1 extra"], 2, "line", "but this one has 5, got"),
         (["q1 0 D high"], 1, "grade", "a grade must be an integer"),
         (["q1 0 D 1.5"], 1, "grade", "a grade must be an integer"),
     ],
@@ -400,7 +400,7 @@ def test_a_doubled_separator_never_stands_for_a_missing_field(tmp_path: Path, li
     with pytest.raises(SchemaError) as err:
         read_qrels(path)
     assert err.value.line == 2
-    assert "got 3" in err.value.message
+    assert "but this one has 3" in err.value.message
 
 
 def test_the_parse_is_columnar_and_shuffled_ties_take_the_vectorised_sort(
@@ -440,3 +440,78 @@ def test_the_parse_is_columnar_and_shuffled_ties_take_the_vectorised_sort(
     assert all(t is not None for t in clean)
     got = evaluate(run, qrels, list(MEASURES)).per_query
     assert_pytrec_values(got, reference(qrels_dict, run_dict), 1e-12)
+
+
+# --------------------------------------------------------------------------- issue 41
+
+
+@pytest.mark.parametrize(
+    ("what", "line", "message"),
+    [
+        (
+            "qrels",
+            '{"id": "q01", "question": "a b", "chunks": []}',
+            "a qrels line has 4 whitespace-separated fields (query_id iteration doc grade), "
+            "but this one has 7 and looks like JSON (a turn log or a payload): the run and "
+            "the qrels files may be swapped",
+        ),
+        (
+            "qrels",
+            "q1 Q0 D1 1 2.5 bm25",
+            "a qrels line has 4 whitespace-separated fields (query_id iteration doc grade), "
+            "but this one has 6 and looks like a TREC run line (query_id Q0 doc rank score "
+            "tag): the run and the qrels files may be swapped",
+        ),
+        (
+            "qrels",
+            "q1 0 D1 2 extra",
+            "a qrels line has 4 whitespace-separated fields (query_id iteration doc grade), "
+            "but this one has 5",
+        ),
+        (
+            "run",
+            "q1 0 D1 2",
+            "a run line has at least 6 whitespace-separated fields (query_id Q0 doc rank score "
+            "tag), but this one has 4 and looks like a qrels line (query_id iteration doc "
+            "grade): the run and the qrels files may be swapped",
+        ),
+        (
+            "run",
+            "query_id\tpath\theading\tgrade",
+            "a run line has at least 6 whitespace-separated fields (query_id Q0 doc rank score "
+            "tag), but this one has 4 and looks like a qrels line (query_id iteration doc "
+            "grade): the run and the qrels files may be swapped",
+        ),
+        (
+            "run",
+            "q1 Q0 D1 1",
+            "a run line has at least 6 whitespace-separated fields (query_id Q0 doc rank score "
+            "tag), but this one has 4 and looks like a qrels line (query_id iteration doc "
+            "grade): the run and the qrels files may be swapped",
+        ),
+        (
+            "run",
+            "q1 Q0 D1",
+            "a run line has at least 6 whitespace-separated fields (query_id Q0 doc rank score "
+            "tag), but this one has 3",
+        ),
+    ],
+)
+def test_issue41_8_a_line_with_the_wrong_field_count_is_one_sentence(
+    tmp_path: Path, what: str, line: str, message: str
+) -> None:
+    """``expected 4 whitespace-separated fields (...), got 540, got '{"id": ...'``: "got"
+    twice, and no word that the two files may be swapped."""
+    path = tmp_path / what
+    first = "q1 Q0 D0 1 9.0 x" if what == "run" else "q1 0 D0 1"
+    path.write_bytes(f"{first}\n{line}\n".encode())
+    reader = read_trec_run if what == "run" else read_qrels
+    with pytest.raises(SchemaError) as info:
+        reader(path)
+    error = info.value
+    assert (error.file, error.line, error.field, error.value) == (str(path), 2, "line", line)
+    assert error.message == message
+    assert str(error) == f"{path}:2: line: {message}, got {line!r}"
+    assert str(error).count("got") == 1
+    lenient = reader(path, strict=False)
+    assert lenient.errors["message"].tolist() == [message]
