@@ -122,10 +122,14 @@ def _check_inputs(args: argparse.Namespace) -> None:
 def _pools(args: argparse.Namespace) -> Any:
     if args.vault is None:
         from askkit.errors import SchemaError
-        from askkit.frame import sources_frame
+        from askkit.metrics.runs import load_turn_log
         from askkit.ranking.pools import check_turn_ids
 
-        frame = sources_frame(args.log)
+        frame = load_turn_log(
+            args.log,
+            needs="askkit cut replays each turn's candidate pool (or sweep on the spot: "
+            "--vault DIR --queries TSV)",
+        )
         try:
             check_turn_ids(frame)
         except SchemaError as exc:  # the frame knows lines, not its file
@@ -140,10 +144,12 @@ def _pools(args: argparse.Namespace) -> Any:
 
 def cut_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit cut``."""
+    from askkit.metrics import read_qrels
     from askkit.ranking.tune import sweep_context_cut
 
     strategies = _strategies(args.strategies)
     _check_inputs(args)
+    read_qrels(args.qrels)  # every input read and checked before any pool is built
     pools = _pools(args)
     cut = sweep_context_cut(
         pools,

@@ -380,7 +380,49 @@ def lab_command(args: argparse.Namespace, console: Console) -> int:
         if not args.dry_run:
             console.print(Text("askkit: ready (--prepare-only: JupyterLab not started)"))
         return 0
+    if args.dry_run:
+        _dry_start(args, jupyter, folder, console)
+        return 0
     return _start(args, jupyter, folder, setup, console)
+
+
+def _argv(args: argparse.Namespace, jupyter: str, folder: Path, port: int | str) -> list[str]:
+    """JupyterLab's command line: the copies as its root, a fresh workspace, ``--open``
+    open; never the token (it goes in the environment, :data:`ENV_TOKEN`)."""
+    argv = [
+        jupyter,
+        "lab",
+        args.open,
+        f"--ServerApp.root_dir={_labfolder.copies_folder(folder)}",
+        f"--ServerApp.ip={args.ip}",
+        f"--ServerApp.port={port}",
+        f"--LabApp.workspaces_dir={_labfolder.workspaces_folder(folder)}",
+    ]
+    if args.no_browser or _headless():
+        argv.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")  # containers and CI machines run as root
+    return argv
+
+
+def _dry_start(args: argparse.Namespace, jupyter: str, folder: Path, console: Console) -> None:
+    """Say how JupyterLab would start, and its command; no URL and no token, since
+    nothing listens: a real start makes its token, and picks a free port unless
+    ``--port`` names one."""
+    port: int | str = args.port or "PORT"
+    where = f"port {args.port}" if args.port else "a free port (PORT: chosen at start)"
+    console.print(
+        Text(f"would start JupyterLab on {args.ip}, {where}, with {args.open} open:"),
+        soft_wrap=True,
+    )
+    console.print(Text("  " + " ".join(_argv(args, jupyter, folder, port))), soft_wrap=True)
+    console.print(
+        Text(
+            f"a real start makes a new token, passes it in ${ENV_TOKEN} (never on the command "
+            "line) and prints the URL to open with it"
+        ),
+        soft_wrap=True,
+    )
 
 
 def _start(
@@ -389,30 +431,13 @@ def _start(
     """Start JupyterLab on the copies, with a fresh workspace, and only ``--open`` open."""
     port = args.port or _free_port(args.ip)
     root = _labfolder.copies_folder(folder)
-    workspaces = _labfolder.workspaces_folder(folder)
     token = secrets.token_hex(16)
-    argv = [
-        jupyter,
-        "lab",
-        args.open,
-        f"--ServerApp.root_dir={root}",
-        f"--ServerApp.ip={args.ip}",
-        f"--ServerApp.port={port}",
-        f"--LabApp.workspaces_dir={workspaces}",
-    ]
-    if args.no_browser or _headless():
-        argv.append("--no-browser")
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        argv.append("--allow-root")  # containers and CI machines run as root
+    argv = _argv(args, jupyter, folder, port)
     host = f"[{args.ip}]" if ":" in args.ip else args.ip
     url = f"http://{host}:{port}/lab/tree/{args.open}?token={token}"
     console.print(
         Text("askkit: JupyterLab at ", style="bold") + Text(url, style="bold cyan"), soft_wrap=True
     )
-    if args.dry_run:
-        console.print(Text(" ".join(argv)), soft_wrap=True)
-        console.print(Text(f"with the token in ${ENV_TOKEN}, not on the command line"))
-        return 0
     _labfolder.fresh_workspaces(folder)  # no earlier session's notebooks reopen
     sys.stdout.flush()
     os.chdir(root)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from askkit.cli import _terminal, arguments
-from askkit.cli._console import print_sources
+from askkit.cli._console import print_sources, search_title
 from askkit.errors import UsageError, VaultError
 from askkit.sources import AskSource
 
@@ -24,6 +26,9 @@ __all__ = [
     "register",
     "search_command",
 ]
+
+#: How many files :func:`_what_it_holds` counts at most (a folder of no notes may be huge).
+_COUNT_CAP = 100_000
 
 _KIMUN_HELP = (
     "the kimun version whose chunker cuts the notes: 0.18 (default: kimun's single note walk) "
@@ -69,7 +74,64 @@ def _open_index(path: str, args: argparse.Namespace, *, progress: bool) -> Any:
     return LocalIndex(root, cache_dir=cache, progress=progress, kimun=kimun_version(args))
 
 
+def _what_it_holds(root: Path) -> str:
+    """What a folder holds instead of notes: ``12 .txt files and 1 other file``, the
+    ``.md`` files in hidden folders (which kimun skips) named apart; counted up to a cap."""
+    counts: dict[str, int] = {}
+    seen = 0
+    for folder, subfolders, files in os.walk(root):
+        hidden = any(part.startswith(".") for part in Path(folder).relative_to(root).parts)
+        subfolders.sort()
+        for name in files:
+            seen += 1
+            suffix = Path(name).suffix  # as written: kimun takes `.md` alone, not `.MD`
+            hidden_file = hidden or name.startswith(".")
+            kind = f"{suffix} files" if suffix else "files without an extension"
+            if hidden_file:
+                kind = f"hidden {suffix} files" if suffix else "hidden files"
+            counts[kind] = counts.get(kind, 0) + 1
+        if seen >= _COUNT_CAP:
+            break
+    if not counts:
+        return "it is empty"
+    parts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    named = [f"{n} {kind.replace('files', 'file') if n == 1 else kind}" for kind, n in parts[:4]]
+    rest = sum(n for _, n in parts[4:])
+    if rest:
+        named.append(f"{rest} other file{'' if rest == 1 else 's'}")
+    listed = ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + named[-1]
+    return f"it holds {'at least ' if seen >= _COUNT_CAP else ''}{listed}"
+
+
+def _check_notes(path: str) -> None:
+    """Refuse a folder with no markdown note, saying what it holds: before BM25 or an
+    embedder indexes nothing and reports success. The index lists the vault again,
+    with its own warnings (an unreadable entry is warned about then, once)."""
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise VaultError(f"vault not found: {root} does not exist")
+    if not root.is_dir():
+        raise VaultError(f"not a vault: {root} is not a folder")
+    from askkit.vault import Vault
+
+    vault = Vault(root)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        notes = vault.notes()
+    if notes:
+        return
+    for warning in caught:  # the index will not list it again: say what was skipped now
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    n = len(vault.skipped)
+    skipped = f"; {n} entr{'y' if n == 1 else 'ies'} skipped (see the warnings)" if n else ""
+    raise VaultError(
+        f"no markdown notes in {vault.root} (kimun indexes the *.md files outside hidden "
+        f"folders): {_what_it_holds(vault.root)}{skipped}; give the folder that holds your notes"
+    )
+
+
 def _cmd_index(args: argparse.Namespace, console: Console) -> int:
+    _check_notes(args.path)
     if args.embedder:
         from askkit.cli import dense as _cli_dense
 
@@ -136,6 +198,11 @@ def search_command(args: argparse.Namespace, console: Console) -> int:
         sys.stdout.write(_terminal.json_text(payload))
         return 0
     sources = AskSource.from_chunks(chunks)
-    title = f"{len(sources)} chunks for {args.query!r} in {elapsed_ms:.1f} ms"
-    print_sources(console, sources, title=title, empty="no chunk contains any of the query's terms")
+    print_sources(
+        console,
+        sources,
+        title=search_title(len(sources), args.query, elapsed_ms),
+        empty="no chunk contains any of the query's terms",
+        vault=index.vault,
+    )
     return 0

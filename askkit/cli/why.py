@@ -30,7 +30,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from askkit.cli import arguments
+from askkit.cli import _terminal, arguments
 from askkit.cli._console import frame_table
 from askkit.errors import UsageError
 
@@ -86,7 +86,8 @@ def register(sub: Any) -> None:
         "--top",
         type=arguments.whole_number(1),
         default=10,
-        help="how many lost sections to list (default 10)",
+        help="how many of the queries losing most, of the lost sections and of the sections "
+        "whose changes are listed (the same ones) to show (default 10; --json lists all)",
     )
     p.add_argument(
         "--allow-partial",
@@ -194,13 +195,16 @@ def _lacks(coverage: dict[str, Any], args: argparse.Namespace) -> str:
 
 
 def _retriever(args: argparse.Namespace) -> Any:
-    if args.embedder is None:
-        from askkit.retrieve.local import LocalIndex
+    """The vault's index, BM25 or dense: with progress bars on a terminal, a line every
+    few seconds on a pipe (never a bar's redraws in a log)."""
+    with _terminal.progress_output() as progress:
+        if args.embedder is None:
+            from askkit.retrieve.local import LocalIndex
 
-        return LocalIndex(args.vault)
-    from askkit.cli.dense import _open_dense_index
+            return LocalIndex(args.vault, progress=progress)
+        from askkit.cli.dense import _open_dense_index
 
-    return _open_dense_index(args.vault, args, progress=True)
+        return _open_dense_index(args.vault, args, progress=progress)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,10 +219,14 @@ class _Traced:
 
 def _trace_log(args: argparse.Namespace, qrels: Any) -> _Traced:
     """The log's turns traced, and the judged queries traced and left out."""
-    from askkit.frame import sources_frame
+    from askkit.metrics.runs import load_turn_log
     from askkit.trace import trace_log
 
-    log = sources_frame(args.log)
+    log = load_turn_log(
+        args.log,
+        needs="askkit why traces each turn's own chunks through the cut (or trace on the "
+        "spot: --vault DIR --queries TSV)",
+    )
     coverage = _coverage(qrels, log["turn_id"].astype(str).unique(), args)
     return _Traced(trace_log(log, qrels), None, coverage)
 
@@ -251,7 +259,52 @@ def _trace_vault(args: argparse.Namespace, qrels: Any, settings: Any) -> _Traced
     return _Traced(traced, table, coverage)
 
 
+#: The what-if columns as the table names them: short, so an 80-column terminal shows every
+#: value whole (the legend under the table says what each is), as ``askkit cut`` does.
+_CHANGE_COLUMNS = {
+    "#": "#",
+    "shown": "change",
+    "mean_chunks": "chunks",
+    "mean_notes": "notes",
+    "gained_elsewhere": "gained",
+    "lost_elsewhere": "lost",
+}
+_CHANGE_LEGEND = (
+    "#: the lost section above. chunks, notes: the answer's context with that change "
+    "(mean over the queries); gained, lost: the relevant sections it adds to or drops "
+    "from the other queries' contexts."
+)
+
+
+def _lost(traced: Any, top: int) -> tuple[Any, int]:
+    """The first ``top`` lost sections (numbered ``#`` from 1), and how many were lost."""
+    stops = traced[traced["stopped"]]
+    lost = stops[~stops["passed"]]
+    shown = lost.head(top)[["query_id", "section", "stage", "rank", "why"]]
+    shown = shown.astype({"stage": str}).reset_index(drop=True)
+    shown.insert(0, "#", range(1, len(shown) + 1))
+    return shown, len(lost)
+
+
+def _changes(table: Any, lost: Any) -> Any:
+    """The changes that keep each of the ``lost`` sections shown, by their ``#``, each
+    named as the setting to use."""
+    keys = ["query_id", "section"]
+    kept = table[table["keeps"]].astype(dict.fromkeys(keys, str))
+    numbered = lost[["#", *keys]].astype(dict.fromkeys(keys, str))
+    mine = kept.merge(numbered, on=keys, how="inner").sort_values("#", kind="stable")
+    # another strategy is named by its whole setting, not by the strategy's name alone
+    other = mine["change"] == "strategy"
+    labels = mine["settings"].map(lambda s: getattr(s, "label", None))
+    mine["shown"] = mine["suggested"].where(~other | labels.isna(), labels)
+    shown = mine[list(_CHANGE_COLUMNS)].astype(object)
+    # a change no cut setting makes (a larger pool) has no cost to show: "—", not NaN
+    return shown.where(shown.notna(), None).rename(columns=_CHANGE_COLUMNS)
+
+
 def _print_text(args: argparse.Namespace, console: Console, why: _Traced, settings: Any) -> None:
+    """The funnel, the first ``--top`` lost sections with their sentence under each, and
+    what would keep those same sections."""
     import pandas as pd
 
     from askkit.trace import funnel
@@ -269,23 +322,29 @@ def _print_text(args: argparse.Namespace, console: Console, why: _Traced, settin
         )
     counts = funnel(traced)
     worst = counts.drop(index="total").sort_values("lost", ascending=False, kind="stable")
-    shown_counts = pd.concat([worst[worst["lost"] > 0].head(args.top), counts.loc[["total"]]])
-    console.print(
-        frame_table(
-            shown_counts.reset_index(),
-            title="where relevant sections stop (the queries losing most, and the total)",
-        )
+    losing = worst[worst["lost"] > 0]
+    shown_counts = pd.concat([losing.head(args.top), counts.loc[["total"]]])
+    which = (
+        f"the {min(args.top, len(losing))} of the {len(losing)} queries losing some, worst "
+        "first, and the total"
+        if len(losing)
+        else "no query loses any: the total"
     )
-    stops = traced[traced["stopped"]]
-    lost = stops[~stops["passed"]].head(args.top)
-    if len(lost):
-        shown = lost[["query_id", "section", "stage", "rank", "why"]].astype({"stage": str})
-        console.print(frame_table(shown, title=f"lost sections (first {len(shown)})"))
-    if table is not None and len(table):
-        kept = table[table["keeps"]]
-        columns = ["query_id", "section", "change", "suggested", "mean_chunks", "mean_notes"]
-        columns += ["gained_elsewhere", "lost_elsewhere"]
-        console.print(frame_table(kept[columns].head(4 * args.top), title="what would keep them"))
+    console.print(
+        frame_table(shown_counts.reset_index(), title=f"where relevant sections stop ({which})")
+    )
+    lost, how_many = _lost(traced, args.top)
+    if not len(lost):
+        return
+    more = f" of {how_many} (--top N for more, --json for all)" if how_many > len(lost) else ""
+    title = f"lost sections and why: the first {len(lost)}{more}"
+    console.print(frame_table(lost, title=title, below="why"))
+    if table is None:
+        return
+    changes = _changes(table, lost)
+    if len(changes):
+        console.print(frame_table(changes, title="what would keep them", digits=1))
+        console.print(Text(_CHANGE_LEGEND, style="dim"))
 
 
 def why_command(args: argparse.Namespace, console: Console) -> int:

@@ -316,3 +316,40 @@ def test_an_80_column_terminal_shows_every_setting_and_value_whole(
     for row, (_, expected) in zip(rows, sweep.iterrows(), strict=True):
         assert f"{expected['recall']:.3f}" in row
     assert "lost: queries whose context keeps none" in out
+
+
+# Issue 41, item 8: every input is read and checked before any pool is built.
+
+
+@pytest.mark.parametrize("source", ["vault", "log"])
+def test_issue41_8_cut_checks_the_qrels_before_any_pool(tmp_path: Path, source: str) -> None:
+    """``--qrels data/run.jsonl`` (the run given as judgments) fails on the qrels at once:
+    no index is built, no pool drawn, no progress shown."""
+    cache = tmp_path / "cache"
+    given = (
+        ["--vault", VAULT, "--queries", QUERIES] if source == "vault" else [str(DATA / "run.jsonl")]
+    )
+    env = {**os.environ, "COLUMNS": "1000", "ASKKIT_CACHE_DIR": str(cache)}
+    out = run_cli(["cut", *given, "--qrels", str(DATA / "run.jsonl")], env=env)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.count("\n") == 1, out.stderr  # the one error line, no progress
+    assert out.stderr.startswith(f"askkit: error: {DATA / 'run.jsonl'}:1: ")
+    assert "the run and the qrels files may be swapped" in out.stderr
+    assert not cache.exists()  # no index was built
+
+
+def test_issue41_3_cut_says_a_trec_run_lacks_what_it_needs_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A TREC run is read by the one run reader, which says what cut needs from a turn
+    log instead of a JSON syntax error."""
+    run = tmp_path / "run.trec"
+    run.write_text("q01 Q0 projects/sourdough.md 1 2.5 askkit\n", encoding="utf-8")
+    qrels = str(Path(__file__).resolve().parents[2] / "data" / "qrels.tsv")
+    assert main(["cut", str(run), "--qrels", qrels]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "not valid JSON" not in err
+    assert "a TREC run holds ranked documents only" in err
+    assert "--vault DIR --queries TSV" in err

@@ -142,3 +142,71 @@ def test_kimun_version_is_checked(vault: Path, tmp_path: Path) -> None:
         "askkit: error: --kimun-version applies to --vault: a kimun server (--server) and its "
         "store (--store) hold the chunks its own kimun cut"
     )
+
+
+# Issue 41, item 6: a folder with no markdown notes is refused, saying what it holds, before
+# BM25 or an embedder indexes nothing and reports success.
+
+
+def _folder(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("files", "holds"),
+    [
+        ({}, "it is empty"),
+        (
+            {f"n{i}.txt": "text" for i in range(12)} | {"sub/README": "x"},
+            "it holds 12 .txt files and 1 file without an extension",
+        ),
+        ({".trash/old.md": "# Old\n", "a.MD": "# A\n"}, "1 .MD file and 1 hidden .md file"),
+    ],
+    ids=["empty", "txt", "hidden"],
+)
+@pytest.mark.parametrize("embedder", [False, True], ids=["bm25", "embedder"])
+def test_issue41_6_index_refuses_a_folder_with_no_notes(
+    tmp_path: Path, files: dict[str, str], holds: str, embedder: bool
+) -> None:
+    folder = _folder(tmp_path / "notes", files)
+    more = ["--embedder", "fastembed:AllMiniLML6V2"] if embedder else []
+    out = run("index", str(folder), *more, cache=tmp_path / "cache")
+    assert out.returncode == 2, out.stdout
+    assert out.stdout == ""
+    assert out.stderr.count("\n") == 1, out.stderr  # one line
+    assert out.stderr.startswith(f"askkit: error: no markdown notes in {folder} ")
+    assert holds in out.stderr
+    assert "give the folder that holds your notes" in out.stderr
+    assert not (tmp_path / "cache").exists()  # nothing indexed, no model loaded
+
+
+def test_issue41_6_a_vault_with_one_note_still_indexes(tmp_path: Path) -> None:
+    folder = _folder(tmp_path / "notes", {"a.txt": "x", "b.md": "# B\n\nbread\n"})
+    out = run("index", str(folder), cache=tmp_path / "cache")
+    assert out.returncode == 0, out.stderr
+    assert "1 notes, 1 chunks" in out.stdout
+
+
+# Issue 41, item 8: a section with no heading is named by its note's title as on disk (as
+# Obsidian titles a note), and the title names no vault path.
+
+
+def test_issue41_8_search_names_a_section_with_no_heading_by_its_notes_title(
+    tmp_path: Path,
+) -> None:
+    folder = _folder(
+        tmp_path / "notes",
+        {"Plugins/Command Palette.md": "The palette runs any command.\n\n# Hotkeys\n\nkeys\n"},
+    )
+    out = run("search", "palette command", "--vault", str(folder), cache=tmp_path / "c")
+    assert out.returncode == 0, out.stderr
+    row = next(line for line in out.stdout.splitlines() if "[1]" in line)
+    assert "Command Palette" in row  # not the empty heading kimun sends, nor the lowercase path
+    assert "plugins/command palette.md" in out.stdout
+    title = out.stdout.splitlines()[0]
+    assert title.startswith("1 chunk for 'palette command' in ")
+    assert str(folder) not in title

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -320,3 +321,94 @@ def test_hardening_39_minor_why_allow_partial_says_how_many_were_left_out(
         "left_out": ["q02", "q03"],
         "left_out_sections": 5,
     }
+
+
+# -- issue 41, item 5: every column at 80 columns and on a pipe, --top limits every table -----
+
+
+def _piped(tmp_path: Path, width: int | None = None) -> dict[str, str]:
+    """The environment of a real pipe: no COLUMNS (rich draws 80 wide), or ``width``."""
+    env = {k: v for k, v in os.environ.items() if k not in {"COLUMNS", "LINES"}}
+    if width is not None:
+        env["COLUMNS"] = str(width)
+    return {**env, "ASKKIT_CACHE_DIR": str(tmp_path / "cache")}
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _change_rows(out: str) -> list[list[str]]:
+    """The rows of the table "what would keep them": ``#``, then the change and its cost."""
+    table = out[out.index("what would keep them") :].splitlines()[3:]
+    return [line.split() for line in table if line[:1].isdigit()]
+
+
+@pytest.mark.parametrize("width", [None, 120, 160], ids=["pipe", "120", "160"])
+def test_issue41_5_why_shows_every_column_whole_at_any_width(tmp_path: Path, width: int) -> None:
+    """On a pipe (80 columns) and wider: the sentence saying why each section was lost and
+    every change that keeps it are printed whole, every line within the width."""
+    argv = [*VAULT_ARGS, "--top", "3"]
+    text = run_cli(argv, env=_piped(tmp_path, width))
+    assert text.returncode == 0, text.stderr
+    out = text.stdout
+    assert all(len(line) <= (width or 80) for line in out.splitlines()), out
+    as_json = run_cli([*argv, "--json"], env=_piped(tmp_path, width))
+    assert as_json.returncode == 0, as_json.stderr
+    data = json.loads(as_json.stdout)
+    lost = [row for row in data["sections"] if not row["passed"]][:3]
+    flat = _words(out)
+    for row in lost:  # each sentence whole, in order, under its section
+        assert row["section"] in out
+        assert _words(row["why"]) in flat
+        assert flat.index(row["section"]) < flat.index(_words(row["why"]))
+    shown = {(row["query_id"], row["section"]) for row in lost}
+    kept = [row for row in data["what_if"] if (row["query_id"], row["section"]) in shown]
+    rows = _change_rows(out)
+    assert len(rows) == len(kept) > 0
+    for row in kept:  # every suggested change, whole, with its cost
+        line = next(line for line in out.splitlines() if row["suggested"] in line)
+        if row["mean_chunks"] is not None:
+            assert f"{row['mean_chunks']:.1f}" in line.split()
+    assert "chunks, notes: the answer's context with that change" in flat
+
+
+def test_issue41_5_top_limits_the_funnel_the_losses_and_the_changes(tmp_path: Path) -> None:
+    for top in (1, 2):
+        text = run_cli([*VAULT_ARGS, "--top", str(top)], env=_piped(tmp_path))
+        assert text.returncode == 0, text.stderr
+        out = text.stdout
+        funnel = out[: out.index("lost sections")].splitlines()
+        assert len([line for line in funnel if re.match(r"q\d+ ", line)]) == top
+        assert f"lost sections and why: the first {top} of 23 (--top N for more" in out
+        lost = out[out.index("lost sections") : out.index("what would keep them")].splitlines()
+        assert [line.split()[0] for line in lost if line[:1].isdigit()] == [
+            str(n) for n in range(1, top + 1)
+        ]
+        assert {row[0] for row in _change_rows(out)} == {str(n) for n in range(1, top + 1)}
+
+
+def test_issue41_5_another_strategy_is_named_by_its_whole_setting(tmp_path: Path) -> None:
+    """A change of strategy reads as the setting to paste (``fixed top_k=20``), not as the
+    strategy's bare name, which reads like a state."""
+    text = run_cli([*VAULT_ARGS, "--query", "q06"], env=_piped(tmp_path))
+    assert text.returncode == 0, text.stderr
+    changes = [" ".join(row[1:-4]) for row in _change_rows(text.stdout)]
+    assert "fixed top_k=20" in changes  # the fixed cut with the server's other knobs
+    assert "fixed" not in changes
+
+
+def test_issue41_3_why_says_a_trec_run_lacks_what_it_needs_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A TREC run is read by the one run reader, which says what why needs from a turn
+    log instead of a JSON syntax error."""
+    run = tmp_path / "run.trec"
+    run.write_text("q01 Q0 projects/sourdough.md 1 2.5 askkit\n", encoding="utf-8")
+    qrels = str(Path(__file__).resolve().parents[2] / "data" / "qrels.tsv")
+    assert main(["why", str(run), "--qrels", qrels]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "not valid JSON" not in err
+    assert "a TREC run holds ranked documents only" in err
+    assert "--vault DIR --queries TSV" in err
