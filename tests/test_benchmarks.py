@@ -219,3 +219,48 @@ def test_lab_start_times_a_cold_and_a_warm_start(tmp_path: Path) -> None:
     assert "| chunks embedded: cold / new vault / warm | 120 / 120 / 0 | warm: 0 | met |" in out
     assert re.search(r"progress on its pipe: \d+ lines", out)
     assert re.search(r"120/120 \[\d\d:\d\d<00:00", out)
+
+
+def test_embed_once_counts_what_each_command_sends_to_the_model(tmp_path: Path) -> None:
+    """Two notes of 60 sections (120 chunks): ``askkit index --embedder`` embeds them, and
+    ``search``, ``run`` and ``vault_side`` on the same vault send no chunk to the model."""
+    vault = tmp_path / "herbs"
+    vault.mkdir()
+    line = "grows best in full sun, in well drained soil, with little water."
+    for note in range(2):
+        body = "".join(f"## Herb {i}\n\nHerb {i} {line}\n\n" for i in range(60))
+        (vault / f"herbs-{note}.md").write_text(f"# Herbs {note}\n\n{body}", encoding="utf-8")
+    out = _run("--vault", str(vault), "--questions", "5", script="embed_once.py")
+    assert f"vault: {vault}; embedder fastembed:AllMiniLML6V2" in out
+    rows = {
+        "`askkit index --embedder`, empty store (cold)": r"1\.000x \| 120 \| 0 \| baseline",
+        "`askkit search --vault --embedder`": r"\| 0 \| 1 \| 0 chunks \| met \|",
+        "`askkit run --embedder`, 5 questions": r"\| 0 \| 5 \| 0 chunks \| met \|",
+        "`vault_side` (`askkit diff --vault --new-embedder`)": r"\| 0 \| 5 \| 0 chunks \| met \|",
+        "`vault_side(store=False)`: in memory, as diff did before": r"\| 120 \| 5 \|",
+    }
+    for label, counts in rows.items():
+        row = next(r for r in out.splitlines() if r.startswith(f"| {label} |"))
+        assert re.search(counts, row), row
+    assert "chunks embedded after the first command: 0 (of 120)" in out
+
+
+def test_cli_start_times_a_command_against_the_interpreter_and_the_search_alone() -> None:
+    """On the sample vault, BM25 only, one run each: every row printed, the search's
+    own time parsed from its title, the heavy libraries it loaded named."""
+    out = _run("--vault", str(ROOT / "data" / "vault"), "--repeat", "1", "--no-dense",
+               script="cli_start.py")  # fmt: skip
+    for label in (
+        "| `python -c pass` (baseline) |",
+        '| `python -c "import askkit"` |',
+        "| `askkit --help` |",
+        "| `askkit search` BM25, end to end |",
+    ):
+        assert label in out, label
+    row = next(line for line in out.splitlines() if line.startswith("| BM25 |"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert float(cells[1]) > 0
+    assert float(cells[2]) > 0
+    assert float(cells[3]) > 0
+    assert "bm25s" in cells[4]
+    assert "httpx" not in cells[4]

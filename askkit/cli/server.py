@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -25,9 +25,11 @@ from askkit._warn import warn_user
 from askkit.cli import _terminal, arguments
 from askkit.cli._console import print_sources, print_turn
 from askkit.errors import SchemaError, ServerError, UsageError
-from askkit.retrieve import ClientSettings
-from askkit.retrieve.client import CONTEXT_SIZES, TOKEN_ENV, KimunClient
+from askkit.retrieve import CONTEXT_SIZES, TOKEN_ENV, ClientSettings
 from askkit.sources import Turn
+
+if TYPE_CHECKING:
+    from askkit.retrieve.client import KimunClient
 
 __all__ = ["add_search_options", "check_health", "register", "search_command"]
 
@@ -107,6 +109,8 @@ def _client(args: argparse.Namespace) -> KimunClient:
         raise UsageError(
             "--vault-id is required with --server: the id the kimun server indexes your vault under"
         )
+    from askkit.retrieve.client import KimunClient  # httpx: imported when a server is asked
+
     return KimunClient(args.server, args.vault_id, args.token, settings=_client_settings(args))
 
 

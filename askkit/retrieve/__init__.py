@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from askkit.retrieve.local import LocalIndex
 
 __all__ = [
+    "CONTEXT_SIZES",
+    "TOKEN_ENV",
     "AsyncKimunClient",
     "ClientSettings",
     "Health",
@@ -34,6 +36,12 @@ __all__ = [
     "as_retriever",
     "normalize_chunks",
 ]
+
+#: The environment variable the server client reads its token from when given none.
+TOKEN_ENV = "ASKKIT_KIMUN_TOKEN"  # noqa: S105 - a variable name, not a secret
+
+#: kimun's ``context_size`` values and the number of chunks each asks for.
+CONTEXT_SIZES: Mapping[str, int] = {"small": 10, "medium": 20, "large": 40}
 
 _LAZY = {
     "LocalIndex": "askkit.retrieve.local",

@@ -20,6 +20,7 @@ from askkit import citations
 from askkit._http.core import Bearer, Call, Core
 from askkit._http.settings import ClientSettings
 from askkit.errors import SchemaError, UsageError
+from askkit.retrieve import CONTEXT_SIZES, TOKEN_ENV  # the command line reads them, no httpx
 from askkit.retrieve._results import Health, SearchResult
 from askkit.sources import Turn
 from askkit.wire import EmbeddingsResponse, check_string, check_vault_id
@@ -33,11 +34,6 @@ __all__ = [
     "check_k",
 ]
 
-#: The environment variable the token is read from when ``token=None``.
-TOKEN_ENV = "ASKKIT_KIMUN_TOKEN"  # noqa: S105 - a variable name, not a secret
-
-#: kimun's ``context_size`` values and the number of chunks each asks for.
-CONTEXT_SIZES: Mapping[str, int] = {"small": 10, "medium": 20, "large": 40}
 
 ContextSize = Literal["small", "medium", "large"]
 
