@@ -75,6 +75,17 @@ def _trec_doc(body: str, path: Path, line: int, outside: list[str]) -> Doc:
     return docno[0], title, text, fields
 
 
+def _outside_doc(text: str, at: int, path: Path) -> SchemaError:
+    """The error for text at ``at`` outside every ``<DOC>...</DOC>``, naming its line."""
+    return SchemaError(
+        "text outside a <DOC>...</DOC> (or a <DOC> never closed)",
+        field="DOC",
+        value=shown(text[at : at + SHOWN].strip()),
+        file=str(path),
+        line=line_of(text, at),
+    )
+
+
 def _trec_documents(path: Path, seen: dict[str, str], outside: list[str]) -> list[Doc]:
     text = text_of(path, "TREC documents")
     documents: list[Doc] = []
@@ -83,13 +94,7 @@ def _trec_documents(path: Path, seen: dict[str, str], outside: list[str]) -> lis
         stray = _DOC_OPEN.search(text, end, match.start())
         if stray or text[end : match.start()].strip():
             at = stray.start() if stray else end + len(text[end:]) - len(text[end:].lstrip())
-            raise SchemaError(
-                "text outside a <DOC>...</DOC> (or a <DOC> never closed)",
-                field="DOC",
-                value=shown(text[at : at + SHOWN].strip()),
-                file=str(path),
-                line=line_of(text, at),
-            )
+            raise _outside_doc(text, at, path)
         line = line_of(text, match.start())
         doc = _trec_doc(match.group(1), path, line, outside)
         if doc[0] in seen:
@@ -104,14 +109,7 @@ def _trec_documents(path: Path, seen: dict[str, str], outside: list[str]) -> lis
         documents.append(doc)
         end = match.end()
     if text[end:].strip():
-        at = end + len(text[end:]) - len(text[end:].lstrip())
-        raise SchemaError(
-            "text outside a <DOC>...</DOC> (or a <DOC> never closed)",
-            field="DOC",
-            value=shown(text[at : at + SHOWN].strip()),
-            file=str(path),
-            line=line_of(text, at),
-        )
+        raise _outside_doc(text, end + len(text[end:]) - len(text[end:].lstrip()), path)
     return documents
 
 
