@@ -232,24 +232,10 @@ class FittedTable:
 def note_titles(vault: Vault | None, sources: Sequence[AskSource]) -> dict[str, str]:
     """``{printed path: the note's title}`` for the sources a table names by their note's
     title (:meth:`AskSource.shown_heading`: a section before an undated note's first
-    heading); a note's title is its file's name without ``.md``, as on disk.
+    heading), by :func:`askkit.vault.note_titles`."""
+    from askkit.vault import note_titles as titles_in
 
-    A path the vault does not hold (any more) is left out: the table then shows
-    the printed path's stem. ``{}`` without a vault.
-    """
-    if vault is None:
-        return {}
-    from askkit.errors import AskkitError
-    from askkit.sources import VaultPath
-
-    titles: dict[str, str] = {}
-    for printed in dict.fromkeys(str(s.path) for s in sources if s.before_first_heading):
-        try:
-            name = vault.resolve(VaultPath.from_printed(printed)).name
-        except (AskkitError, OSError, ValueError):  # gone since it was indexed
-            continue
-        titles[printed] = name[: -len(".md")] if name.lower().endswith(".md") else name
-    return titles
+    return titles_in(vault, (str(s.path) for s in sources if s.before_first_heading))
 
 
 def sources_table(

@@ -43,6 +43,7 @@ from askkit.vault.notes import (
     Note,
     Vault,
     content_hash,
+    note_titles,
 )
 from askkit.vault.split import CHUNK_MAX, CHUNK_TARGET, note_chunks, split_for_rag
 
@@ -72,6 +73,7 @@ __all__ = [
     "note_hashtags",
     "note_headings",
     "note_outline",
+    "note_titles",
     "scan_vault",
     "section_range",
     "split_for_rag",

@@ -28,14 +28,14 @@ bytes (BOM included), as a decimal string.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import xxhash
 
 from askkit._warn import warn_user
-from askkit.errors import VaultError
+from askkit.errors import AskkitError, VaultError
 from askkit.journal import journal_date
 from askkit.sources import VaultPath
 from askkit.vault._safe_open import (
@@ -48,7 +48,7 @@ from askkit.vault._safe_open import (
     walk_to,
 )
 
-__all__ = ["Note", "Vault", "content_hash"]
+__all__ = ["Note", "Vault", "content_hash", "note_titles"]
 
 _BOM = "\ufeff"
 
@@ -364,3 +364,32 @@ class Vault:
     def journal_date(path: str | VaultPath) -> str | None:
         """The journal date kimun's server gives a file name (see :mod:`askkit.journal`)."""
         return journal_date(str(path))
+
+
+def note_titles(vault: Vault | None, paths: Iterable[str]) -> dict[str, str]:
+    """``{printed path: the note's title}`` for the notes of ``paths`` found in ``vault``.
+
+    A note's title is its file's name without ``.md``, as on disk (Obsidian titles a
+    note so): kimun prints paths lowercased and sanitized (:class:`~askkit.VaultPath`),
+    the vault knows the file behind each (``Plugins/Command palette.md`` for
+    ``plugins/command palette.md``). A path the vault does not hold (a note deleted
+    since it was indexed) is left out: :meth:`AskSource.shown_heading` then names
+    it by its printed stem. ``{}`` without a vault. The one rule the widgets and the
+    terminal tables name a section before its note's first heading by.
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "Plugins").mkdir(), (root / "Plugins" / "Command palette.md").write_text("x")
+    >>> note_titles(Vault(root), ["plugins/command palette.md", "gone.md"])
+    {'plugins/command palette.md': 'Command palette'}
+    """
+    if vault is None:
+        return {}
+    titles: dict[str, str] = {}
+    for printed in dict.fromkeys(paths):
+        try:
+            name = vault.resolve(VaultPath.from_printed(printed)).name
+        except (AskkitError, OSError, ValueError):  # not in the vault (now): the printed stem
+            continue
+        titles[printed] = name[: -len(".md")] if name.lower().endswith(".md") else name
+    return titles

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,10 +28,10 @@ import numpy.typing as npt
 import pandas as pd
 
 from askkit._html import SourceCells, bar_scale, source_cells, sources_table
-from askkit.errors import AskkitError, SchemaError
+from askkit.errors import SchemaError
 from askkit.frame import empty_frame, sources_frame, to_sources
 from askkit.sources import FRONTMATTER, FRONTMATTER_LABEL, AskSource, SourceList, Turn, VaultPath
-from askkit.vault import Vault
+from askkit.vault import note_titles
 
 __all__ = [
     "SORT_KEYS",
@@ -140,34 +140,6 @@ def titled_paths(frame: pd.DataFrame) -> list[str]:
     """
     paths = frame["path"].astype(str).to_numpy(dtype=object)[_titled(frame)]
     return list(dict.fromkeys(paths.tolist()))
-
-
-def note_titles(vault: Vault | None, paths: Iterable[str]) -> dict[str, str]:
-    """``{printed path: the note's title}`` for the notes of ``paths`` found in ``vault``.
-
-    A note's title is its file's name without ``.md``, as on disk (Obsidian titles a
-    note so): kimun prints paths lowercased and sanitized (:class:`~askkit.VaultPath`),
-    the vault knows the file behind each (``Plugins/Command palette.md`` for
-    ``plugins/command palette.md``). A path the vault does not hold (a note deleted
-    since it was indexed) is left out: :meth:`AskSource.shown_heading` then names
-    it by its printed stem. ``{}`` without a vault.
-
-    >>> import tempfile, pathlib
-    >>> root = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (root / "Plugins").mkdir(), (root / "Plugins" / "Command palette.md").write_text("x")
-    >>> note_titles(Vault(root), ["plugins/command palette.md", "gone.md"])
-    {'plugins/command palette.md': 'Command palette'}
-    """
-    if vault is None:
-        return {}
-    titles: dict[str, str] = {}
-    for printed in dict.fromkeys(paths):
-        try:
-            name = vault.resolve(VaultPath.from_printed(printed)).name
-        except (AskkitError, OSError, ValueError):  # not in the vault (now): the printed stem
-            continue
-        titles[printed] = name[: -len(".md")] if name.lower().endswith(".md") else name
-    return titles
 
 
 def display_headings(frame: pd.DataFrame, titles: Mapping[str, str] | None = None) -> pd.Series:
