@@ -153,6 +153,19 @@ def _beir_split(folder: Path, split: str | None) -> Path:
     return qrels / f"{split}.tsv"
 
 
+def _first_time(ident: str, what: str, seen: dict[str, int], path: Path, line: int) -> None:
+    """Record ``ident`` at ``line``, refusing an id seen before, naming both lines."""
+    if ident in seen:
+        raise SchemaError(
+            f"{what} {ident!r} appears twice (first at line {seen[ident]})",
+            field="_id",
+            value=ident,
+            file=str(path),
+            line=line,
+        )
+    seen[ident] = line
+
+
 def read_beir(
     folder: Path,
     *,
@@ -175,15 +188,7 @@ def read_beir(
     seen: dict[str, int] = {}
     for line, record in _jsonl(corpus, "corpus", progress):
         ident = _id(record, ("_id", "doc_id"), corpus, line)
-        if ident in seen:
-            raise SchemaError(
-                f"document {ident!r} appears twice (first at line {seen[ident]})",
-                field="_id",
-                value=ident,
-                file=str(corpus),
-                line=line,
-            )
-        seen[ident] = line
+        _first_time(ident, "document", seen, corpus, line)
         title, text = _string(record, "title", corpus, line), _string(record, "text", corpus, line)
         extra = {
             k: _field_text(v)
@@ -198,15 +203,7 @@ def read_beir(
     known: dict[str, int] = {}
     for line, record in _jsonl(queries_file, "queries"):
         ident = _id(record, ("_id", "query_id"), queries_file, line)
-        if ident in known:
-            raise SchemaError(
-                f"query {ident!r} appears twice (first at line {known[ident]})",
-                field="_id",
-                value=ident,
-                file=str(queries_file),
-                line=line,
-            )
-        known[ident] = line
+        _first_time(ident, "query", known, queries_file, line)
         text = _string(record, "text", queries_file, line)
         if re.search(r"[\t\n\r]", text):
             text, flattened = one_line(text), flattened + 1
