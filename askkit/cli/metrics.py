@@ -50,8 +50,16 @@ def register(sub: Any) -> None:
         "--measure",
         action="append",
         metavar="NAME",
-        help="a measure, ranx-style (ndcg@10, map, mrr, recall@100, precision@10, ...); "
+        help="a measure, ranx-style (ndcg@10, map, mrr, recall@100, precision@10, bpref, "
+        "infap, judged@10, ...) or by its trec_eval name (ndcg_cut_10, P_5, infAP); a ' after "
+        'the name ("ndcg\'@10") scores the condensed list, unjudged documents taken out; '
         "repeat or separate with commas (default: askkit's usual set)",
+    )
+    p.add_argument(
+        "-J",
+        action="store_true",
+        help="score every measure on the condensed list: each query's ranking with its "
+        "unjudged documents taken out (trec_eval -J); the names get a ' (ndcg'@10)",
     )
     p.add_argument("-q", action="store_true", help="also print each query's values")
     p.add_argument(
@@ -107,21 +115,32 @@ def register(sub: Any) -> None:
     p.set_defaults(func=eval_command)
 
 
-def _measures(given: list[str] | None) -> list[str]:
+def _measures(given: list[str] | None, *, condensed: bool = False) -> list[str]:
+    """The measures named by ``-m`` (askkit's usual set when none), checked; with
+    ``-J`` each one's condensed form (``ndcg'@10``), as trec_eval -J scores them."""
+    from dataclasses import replace
+
     from askkit.metrics.evaluate import DEFAULT_MEASURES
-    from askkit.metrics.measures import parse_measure
+    from askkit.metrics.measures import NOT_CONDENSED, parse_measure
 
     if not given:
-        return list(DEFAULT_MEASURES)
-    names = [m.strip() for text in given for m in text.split(",") if m.strip()]
+        names = list(DEFAULT_MEASURES)
+    else:
+        names = [m.strip() for text in given for m in text.split(",") if m.strip()]
     if not names:
-        shown = ", ".join(repr(text) for text in given)
+        shown = ", ".join(repr(text) for text in given or [])
         raise UsageError(f"-m names no measure (got {shown}): give e.g. -m ndcg@10,mrr")
     for name in names:
         try:
             parse_measure(name)
         except ValueError as exc:
             raise UsageError(f"-m {name}: {exc}") from None
+    if condensed:
+        parsed = [parse_measure(name) for name in names]
+        names = [
+            m.name if m.condensed or m.kind in NOT_CONDENSED else replace(m, condensed=True).label
+            for m in parsed
+        ]
     return list(dict.fromkeys(names))
 
 
@@ -132,7 +151,7 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
     from askkit.metrics import evaluate, read_qrels
     from askkit.metrics.runs import check_scorable, decoded_if_encoded, load_run
 
-    measures = _measures(args.measure)
+    measures = _measures(args.measure, condensed=args.J)
     skipped: list[str] = []
 
     def report(loaded: Loaded, what: str) -> pd.DataFrame:

@@ -82,6 +82,8 @@ TREC_NAMES = {
     "ndcg": "ndcg",
     "ndcg@k": "ndcg_cut_{k}",
     "r-precision": "Rprec",
+    "bpref": "bpref",
+    "infap": "infAP",
 }
 
 #: What a measure cell says when no query could be scored.
@@ -162,7 +164,11 @@ def evaluate(
     measures:
         ranx-style names: ``precision@k``, ``recall@k``, ``hit@k``, ``mrr``,
         ``mrr@k``, ``map``, ``map@k`` (trec_eval ``map_cut``), ``ndcg``,
-        ``ndcg@k``, ``r-precision``; one name alone may be a string. Column
+        ``ndcg@k``, ``r-precision``, ``bpref``, ``infap``, ``judged@k``
+        (the share of the top k that is judged), each also by its trec_eval
+        name (``P_5``, ``ndcg_cut_10``, ``infAP``); a ``'`` after the kind
+        (``ndcg'@10``, ``map'``) scores the condensed list: the ranking with
+        its unjudged documents taken out (trec_eval ``-J``). One name alone may be a string. Column
         names are the names as given. No name, a name that is not a measure
         or a name given twice raises :class:`SchemaError` listing the valid
         names.

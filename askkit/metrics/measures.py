@@ -75,36 +75,66 @@ KINDS: dict[str, tuple[bool, bool]] = {
     "map": (False, True),
     "ndcg": (False, True),
     "r-precision": (False, False),
+    "bpref": (False, False),
+    "infap": (False, False),
+    "judged": (True, True),
 }
+#: Other names of the kinds: ranx's, ir_measures' and trec_eval's (``P_5``,
+#: ``ndcg_cut_10``, ``map_cut_10``, ``success_1``, ``recip_rank``, ``Rprec``, ``infAP``).
 _ALIASES = {
     "p": "precision",
     "hit_rate": "hit",
     "success": "hit",
     "recip_rank": "mrr",
+    "rr": "mrr",
+    "ap": "map",
+    "map_cut": "map",
+    "ndcg_cut": "ndcg",
     "rprec": "r-precision",
     "r_precision": "r-precision",
 }
-_NAME = re.compile(r"^([A-Za-z_\-]+)(?:@([0-9]+))?$")
+#: A kind, an optional ``'`` (condensed), an optional cutoff after ``@`` or ``_``
+#: (trec_eval's ``P_5``), and the ``'`` may come last instead (``ndcg@10'``).
+_NAME = re.compile(r"^([A-Za-z][A-Za-z_\-]*?)(')?(?:[@_]([0-9]+))?(')?$")
 #: Every measure name :func:`parse_measure` takes, in words (``k`` a cutoff >= 1).
-VALID_NAMES = "precision@k, recall@k, hit@k, mrr, mrr@k, map, map@k, ndcg, ndcg@k or r-precision"
+VALID_NAMES = (
+    "precision@k, recall@k, hit@k, mrr, mrr@k, map, map@k, ndcg, ndcg@k, r-precision, "
+    "bpref, infap or judged@k; a ' after the name (ndcg'@10) scores the condensed list"
+)
+#: The kinds with no condensed form: judged@k is 1 on a list of judged documents.
+NOT_CONDENSED = frozenset({"judged"})
 
 
 @dataclass(frozen=True, slots=True)
 class Measure:
-    """A parsed measure name: ``ndcg@10`` is ``Measure("ndcg@10", "ndcg", 10)``."""
+    """A parsed measure name: ``ndcg@10`` is ``Measure("ndcg@10", "ndcg", 10)``.
+
+    ``condensed``: scored on the condensed list (Sakai 2007), the ranking with
+    every unjudged document taken out and the rest moved up, as trec_eval's
+    ``-J`` and pytrec_eval's ``judged_docs_only_flag`` do; written ``ndcg'@10``.
+    """
 
     name: str
     kind: str
     k: int | None
+    condensed: bool = False
+
+    @property
+    def label(self) -> str:
+        """The canonical name: ``ndcg'@10`` for ``NDCG_cut_10'``."""
+        prime = "'" if self.condensed else ""
+        return f"{self.kind}{prime}" + ("" if self.k is None else f"@{self.k}")
 
 
 def parse_measure(name: str) -> Measure:
     """Parse a ranx-style measure name.
 
     >>> parse_measure("ndcg@10")
-    Measure(name='ndcg@10', kind='ndcg', k=10)
+    Measure(name='ndcg@10', kind='ndcg', k=10, condensed=False)
     >>> parse_measure("P@5").kind, parse_measure("r-precision").k
     ('precision', None)
+    >>> parse_measure("ndcg_cut_10").label, parse_measure("P'@5").label, parse_measure("infAP").kind
+    ('ndcg@10', "precision'@5", 'infap')
     """
     match = _NAME.match(name.strip()) if isinstance(name, str) else None
     if match is None:
@@ -115,15 +145,24 @@ def parse_measure(name: str) -> Measure:
         raise SchemaError(
             f"unknown measure {base!r}; known: {', '.join(KINDS)}", field="measures", value=name
         )
+    if match.group(2) and match.group(4):
+        raise SchemaError("one ' marks a condensed measure", field="measures", value=name)
+    condensed = bool(match.group(2) or match.group(4))
+    if condensed and kind in NOT_CONDENSED:
+        raise SchemaError(
+            f"{kind} has no condensed form: every document of a condensed list is judged",
+            field="measures",
+            value=name,
+        )
     needs, takes = KINDS[kind]
-    k = int(match.group(2)) if match.group(2) is not None else None
+    k = int(match.group(3)) if match.group(3) is not None else None
     if k is None and needs:
         raise SchemaError(f"{kind} needs a cutoff, e.g. {kind}@10", field="measures", value=name)
     if k is not None and not takes:
         raise SchemaError(f"{kind} takes no cutoff", field="measures", value=name)
     if k is not None and k < 1:
         raise SchemaError("a cutoff must be >= 1", field="measures", value=name)
-    return Measure(name, kind, k)
+    return Measure(name, kind, k, condensed)
 
 
 def parse_measures(names: Sequence[str] | str) -> list[Measure]:
@@ -224,6 +263,10 @@ def counts_as_relevant(qrels_grade: IntArray, relevance_level: int) -> BoolArray
     return (qrels_grade >= 0) & (qrels_grade >= relevance_level)
 
 
+#: infAP's smoothing constant (trec_eval's ``INFAP_EPSILON``).
+INFAP_EPSILON = 0.00001
+
+
 def compute(
     measures: list[Measure],
     n_queries: int,
@@ -241,30 +284,76 @@ def compute(
     ``grade`` is the grade of each ranked row, ``judged`` whether it has one
     (``None``: every row with a grade above 0 is judged). Each row gets
     trec_eval's value: its grade when judged with a grade of 0 or more, -2
-    when judged negative, -1 when not judged; a row is relevant when its
-    value is at least ``relevance_level`` (trec_eval's ``-l``, so at ``-l0``
-    a judged 0 is relevant and at ``-l-1`` so is an unjudged row), and the
-    number of relevant documents counts judgments of at least 0 and at least
-    the level. nDCG ignores the level: its gain is a positive value.
-    ``max_docs`` keeps each query's top rows only (trec_eval's ``-M``). Only
-    the rows that are relevant or carry a positive gain take part: every
-    measure is a per-query sum over them (``bincount``).
+    when judged negative (trec_eval's "in the pool but unjudged", so a qrels
+    grade of -1 marks a pooled document nobody judged), -1 when not judged;
+    a row is relevant when its value is at least ``relevance_level``
+    (trec_eval's ``-l``, so at ``-l0`` a judged 0 is relevant and at
+    ``-l-1`` so is an unjudged row), and the number of relevant documents
+    counts judgments of at least 0 and at least the level. nDCG ignores the
+    level: its gain is a positive value. ``max_docs`` keeps each query's top
+    rows only (trec_eval's ``-M``). A condensed measure (``ndcg'@10``) is
+    scored on the rows of value 0 or more only, ranked again in their order
+    (trec_eval's ``-J``, after ``-M``).
     """
     if judged is None:
         judged = grade > 0
     value = trec_values(grade, judged)
-    useful = relevant(value, relevance_level) | (value > 0)
+    q, rank = ranked.query, ranked.rank
     if max_docs is not None:
-        useful &= ranked.rank <= max_docs
-    q, rank, g = ranked.query[useful], ranked.rank[useful], value[useful]
-    rel = relevant(g, relevance_level)
-    n_rel = np.bincount(
-        qrels_query[counts_as_relevant(qrels_grade, relevance_level)], minlength=n_queries
-    )
-    rel_q, rel_rank = q[rel], rank[rel]
+        top = rank <= max_docs
+        q, rank, value = q[top], rank[top], value[top]
+    counts = _Counts.of(qrels_query, qrels_grade, n_queries, relevance_level)
+    out: dict[str, FloatArray] = {}
+    plain = [m for m in measures if not m.condensed]
+    if plain:
+        out.update(_scores(plain, counts, q, rank, value))
+    condensed = [m for m in measures if m.condensed]
+    if condensed:
+        kept = value >= 0
+        cq = q[kept]
+        out.update(_scores(condensed, counts, cq, group_rank(cq), value[kept]))
+    return {m.name: out[m.name] for m in measures}
+
+
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    """Per query: the judgments that count as relevant (R) and as not relevant,
+    the level, and the judgments themselves for the ideal DCG."""
+
+    n_queries: int
+    level: int
+    n_rel: IntArray
+    n_nonrel: IntArray
+    qrels_query: IntArray
+    qrels_grade: IntArray
+
+    @classmethod
+    def of(cls, qrels_query: IntArray, qrels_grade: IntArray, n: int, level: int) -> _Counts:
+        rel = counts_as_relevant(qrels_grade, level)
+        nonrel = (qrels_grade >= 0) & (qrels_grade < level)
+        return cls(
+            n,
+            level,
+            np.bincount(qrels_query[rel], minlength=n),
+            np.bincount(qrels_query[nonrel], minlength=n),
+            qrels_query,
+            qrels_grade,
+        )
+
+
+def _scores(
+    measures: list[Measure], counts: _Counts, q: IntArray, rank: IntArray, value: IntArray
+) -> dict[str, FloatArray]:
+    """The measures over ranked rows (``q`` grouped, ``rank`` 1-based within each
+    query, ``value`` trec_eval's value of each row)."""
+    n_queries, level, n_rel = counts.n_queries, counts.level, counts.n_rel
+    useful = relevant(value, level) | (value > 0)
+    uq, urank, g = q[useful], rank[useful], value[useful]
+    rel = relevant(g, level)
+    rel_q, rel_rank = uq[rel], urank[rel]
     rel_cum = group_rank(rel_q)  # relevant retrieved so far, this one included
     inv_rank = 1.0 / rel_rank.astype(np.float64)
-    terms = discounted(gain(g), rank)
+    terms = discounted(gain(g), urank)
     out: dict[str, FloatArray] = {}
     ideal: dict[int | None, FloatArray] = {}
 
@@ -291,10 +380,110 @@ def compute(
             out[m.name] = ratio(per_query(rel_rank <= cut, prec), n_rel)
         elif m.kind == "ndcg":
             if k not in ideal:
-                ideal[k] = ideal_dcg(qrels_query, qrels_grade, n_queries, k)
-            mask = rank <= cut
-            dcg = np.bincount(q[mask], weights=terms[mask], minlength=n_queries)
+                ideal[k] = ideal_dcg(counts.qrels_query, counts.qrels_grade, n_queries, k)
+            mask = urank <= cut
+            dcg = np.bincount(uq[mask], weights=terms[mask], minlength=n_queries)
             out[m.name] = ndcg(dcg, ideal[k])
-        else:  # r-precision: relevant in the top R, over R
+        elif m.kind == "r-precision":  # relevant in the top R, over R
             out[m.name] = ratio(per_query(rel_rank <= n_rel[rel_q]), n_rel)
+        elif m.kind == "bpref":
+            out[m.name] = bpref(q, value, counts.n_rel, counts.n_nonrel, level)
+        elif m.kind == "infap":
+            out[m.name] = infap(q, rank, value, counts.n_rel, level)
+        else:  # judged@k
+            out[m.name] = judged_at(q, rank, value, cut, n_queries)
     return out
+
+
+def _before(q: IntArray, flag: BoolArray) -> IntArray:
+    """How many rows of the same query above each row have ``flag`` (rows grouped
+    by query, in rank order)."""
+    total = np.cumsum(flag, dtype=np.int64)
+    total -= flag  # exclusive
+    if len(q) == 0:
+        return total
+    new = np.empty(len(q), dtype=bool)
+    new[0] = True
+    np.not_equal(q[1:], q[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    sizes = np.diff(np.append(starts, len(q)))
+    total -= np.repeat(total[starts], sizes)
+    return total
+
+
+def bpref(
+    q: IntArray, value: IntArray, n_rel: IntArray, n_nonrel: IntArray, level: int = RELEVANT
+) -> FloatArray:
+    """Binary preference (Buckley and Voorhees 2004), trec_eval's ``bpref``.
+
+    Only judged rows count: each relevant one scores ``1 - min(n, R) / min(N, R)``
+    (1 when ``n`` is 0), ``n`` the judged non-relevant rows above it, ``R``
+    and ``N`` the query's relevant and non-relevant judgments; the sum is
+    divided by ``R``. Unjudged rows, and rows judged negative (pooled but
+    unjudged), are skipped.
+
+    >>> q = np.array([0, 0, 0, 0]); v = np.array([0, -1, 1, 1])
+    >>> bpref(q, v, np.array([3]), np.array([2])).round(6).tolist()
+    [0.333333]
+    """
+    n_queries = len(n_rel)
+    judged = value >= 0
+    jq, jv = q[judged], value[judged]
+    nonrel = jv < level
+    above = _before(jq, nonrel)
+    rel = ~nonrel
+    rq, n = jq[rel], above[rel]
+    big_r = n_rel[rq]
+    denom = np.where(n > 0, np.minimum(n_nonrel[rq], big_r), 1).astype(np.float64)
+    term = np.where(n > 0, 1.0 - np.minimum(n, big_r).astype(np.float64) / denom, 1.0)
+    total = np.bincount(rq, weights=term, minlength=n_queries)
+    return ratio(total, n_rel)
+
+
+def infap(
+    q: IntArray, rank: IntArray, value: IntArray, n_rel: IntArray, level: int = RELEVANT
+) -> FloatArray:
+    """Inferred AP (Yilmaz and Aslam 2006), trec_eval's ``infAP``.
+
+    A relevant row at 0-based position ``j > 0`` scores
+    ``1/(j+1) + j/(j+1) * (a/j) * ((r + e) / (r + n + 2e))``, where, above it,
+    ``r`` rows are relevant, ``n`` judged non-relevant, ``a = r + n + p`` with
+    ``p`` pooled but unjudged (qrels grade below 0), and ``e`` is
+    :data:`INFAP_EPSILON`; at ``j = 0`` it scores 1. Rows outside the pool
+    (no judgment) only move ``j``. The sum is divided by ``R``.
+
+    >>> q = np.zeros(3, dtype=np.int64)
+    >>> infap(q, np.array([1, 2, 3]), np.array([1, -1, 1]), np.array([2])).round(4).tolist()
+    [0.8333]
+    """
+    n_queries = len(n_rel)
+    rel_flag = (value >= 0) & (value >= level)
+    nonrel_flag = (value >= 0) & (value < level)
+    pooled = value == -2
+    rq = q[rel_flag]
+    r = _before(q, rel_flag)[rel_flag].astype(np.float64)
+    n = _before(q, nonrel_flag)[rel_flag].astype(np.float64)
+    p = _before(q, pooled)[rel_flag].astype(np.float64)
+    j = (rank[rel_flag] - 1).astype(np.float64)
+    first = j == 0
+    safe_j = np.where(first, 1.0, j)
+    term = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((r + n + p) / safe_j) * (
+        (r + INFAP_EPSILON) / (r + n + 2 * INFAP_EPSILON)
+    )
+    term[first] = 1.0
+    total = np.bincount(rq, weights=term, minlength=n_queries)
+    return ratio(total, n_rel)
+
+
+def judged_at(q: IntArray, rank: IntArray, value: IntArray, k: int, n_queries: int) -> FloatArray:
+    """Judged@k (ir_measures): the share of a query's top ``k`` documents that
+    carry a judgment of 0 or more, over ``min(k, retrieved)``; 0 when nothing
+    is retrieved. A qrels grade below 0 (pooled but unjudged) is not a judgment.
+
+    >>> judged_at(np.array([0, 0, 0]), np.array([1, 2, 3]), np.array([2, -1, 0]), 2, 1).tolist()
+    [0.5]
+    """
+    top = rank <= k
+    seen = np.bincount(q[top], minlength=n_queries)
+    hits = np.bincount(q[top & (value >= 0)], minlength=n_queries)
+    return ratio(hits.astype(np.float64), seen)

@@ -320,3 +320,45 @@ def test_issue41_8_swapped_files_are_said_in_one_sentence(
     assert says in lines[0]
     assert "the run and the qrels files may be swapped, got '" in lines[0]
     assert lines[0].count("got") == 1
+
+
+TREC_FILES = ROOT / "tests" / "metrics" / "trec_eval"
+
+
+def test_issue42_eval_takes_bpref_infap_judged_and_condensed_measures_as_pytrec_eval() -> None:
+    qrels, run = TREC_FILES / "qrels.rel_level", TREC_FILES / "results.test"
+    out = cli(str(qrels), str(run), "-q", "-m", "bpref,infAP,ndcg'@10,judged@10", "--digits", "12")
+    assert out.returncode == 0, out.stderr
+    got = table(out.stdout)
+    q = read_qrels(qrels)
+    r = read_run(run)
+    qd: dict[str, dict[str, int]] = {}
+    for qid, doc, grade in zip(q["query_id"], q["doc"], q["grade"], strict=True):
+        qd.setdefault(qid, {})[doc] = int(grade)
+    rd: dict[str, dict[str, float]] = {}
+    for qid, doc, score in zip(r["turn_id"], r["doc"], r["score"], strict=True):
+        rd.setdefault(qid, {})[doc] = float(score)
+    plain = pytrec_eval.RelevanceEvaluator(qd, {"bpref", "infAP"}).evaluate(rd)
+    judged = pytrec_eval.RelevanceEvaluator(
+        qd, {"ndcg_cut.10"}, judged_docs_only_flag=True
+    ).evaluate(rd)
+    for qid in plain:
+        assert float(got[("bpref", qid)]) == pytest.approx(plain[qid]["bpref"], abs=1e-12)
+        assert float(got[("infAP", qid)]) == pytest.approx(plain[qid]["infAP"], abs=1e-12)
+        assert float(got[("ndcg'@10", qid)]) == pytest.approx(judged[qid]["ndcg_cut_10"], abs=1e-12)
+    assert 0.0 < float(got[("judged@10", "all")]) <= 1.0
+
+
+def test_issue42_eval_J_scores_every_measure_on_the_condensed_list() -> None:
+    qrels, run = TREC_FILES / "qrels.rel_level", TREC_FILES / "results.test"
+    out = cli(str(qrels), str(run), "-J", "-m", "map,ndcg@10,judged@10", "--digits", "12")
+    assert out.returncode == 0, out.stderr
+    got = table(out.stdout)
+    want = evaluate(read_run(run), read_qrels(qrels), ["map'", "ndcg'@10", "judged@10"]).mean
+    assert {m for m, _ in got} == {"level", "num_q", "map'", "ndcg'@10", "judged@10"}
+    for name in ("map'", "ndcg'@10", "judged@10"):
+        assert float(got[(name, "all")]) == pytest.approx(float(want[name]), abs=1e-12)
+    bad = cli(str(qrels), str(run), "-m", "judged'@10")
+    assert bad.returncode == 2
+    assert bad.stderr.count("\n") == 1
+    assert "no condensed form" in bad.stderr

@@ -149,7 +149,7 @@ def test_bad_options_are_rejected_before_any_work() -> None:
         coverage(run, QRELS, k=0)
 
 
-VALID = "precision@k, recall@k, hit@k, mrr, mrr@k, map, map@k, ndcg, ndcg@k or r-precision"
+VALID = "precision@k, recall@k, hit@k, mrr, mrr@k, map, map@k, ndcg, ndcg@k, r-precision, bpref"
 
 
 @pytest.mark.parametrize(
