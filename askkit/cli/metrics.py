@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from askkit.frame import Loaded
+    from askkit.metrics import Bounds, Evaluation
 
 __all__ = ["eval_command", "register"]
 
@@ -62,6 +63,19 @@ def register(sub: Any) -> None:
         "unjudged documents taken out (trec_eval -J); the names get a ' (ndcg'@10)",
     )
     p.add_argument("-q", action="store_true", help="also print each query's values")
+    p.add_argument(
+        "--bounds",
+        action="store_true",
+        help="print each value with its bounds, 0.412 [0.412, 0.655]: the least and greatest "
+        "it could be once the ranking's unjudged documents are judged (each not relevant, or "
+        "relevant at --grade); and the unjudged share of the top k each depends on",
+    )
+    p.add_argument(
+        "--grade",
+        type=arguments.whole_number(),
+        metavar="N",
+        help="with --bounds: the grade of a relevant filling (default: the qrels' top grade)",
+    )
     p.add_argument(
         "-l",
         "--relevance-level",
@@ -148,7 +162,7 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit eval``."""
     arguments.check_input(args.qrels, what="qrels")  # before the slow imports
     arguments.check_input(args.run, what="run")
-    from askkit.metrics import evaluate, read_qrels
+    from askkit.metrics import bounds, evaluate, read_qrels
     from askkit.metrics.runs import check_scorable, decoded_if_encoded, load_run
 
     measures = _measures(args.measure, condensed=args.J)
@@ -176,16 +190,17 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
     run, decoded = decoded_if_encoded(run, qrels, level=args.level, run_file=args.run)
     if decoded:
         err.print(Text(f"askkit: {decoded}"))
-    result = evaluate(
-        run,
-        qrels,
-        measures,
-        level=args.level,
-        ties=args.ties,
-        missing="zero" if args.c else "drop",
-        relevance_level=args.relevance_level,
-        max_docs_per_query=args.max_docs,
-    )
+    if args.grade is not None and not args.bounds:
+        raise UsageError("--grade is the grade of a relevant filling: use it with --bounds")
+    options: dict[str, Any] = {
+        "level": args.level,
+        "ties": args.ties,
+        "missing": "zero" if args.c else "drop",
+        "relevance_level": args.relevance_level,
+        "max_docs_per_query": args.max_docs,
+    }
+    result = evaluate(run, qrels, measures, **options)
+    limits = bounds(run, qrels, measures, grade=args.grade, **options) if args.bounds else None
     headline = result.headline
     if not headline and len(result.per_query) and not result.per_query.to_numpy().any():
         # every value 0: say so when no retrieved document is judged at all
@@ -194,29 +209,66 @@ def eval_command(args: argparse.Namespace, console: Console) -> int:
         headline = coverage(run, qrels, level=args.level).headline
     if headline:
         err.print(Text(f"askkit: {headline}"))
+    lines = _lines(result, limits, measures, args)
+    # plain text, one write, no markup; query ids come from the files: cleaned
+    console.file.write(_terminal.clean("\n".join(lines)) + "\n")
+    return 0
+
+
+def _lines(
+    result: Evaluation, limits: Bounds | None, measures: list[str], args: argparse.Namespace
+) -> list[str]:
+    """trec_eval's rows (``measure  query  value``), each value with its bounds
+    when there are any, then what the bounds rest on."""
+    from askkit.metrics import format_bounds
+
     width = max(len(m) for m in [*measures, "level"]) + 2
+    if limits is not None:
+        width += len("unjudged:")
 
     lines: list[str] = []
 
-    def row(measure: str, query: str, value: float | int | str) -> None:
+    def row(
+        measure: str,
+        query: str,
+        value: float | int | str,
+        span: tuple[float, float] | None = None,
+    ) -> None:
         shown = (
             value
             if isinstance(value, str)
             else str(value)
             if isinstance(value, int) or not math.isfinite(value)
             else f"{value:.{args.digits}f}"
+            if span is None
+            else format_bounds(value, span[0], span[1], args.digits)
         )
         lines.append(f"{measure:<{width}}\t{query}\t{shown}")
 
     if args.q:
         per_query = result.per_query[measures]
-        for query, values in zip(per_query.index.astype(str), per_query.to_numpy(), strict=True):
+        for query, values in zip(per_query.index, per_query.to_numpy(), strict=True):
             for measure, value in zip(measures, values, strict=True):
-                row(measure, query, float(value))
+                span: tuple[float, float] | None = None
+                if limits is not None:
+                    span = (
+                        float(limits.lower.loc[query, measure]),
+                        float(limits.upper.loc[query, measure]),
+                    )
+                row(measure, str(query), float(value), span)
     row("level", "all", args.level)  # as trec_eval's "runid all TAG": what was scored
     row("num_q", "all", len(result.per_query))
     for measure in measures:
-        row(measure, "all", float(result.mean[measure]))
-    # plain text, one write, no markup; query ids come from the files: cleaned
-    console.file.write(_terminal.clean("\n".join(lines)) + "\n")
-    return 0
+        span = None
+        if limits is not None:
+            table = limits.table()
+            span = (float(table.loc[measure, "lower"]), float(table.loc[measure, "upper"]))
+        row(measure, "all", float(result.mean[measure]), span)
+    if limits is not None:
+        # what the bounds rest on: the grade of a relevant filling, and per measure
+        # the unjudged share of the documents retrieved in its top k
+        row("fill_grade", "all", limits.grade)
+        share = limits.share()
+        for measure in measures:
+            row(f"unjudged:{measure}", "all", float(share[measure]))
+    return lines

@@ -6,7 +6,8 @@ de-duplicated and graded by :mod:`~askkit.metrics.exact` (the
 specification) or :mod:`~askkit.metrics.fast` (faster, held to it by
 property tests). :func:`evaluate` scores it with the measures
 :mod:`~askkit.metrics.measures` defines, each once; :func:`coverage` says
-what the judgments cover; :func:`ranked_run` shows the run as scored. Each
+what the judgments cover; :func:`bounds` how far each measure could move once
+the unjudged documents of the ranking are judged; :func:`ranked_run` shows the run as scored. Each
 takes a run and its qrels, or a prepared run. :mod:`~askkit.metrics.ids`
 holds the document-id rules; :mod:`~askkit.metrics.qrels`,
 :mod:`~askkit.metrics.runs` and :mod:`~askkit.metrics.queries` read and
@@ -18,6 +19,7 @@ its queries and qrels (:func:`read_collection`, :func:`write_collection`).
 
 from __future__ import annotations
 
+from askkit.metrics.bounds import Bounds, bounds, format_bounds
 from askkit.metrics.collections import (
     Collection,
     Document,
@@ -49,6 +51,7 @@ __all__ = [
     "QRELS_COLUMNS",
     "TREC_NAMES",
     "WHY_TOOLS_DIFFER",
+    "Bounds",
     "Collection",
     "Coverage",
     "Document",
@@ -63,10 +66,12 @@ __all__ = [
     "Queries",
     "Query",
     "Ties",
+    "bounds",
     "coverage",
     "decode_id",
     "encode_id",
     "evaluate",
+    "format_bounds",
     "fuse_rrf",
     "load_run",
     "load_turn_log",

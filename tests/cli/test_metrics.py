@@ -362,3 +362,29 @@ def test_issue42_eval_J_scores_every_measure_on_the_condensed_list() -> None:
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1
     assert "no condensed form" in bad.stderr
+
+
+def test_issue42_eval_bounds_prints_each_value_with_its_bounds() -> None:
+    qrels, run = TREC_FILES / "qrels.rel_level", TREC_FILES / "results.test"
+    out = cli(str(qrels), str(run), "-q", "-m", "map,P_5", "--bounds", "--grade", "2")
+    assert out.returncode == 0, out.stderr
+    got = table(out.stdout)
+    from askkit.metrics import bounds
+
+    b = bounds(read_run(run), read_qrels(qrels), ["map", "P_5"], grade=2)
+    mean = b.table()
+    for name in ("map", "P_5"):
+        value, span = got[(name, "all")].split(" ", 1)
+        assert float(value) == pytest.approx(mean.loc[name, "value"], abs=1e-4)
+        low, high = (float(x) for x in span.strip("[]").split(", "))
+        assert low == pytest.approx(mean.loc[name, "lower"], abs=1e-4)
+        assert high == pytest.approx(mean.loc[name, "upper"], abs=1e-4)
+        assert low <= float(value) <= high
+        assert float(got[(f"unjudged:{name}", "all")]) == pytest.approx(b.share()[name], abs=1e-4)
+        for qid in b.value.index:
+            assert got[(name, str(qid))].startswith(f"{b.value.loc[qid, name]:.4f} [")
+    assert got[("fill_grade", "all")] == "2"
+    assert float(got[("map", "all")].split()[2].rstrip("]")) > float(got[("map", "all")].split()[0])
+    bad = cli(str(qrels), str(run), "--grade", "2")
+    assert bad.returncode == 2
+    assert "--bounds" in bad.stderr

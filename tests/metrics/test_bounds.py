@@ -1,0 +1,203 @@
+"""askkit.metrics.bounds: the bounds hold every filling of the unjudged documents,
+and the fillings it names reach them exactly.
+
+Small rankings are filled every way there is (each unjudged document not
+relevant, or relevant at the bound's grade), each filling scored by
+:func:`evaluate` and, for the fillings that reach the bounds, by pytrec_eval
+(trec_eval's C code).
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import pytrec_eval
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from askkit.metrics import evaluate, ranked_run
+from askkit.metrics.bounds import bounds, format_bounds
+
+MEASURES = [
+    "precision@2",
+    "recall@3",
+    "hit@1",
+    "mrr",
+    "map",
+    "map@3",
+    "ndcg",
+    "ndcg@3",
+    "r-precision",
+    "bpref",
+    "infap",
+    "ndcg'@3",
+    "map'",
+    "judged@3",
+]
+PYTREC = {
+    "precision@2": "P_2",
+    "recall@3": "recall_3",
+    "hit@1": "success_1",
+    "mrr": "recip_rank",
+    "map": "map",
+    "map@3": "map_cut_3",
+    "ndcg": "ndcg",
+    "ndcg@3": "ndcg_cut_3",
+    "r-precision": "Rprec",
+    "bpref": "bpref",
+    "infap": "infAP",
+}
+DOCS = ["a", "b", "c", "d", "e", "f", "g"]
+
+
+@st.composite
+def small_runs(draw: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One or two queries, up to 7 documents each, ties, most of them unjudged."""
+    rows = []
+    judgments = []
+    for qid in draw(st.sampled_from([["q1"], ["q1", "q2"]])):
+        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=7, unique=True))
+        rows.extend((qid, d, draw(st.sampled_from([1.0, 2.0, 2.0, 3.0, 4.0]))) for d in docs)
+        judged = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=4, unique=True))
+        judgments.extend((qid, d, draw(st.sampled_from([-1, 0, 0, 1, 2, 3]))) for d in judged)
+    run = pd.DataFrame(rows, columns=["turn_id", "path", "score"])
+    return run, pd.DataFrame(judgments, columns=["query_id", "path", "grade"])
+
+
+def holes(run: pd.DataFrame, qrels: pd.DataFrame) -> list[tuple[str, str]]:
+    """The unjudged (query, document) pairs of the ranking, as trec_eval sees them."""
+    ranked = ranked_run(run, qrels)
+    unj = ~ranked["judged"] | (ranked["grade"] < 0)
+    return list(zip(ranked["query_id"][unj], ranked["doc"][unj], strict=True))
+
+
+def filled(qrels: pd.DataFrame, fill: dict[tuple[str, str], int]) -> pd.DataFrame:
+    extra = pd.DataFrame(
+        [(q, d, g) for (q, d), g in fill.items()], columns=["query_id", "path", "grade"]
+    )
+    return pd.concat([qrels, extra], ignore_index=True)
+
+
+def scored(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "No run query matches", UserWarning)
+        return evaluate(run, qrels, MEASURES).per_query
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_runs(), st.sampled_from([None, 1, 2]))
+def test_every_filling_lies_within_the_bounds_and_the_extremes_reach_them(
+    data: tuple[pd.DataFrame, pd.DataFrame], grade: int | None
+) -> None:
+    run, qrels = data
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "No run query matches", UserWarning)
+        b = bounds(run, qrels, MEASURES, grade=grade)
+    today = scored(run, qrels)
+    pd.testing.assert_frame_equal(b.value, today)
+    top = b.grade
+    gaps = holes(run, qrels)
+    assert len(gaps) <= 14
+    judged_cols = [m for m in MEASURES if m.startswith("judged")]  # measures the holes
+    rest = [m for m in MEASURES if m not in judged_cols]
+    seen_low = pd.DataFrame(np.inf, index=b.value.index, columns=rest)
+    seen_high = -seen_low
+    for choice in itertools.product([0, top], repeat=len(gaps)):
+        values = scored(run, filled(qrels, dict(zip(gaps, choice, strict=True))))
+        values = values.reindex(b.value.index)[rest]
+        assert (values >= b.lower[rest] - 1e-12).all().all(), choice
+        assert (values <= b.upper[rest] + 1e-12).all().all(), choice
+        seen_low = np.minimum(seen_low, values)
+        seen_high = np.maximum(seen_high, values)
+    # the bounds are reached: they are the least and greatest values, not wider
+    pd.testing.assert_frame_equal(seen_low[rest], b.lower[rest], atol=1e-12, rtol=0)
+    pd.testing.assert_frame_equal(seen_high[rest], b.upper[rest], atol=1e-12, rtol=0)
+    assert (b.lower[judged_cols] == b.value[judged_cols]).all().all()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_runs())
+def test_fillings_at_other_grades_stay_within_the_bounds_of_binary_measures(
+    data: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    # a relevant filling at any grade >= 1 is as relevant as one at the top grade
+    # for every measure but nDCG: those stay inside the bounds too
+    run, qrels = data
+    binary = ["precision@2", "recall@3", "mrr", "map", "r-precision", "bpref", "infap"]
+    b = bounds(run, qrels, binary, grade=3)
+    gaps = holes(run, qrels)
+    rng = np.random.default_rng(len(gaps))
+    for _ in range(10):
+        choice = rng.integers(0, 4, len(gaps))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "No run query matches", UserWarning)
+            values = evaluate(run, filled(qrels, dict(zip(gaps, choice, strict=True))), binary)
+        v = values.per_query.reindex(b.value.index)
+        assert (v >= b.lower - 1e-12).all().all()
+        assert (v <= b.upper + 1e-12).all().all()
+
+
+def trec_measure(name: str) -> str:
+    """pytrec_eval's measure for a result key: ``ndcg_cut_3`` -> ``ndcg_cut.3``."""
+    head, _, tail = name.rpartition("_")
+    return f"{head}.{tail}" if tail.isdigit() else name
+
+
+@pytest.mark.parametrize("side", ["lower", "upper"])
+@pytest.mark.parametrize("seed", range(6))
+def test_the_named_fillings_reach_the_bounds_in_pytrec_eval(side: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    docs = np.array([f"d{i}" for i in range(40)])
+    run = pd.DataFrame(
+        {
+            "turn_id": rng.integers(0, 8, 200).astype(str),
+            "path": docs[rng.integers(0, 40, 200)],
+            "score": rng.integers(0, 10, 200) / 2.0,
+        }
+    )
+    qrels = pd.DataFrame(
+        {
+            "query_id": rng.integers(0, 8, 60).astype(str),
+            "path": docs[rng.integers(0, 40, 60)],
+            "grade": rng.integers(-1, 4, 60),
+        }
+    )
+    qrels = qrels[qrels.groupby("query_id")["grade"].transform("max") >= 0]  # see test_incomplete
+    b = bounds(run, qrels, list(PYTREC))
+    fill = b.lower_fill if side == "lower" else b.upper_fill
+    want = b.lower if side == "lower" else b.upper
+    for name, theirs in PYTREC.items():
+        judgments: dict[str, dict[str, int]] = {}
+        for qid, d, g in zip(qrels["query_id"], qrels["path"], qrels["grade"], strict=True):
+            judgments.setdefault(qid, {})
+            judgments[qid][d] = max(int(g), judgments[qid].get(d, -9))
+        rows = fill[fill["measure"] == name]
+        for qid, d, g in zip(rows["query_id"], rows["doc"], rows["grade"], strict=True):
+            judgments[qid][d] = int(g)
+        scores: dict[str, dict[str, float]] = {}
+        for qid, d, s in zip(run["turn_id"], run["path"], run["score"], strict=True):
+            scores.setdefault(qid, {})
+            scores[qid][d] = max(float(s), scores[qid].get(d, -np.inf))
+        ref = pytrec_eval.RelevanceEvaluator(judgments, {trec_measure(theirs)}).evaluate(scores)
+        for qid in want.index:
+            assert want.loc[qid, name] == pytest.approx(ref[qid][theirs], abs=1e-12), (qid, name)
+
+
+def test_a_deep_relevant_filling_lowers_ap_below_todays_number() -> None:
+    # a relevant at 1, an unjudged document at 3: judged relevant it raises R to 2
+    run = pd.DataFrame({"turn_id": ["q"] * 3, "path": ["a", "x", "u"], "score": [3.0, 2, 1]})
+    qrels = pd.DataFrame({"query_id": ["q", "q"], "path": ["a", "x"], "grade": [1, 0]})
+    b = bounds(run, qrels, ["map", "precision@3", "ndcg"])
+    assert b.value.loc["q", "map"] == 1.0
+    assert b.lower.loc["q", "map"] == pytest.approx((1 + 2 / 3) / 2)
+    assert b.upper.loc["q", "map"] == 1.0
+    assert b.lower.loc["q", "precision@3"] == pytest.approx(1 / 3)  # today's, the least
+    assert b.upper.loc["q", "precision@3"] == pytest.approx(2 / 3)
+    assert b.holes[["query_id", "doc", "rank"]].values.tolist() == [["q", "u", 3]]
+    assert format_bounds(*b.table().loc["map"]) == "1.000 [0.833, 1.000]"
+    assert b.share()["map"] == pytest.approx(1 / 3)
