@@ -261,8 +261,7 @@ def _lines(
     for measure in measures:
         span = None
         if limits is not None:
-            table = limits.table()
-            span = (float(table.loc[measure, "lower"]), float(table.loc[measure, "upper"]))
+            span = (float(limits.lower[measure].mean()), float(limits.upper[measure].mean()))
         row(measure, "all", float(result.mean[measure]), span)
     if limits is not None:
         # what the bounds rest on: the grade of a relevant filling, and per measure
