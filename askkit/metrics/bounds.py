@@ -93,7 +93,8 @@ class Bounds:
     """The judgments that reach each upper bound, as :attr:`lower_fill`."""
     holes: pd.DataFrame = field(repr=False)
     """Every unjudged document a bound depends on: query_id, doc, rank, measures (the
-    names, comma-separated), best rank first: what to judge next."""
+    names, comma-separated) and row (its position in the run frame scored), by query
+    then rank: what to judge next."""
     measures: tuple[str, ...]
     grade: int
     level: Level
@@ -229,6 +230,7 @@ def bounds(
             "measures": pd.array(
                 [", ".join(n_ for n_ in names if n_ in holes[i]) for i in order], dtype=STRING
             ),
+            "row": np.array([int(r.rows[rows[i]]) for i in order], dtype=np.int64),
         }
     )
     empty = pd.DataFrame(
