@@ -6,7 +6,11 @@ the same judged queries, tests
 each measure's per-query deltas with a paired test, Holm-corrects across the
 measures and exits 0 when no measure dropped significantly by at least
 ``--min-delta``, 1 when one did (or NEW's top k is more unjudged than
-``--max-unjudged`` allows), 2 on a bad input (one line on stderr). The
+``--max-unjudged`` allows), 2 on a bad input (one line on stderr).
+``--unjudged`` chooses what the exit status rests on (unjudged documents as
+not relevant, the condensed lists, or drops that hold whatever the unjudged
+documents are); the report always says which, and whether each measure's
+verdict could change once they are judged. The
 report is text, or ``--json``, ``--markdown``, ``--junit`` (each to stdout,
 or to a file given after it). :func:`askkit.gate.gate` does the work.
 """
@@ -123,6 +127,23 @@ def register(sub: Any) -> None:
         type=_share,
         metavar="SHARE",
         help="fail when more than this share (0..1) of NEW's top k is unjudged",
+    )
+    p.add_argument(
+        "--unjudged",
+        choices=["ignore", "condensed", "bounds"],
+        default="ignore",
+        help="what the exit status rests on: 'ignore' (default) counts unjudged documents as "
+        "not relevant, as trec_eval does; 'condensed' scores the condensed lists (ndcg'@10: "
+        "unjudged documents taken out); 'bounds' fails only on a drop that holds even with "
+        "every unjudged document of NEW relevant and of BASE not. Whatever the mode, the "
+        "report says whether each verdict holds whatever the unjudged documents are",
+    )
+    p.add_argument(
+        "--fill-grade",
+        type=arguments.whole_number(),
+        metavar="N",
+        help="the grade of an unjudged document filled as relevant, for the bounds "
+        "(default: the qrels' top grade)",
     )
     spot = p.add_argument_group(
         "configurations run on the spot",
@@ -337,6 +358,8 @@ def diff_command(args: argparse.Namespace, console: Console) -> int:
         k=args.k,
         allow_partial=args.allow_partial,
         max_unjudged=args.max_unjudged,
+        unjudged=args.unjudged,
+        fill_grade=args.fill_grade,
     )
     _write(result, outputs, args.show, args.force, console)
     return result.exit_status

@@ -33,7 +33,15 @@ import numpy as np
 import pandas as pd
 
 from askkit.errors import UsageError
-from askkit.gate.result import GateResult, LostDocument, MeasureResult, RegressedQuery, SideReport
+from askkit.gate.result import (
+    UNJUDGED_MODES,
+    GateResult,
+    Hole,
+    LostDocument,
+    MeasureResult,
+    RegressedQuery,
+    SideReport,
+)
 from askkit.gate.side import Explainer, Side, _side
 from askkit.gate.stats import (
     MAX_RESAMPLES,
@@ -44,8 +52,8 @@ from askkit.gate.stats import (
     _p_values,
     constant_columns,
 )
-from askkit.metrics import Level, Prepared, evaluate, prepare, read_qrels
-from askkit.metrics.measures import parse_measures
+from askkit.metrics import Bounds, Level, Prepared, bounds, evaluate, prepare, read_qrels
+from askkit.metrics.measures import NOT_CONDENSED, parse_measures
 from askkit.metrics.qrels import PathOrFrame
 from askkit.metrics.runs import check_scorable, decoded_if_encoded
 
@@ -253,6 +261,8 @@ def gate(
     allow_partial: bool = False,
     max_unjudged: float | None = None,
     names: tuple[str, str] = ("BASE", "NEW"),
+    unjudged: str = "ignore",
+    fill_grade: int | None = None,
 ) -> GateResult:
     """Decide whether ``new`` retrieves significantly worse than ``base``.
 
@@ -289,6 +299,20 @@ def gate(
         only a note when most of it is).
     names:
         What the output calls the two sides.
+    unjudged:
+        What the exit status rests on (:data:`~askkit.gate.result.UNJUDGED_MODES`):
+        ``"ignore"`` (default) scores unjudged documents as not relevant, as
+        trec_eval does; ``"condensed"`` scores every measure on the condensed
+        lists (``ndcg'@10``: unjudged documents taken out); ``"bounds"`` fails
+        only on a drop that stays significant when every unjudged document of
+        BASE's ranking is not relevant and every one of NEW's is relevant (at
+        ``fill_grade``), the best NEW could do. Whatever the mode, each
+        measure says whether its verdict holds whatever the unjudged documents
+        are (:attr:`MeasureResult.holds`), and :attr:`GateResult.holes` lists
+        the unjudged documents its bounds depend on.
+    fill_grade:
+        The grade of an unjudged document filled as relevant (default: the
+        qrels' top grade), for the bounds.
 
     Returns
     -------
@@ -307,7 +331,18 @@ def gate(
     (-1.0, 3)
     """
     measures = list(measures)
-    parse_measures(measures)  # a bad name fails before any work
+    parsed = parse_measures(measures)  # a bad name fails before any work
+    if unjudged not in UNJUDGED_MODES:
+        raise UsageError(f"unjudged must be one of {', '.join(UNJUDGED_MODES)}, got {unjudged!r}")
+    if fill_grade is not None and fill_grade < 0:
+        raise UsageError(f"fill_grade must be >= 0, got {fill_grade!r}")
+    if unjudged == "condensed":  # the measures the exit status rests on: ndcg'@10
+        measures = [
+            m.name
+            if m.condensed or m.kind in NOT_CONDENSED
+            else dataclasses.replace(m, condensed=True).label
+            for m in parsed
+        ]
     k = _default_k(measures) if k is None else k
     _check_options(test, alpha, min_delta, resamples, k)
     if max_unjudged is not None and not 0.0 <= max_unjudged <= 1.0:
@@ -330,6 +365,18 @@ def gate(
     mean_delta = deltas.mean(axis=0)
     significant = p_holm < alpha
     tol = 1e-12
+    limits = [bounds(p_, measures=measures, grade=fill_grade, missing="drop") for p_ in preps]
+    extremes = _extremes(
+        limits,
+        common,
+        values,
+        test=test,
+        alpha=alpha,
+        min_delta=min_delta,
+        seed=seed,
+        resamples=resamples,
+    )
+    holes = _holes(limits, preps, common, names, level)
     results = tuple(
         MeasureResult(
             measure=name,
@@ -351,23 +398,29 @@ def gate(
                 significant[j] and mean_delta[j] > 0 and mean_delta[j] >= min_delta - tol
             ),
             note=why[j],
+            best_delta=float(extremes.best[j]),
+            worst_delta=float(extremes.worst[j]),
+            holds=bool(extremes.holds[j]),
+            depends_on=sum(1 for h in holes if name in h.measures.split(", ")),
+            regressed_bounds=bool(extremes.regressed_at_best[j]),
         )
         for j, name in enumerate(evals[0].measures)
     )
     notes += [f"{m.measure}: {m.note}" for m in results if m.note]
     shares = [_judged_share(p_, common, k) for p_ in preps]
     problems: list[str] = []
-    unjudged = 1.0 - shares[1]
-    if max_unjudged is not None and unjudged > max_unjudged:
+    unjudged_share = 1.0 - shares[1]
+    if max_unjudged is not None and unjudged_share > max_unjudged:
         problems.append(
-            f"{unjudged:.1%} of {names[1]}'s top {k} is unjudged (more than the "
+            f"{unjudged_share:.1%} of {names[1]}'s top {k} is unjudged (more than the "
             f"{max_unjudged:.1%} allowed): unjudged documents count as not relevant, so judge "
             "them before trusting this comparison"
         )
-    elif unjudged > 0.5:
+    elif unjudged_share > 0.5:
         notes.append(
-            f"{unjudged:.1%} of {names[1]}'s top {k} is unjudged: unjudged documents count as "
-            "not relevant, so its scores may be too low (limit it: --max-unjudged, max_unjudged)"
+            f"{unjudged_share:.1%} of {names[1]}'s top {k} is unjudged: unjudged documents "
+            "count as not relevant, so its scores may be too low (limit it: --max-unjudged, "
+            "max_unjudged; see each measure's bounds, --unjudged)"
         )
     worst = deltas.min(axis=1)
     order = np.argsort(worst, kind="stable")
@@ -409,4 +462,117 @@ def gate(
         max_unjudged=max_unjudged,
         problems=tuple(problems),
         notes=tuple(notes),
+        unjudged=unjudged,
+        fill_grade=limits[0].grade,
+        holes=holes,
     )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Extremes:
+    """Each measure at the two extreme judgings of the unjudged documents."""
+
+    best: np.ndarray[Any, Any]
+    """Mean delta with BASE's unjudged not relevant and NEW's relevant."""
+    worst: np.ndarray[Any, Any]
+    """Mean delta with BASE's unjudged relevant and NEW's not relevant."""
+    holds: np.ndarray[Any, Any]
+    """The verdict is the same at both extremes and today."""
+    regressed_at_best: np.ndarray[Any, Any]
+    """A significant drop of at least min_delta even at the best extreme."""
+
+
+def _verdicts(
+    base: np.ndarray[Any, Any],
+    new: np.ndarray[Any, Any],
+    *,
+    test: Test,
+    alpha: float,
+    min_delta: float,
+    seed: int,
+    resamples: int,
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Per measure: the mean delta, whether it regressed and whether it improved
+    (significant after Holm, by at least ``min_delta``), as :func:`gate` decides."""
+    deltas = new - base
+    _, p_holm, _ = _p_values(test, base, new, deltas, resamples=resamples, seed=seed)
+    mean = deltas.mean(axis=0)
+    significant = p_holm < alpha
+    tol = 1e-12
+    regressed = significant & (mean < 0) & (-mean >= min_delta - tol)
+    improved = significant & (mean > 0) & (mean >= min_delta - tol)
+    return mean, regressed, improved
+
+
+def _extremes(
+    limits: list[Bounds],
+    common: pd.Index,
+    values: list[np.ndarray[Any, Any]],
+    *,
+    test: Test,
+    alpha: float,
+    min_delta: float,
+    seed: int,
+    resamples: int,
+) -> _Extremes:
+    """The verdicts at the two extreme judgings of both sides' unjudged documents."""
+    low = [b.lower.loc[common].to_numpy(dtype=np.float64) for b in limits]
+    high = [b.upper.loc[common].to_numpy(dtype=np.float64) for b in limits]
+    options = {"test": test, "alpha": alpha, "min_delta": min_delta, "seed": seed}
+    now = _verdicts(values[0], values[1], resamples=resamples, **options)  # type: ignore[arg-type]
+    best = _verdicts(low[0], high[1], resamples=resamples, **options)  # type: ignore[arg-type]
+    worst = _verdicts(high[0], low[1], resamples=resamples, **options)  # type: ignore[arg-type]
+    holds = np.ones(len(now[0]), dtype=bool)
+    for side in (best, worst):
+        holds &= (side[1] == now[1]) & (side[2] == now[2])
+    return _Extremes(best=best[0], worst=worst[0], holds=holds, regressed_at_best=best[1])
+
+
+def _holes(
+    limits: list[Bounds],
+    preps: list[Prepared],
+    common: pd.Index,
+    names: tuple[str, str],
+    level: Level,
+) -> tuple[Hole, ...]:
+    """The unjudged documents of both sides' top k (each measure's depth) on the
+    compared queries whose judging could move a bound: a query whose bounds differ."""
+    holes: list[Hole] = []
+    wanted = set(map(str, common))
+    for b, prep, name in zip(limits, preps, names, strict=True):
+        frame = b.holes
+        if not len(frame):
+            continue
+        moving = (b.upper - b.lower) > 1e-15
+        run = prep.run
+        paths = run["path"] if "path" in run.columns else None
+        for qid, doc, rank, measures, row in zip(
+            frame["query_id"],
+            frame["doc"],
+            frame["rank"],
+            frame["measures"],
+            frame["row"],
+            strict=True,
+        ):
+            if qid not in wanted:
+                continue
+            kept = [m for m in measures.split(", ") if bool(moving.loc[qid, m])]
+            if not kept:
+                continue
+            path = str(paths.iloc[int(row)]) if paths is not None else str(doc)
+            heading = ""
+            if level == "section" and str(doc).startswith(path + "#"):
+                heading = str(doc)[len(path) + 1 :]
+            holes.append(
+                Hole(
+                    query_id=str(qid),
+                    doc=str(doc),
+                    path=path,
+                    heading=heading,
+                    side=name,
+                    rank=int(rank),
+                    measures=", ".join(kept),
+                )
+            )
+    holes.sort(key=lambda h: (h.query_id, h.rank, h.side, h.doc))
+    return tuple(holes)

@@ -61,8 +61,16 @@ _HEADER = (
     "p (Holm)",
     "W/T/L",
     "min. detectable drop",
+    "unjudged",
     "",
 )
+#: What each --unjudged mode makes the exit status rest on.
+_MODES = {
+    "ignore": "unjudged documents counted as not relevant, as trec_eval does",
+    "condensed": "the condensed lists (unjudged documents taken out of each ranking)",
+    "bounds": "drops that hold even with every unjudged document of NEW relevant and of "
+    "BASE not relevant",
+}
 
 
 def to_dict(result: GateResult) -> dict[str, Any]:
@@ -150,8 +158,10 @@ def read_json(text: str) -> dict[str, Any]:
 
 def _measure_rows(result: GateResult) -> list[list[str]]:
     rows = []
+    failing = {m.measure for m in result.regressions}
     for m in result.measures:
-        flag = "REGRESSED" if m.regressed else ("improved" if m.improved else "")
+        flag = "REGRESSED" if m.measure in failing else ("improved" if m.improved else "")
+        robust = "" if m.holds is None else "holds" if m.holds else f"depends ({m.depends_on})"
         rows.append(
             [
                 m.measure,
@@ -162,6 +172,7 @@ def _measure_rows(result: GateResult) -> list[list[str]]:
                 _p(m.p_holm),
                 f"{m.wins}/{m.ties}/{m.losses}",
                 _num(m.mde),
+                robust,
                 flag,
             ]
         )
@@ -181,7 +192,30 @@ def _lines_about(result: GateResult) -> list[str]:
         + f", alpha {result.alpha:g}, min delta {result.min_delta:g}; "
         f"CI: {pct} interval of the mean delta; p-values Holm-corrected across measures; "
         f"min. detectable drop: at {POWER:.0%} power and alpha/{len(result.measures)}",
+        f"exit status rests on {_MODES.get(result.unjudged, result.unjudged)} "
+        f"(--unjudged {result.unjudged}); 'unjudged': whether each verdict holds whatever "
+        f"the unjudged documents are (each not relevant, or relevant at grade "
+        f"{result.fill_grade}), else on how many it depends",
     ]
+
+
+def _unjudged_lines(result: GateResult, max_holes: int = 10) -> list[str]:
+    """Per measure whose verdict could change: the extreme deltas and the unjudged
+    documents it depends on (the first ``max_holes``; all of them in JSON and --holes)."""
+    out = []
+    for m in result.measures:
+        if m.holds is not False:
+            continue
+        out.append(
+            f"{m.measure}: the verdict depends on {m.depends_on} unjudged documents in the "
+            f"top {result.k} of these queries: the delta could be {m.worst_delta:+.4f} to "
+            f"{m.best_delta:+.4f} once they are judged; judge them next (--holes FILE)"
+        )
+        mine = [h for h in result.holes if m.measure in h.measures.split(", ")]
+        out += [f"  - {h.query_id}: {h.doc} ({h.side} rank {h.rank})" for h in mine[:max_holes]]
+        if len(mine) > max_holes:
+            out.append(f"  - ... and {len(mine) - max_holes} more")
+    return out
 
 
 def _side_lines(result: GateResult) -> list[str]:
@@ -213,6 +247,9 @@ def to_text(result: GateResult, max_queries: int = 20) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADER))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines += ["", *_side_lines(result)]
+    unjudged = _unjudged_lines(result)
+    if unjudged:
+        lines += ["", *unjudged]
     lines += [f"problem: {p}" for p in result.problems]
     lines += [f"note: {n}" for n in result.notes]
     if result.regressed_queries:
@@ -234,7 +271,12 @@ def to_html(result: GateResult) -> str:
 
     lines = "".join(
         f"<li>{_html.esc(line)}</li>"
-        for line in [*_side_lines(result), *result.problems, *result.notes]
+        for line in [
+            *_side_lines(result),
+            *_unjudged_lines(result),
+            *result.problems,
+            *result.notes,
+        ]
     )
     return _html.fragment(
         _html.message(result.verdict, tone="plain" if result.passed else "error")
@@ -255,6 +297,7 @@ def to_markdown(result: GateResult, max_queries: int = 20) -> str:
         lines.append("| " + " | ".join(_md(c) if "*" not in c else c for c in row) + " |")
     lines.append("")
     lines += [f"- {_md(line)}" for line in _side_lines(result)]
+    lines += [f"- {_md(line.strip())}" for line in _unjudged_lines(result)]
     lines += [f"- **problem**: {_md(p)}" for p in result.problems]
     lines += [f"- note: {_md(n)}" for n in result.notes]
     if result.regressed_queries:
@@ -306,7 +349,7 @@ def to_junit(result: GateResult) -> str:
             f"CI [{m.ci_low:+.4f}, {m.ci_high:+.4f}], p (Holm) {_p(m.p_holm)}, "
             f"W/T/L {m.wins}/{m.ties}/{m.losses}, min. detectable drop {_num(m.mde)})"
         )
-        if m.regressed:
+        if m in result.regressions:
             failure = ET.SubElement(case, "failure", message=_xml(text), type="regression")
             failure.text = _xml(to_text(result))
         else:

@@ -19,6 +19,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,21 @@ import pandas as pd
 from askkit.errors import SchemaError
 from askkit.gate import formats
 
-__all__ = ["GateResult", "LostDocument", "MeasureResult", "RegressedQuery", "SideReport"]
+__all__ = [
+    "UNJUDGED_MODES",
+    "GateResult",
+    "Hole",
+    "LostDocument",
+    "MeasureResult",
+    "RegressedQuery",
+    "SideReport",
+]
+
+#: What the exit status may rest on (``askkit diff --unjudged``): ``ignore`` counts
+#: unjudged documents as not relevant (trec_eval's default, askkit's default);
+#: ``condensed`` scores the condensed lists (``ndcg'@10``); ``bounds`` fails only on a
+#: drop that holds whatever the unjudged documents are.
+UNJUDGED_MODES = ("ignore", "condensed", "bounds")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +67,36 @@ class MeasureResult:
     note: str = ""
     """Why ``p`` is not the chosen test's own (one query, or deltas all equal: the exact
     sign-flip p-value instead); ``""`` when it is."""
+    best_delta: float = math.nan
+    """The mean delta with BASE's unjudged documents all not relevant and NEW's all
+    relevant (at the fill grade): the best NEW could do."""
+    worst_delta: float = math.nan
+    """The mean delta with BASE's unjudged documents all relevant and NEW's all not."""
+    holds: bool | None = None
+    """Whether the verdict (regressed, improved or neither) is the same at both extremes:
+    ``True`` it holds whatever the unjudged documents are; ``None`` not computed."""
+    depends_on: int = 0
+    """The unjudged documents (query, document, side) the bounds of this measure depend on."""
+    regressed_bounds: bool = False
+    """A significant drop of at least ``min_delta`` even at :attr:`best_delta`: what the
+    exit status rests on with ``unjudged="bounds"``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hole:
+    """An unjudged document a verdict depends on: in one side's top ``k`` for a
+    compared query, where judging it could move the measures named."""
+
+    query_id: str
+    doc: str
+    """The id scored: the path at note level, ``path#heading`` at section level."""
+    path: str
+    heading: str
+    """The section's innermost heading; ``""`` at note level."""
+    side: str
+    rank: int
+    measures: str
+    """The measures whose bounds it moves, comma-separated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,10 +160,19 @@ class GateResult:
     """Reasons the gate failed besides a regression (NEW's top k mostly unjudged)."""
     notes: tuple[str, ...] = ()
     """Warnings that do not fail the gate."""
+    unjudged: str = "ignore"
+    """What the exit status rests on (:data:`UNJUDGED_MODES`)."""
+    fill_grade: int = 0
+    """The grade an unjudged document gets when filled as relevant, for the bounds."""
+    holes: tuple[Hole, ...] = ()
+    """Every unjudged document a measure's bounds depend on: what to judge next."""
 
     @property
     def regressions(self) -> tuple[MeasureResult, ...]:
-        """The measures that dropped significantly by at least ``min_delta``."""
+        """The measures that dropped significantly by at least ``min_delta`` (with
+        ``unjudged="bounds"``: even at NEW's best, :attr:`MeasureResult.regressed_bounds`)."""
+        if self.unjudged == "bounds":
+            return tuple(m for m in self.measures if m.regressed_bounds)
         return tuple(m for m in self.measures if m.regressed)
 
     @property
@@ -196,6 +250,9 @@ class GateResult:
                 max_unjudged=data["max_unjudged"],
                 problems=tuple(data["problems"]),
                 notes=tuple(data["notes"]),
+                unjudged=data.get("unjudged", "ignore"),
+                fill_grade=data.get("fill_grade", 0),
+                holes=tuple(Hole(**h) for h in data.get("holes", ())),
             )
         except (KeyError, TypeError) as exc:
             raise SchemaError(

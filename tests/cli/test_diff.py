@@ -403,3 +403,46 @@ def test_issue41_6_empty_inputs_and_foreign_ids_are_refused_naming_the_file(
         assert out.stderr.startswith(f"askkit: error: {message}"), (name, out.stderr)
         assert out.stderr.count("\n") == 1, name
         assert out.stdout == "", name
+
+
+@pytest.fixture(scope="module")
+def unjudged_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
+    """BASE, a NEW that ranks ten unjudged notes above the relevant one, and the qrels."""
+    from askkit.metrics import write_qrels
+    from tests.gate.test_unjudged import base_run, qrels, reversing_new
+
+    folder = tmp_path_factory.mktemp("unjudged")
+    write_run(base_run(), folder / "base.trec")
+    write_run(reversing_new(), folder / "new.trec")
+    write_qrels(qrels(), folder / "qrels.tsv")
+    return str(folder / "base.trec"), str(folder / "new.trec"), str(folder / "qrels.tsv")
+
+
+@pytest.mark.parametrize(
+    ("mode", "status"), [("ignore", 1), ("condensed", 0), ("bounds", 0), (None, 1)]
+)
+def test_issue42_unjudged_chooses_what_the_exit_status_rests_on(
+    unjudged_runs: tuple[str, str, str], mode: str | None, status: int
+) -> None:
+    base, new, qrels = unjudged_runs
+    extra = [] if mode is None else ["--unjudged", mode]
+    out = diff(base, new, "--qrels", qrels, "-m", "ndcg@10", "--json", *extra)
+    assert out.returncode == status, out.stderr
+    data = json.loads(out.stdout)
+    assert data["unjudged"] == (mode or "ignore")
+    assert data["exit_status"] == status
+    if mode != "condensed":
+        (measure,) = data["measures"]
+        assert measure["regressed"] is True
+        assert measure["holds"] is False
+        assert measure["depends_on"] == len(data["holes"]) > 0
+    text = diff(base, new, "--qrels", qrels, "-m", "ndcg@10", *extra)
+    assert f"(--unjudged {mode or 'ignore'})" in text.stdout
+
+
+def test_issue42_bad_unjudged_options_exit_2(unjudged_runs: tuple[str, str, str]) -> None:
+    base, new, qrels = unjudged_runs
+    for extra in (["--unjudged", "guess"], ["--fill-grade", "-1"]):
+        out = diff(base, new, "--qrels", qrels, *extra)
+        assert out.returncode == 2
+        assert out.stderr.count("\n") == 1
