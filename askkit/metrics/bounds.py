@@ -70,7 +70,11 @@ from askkit.metrics.preparation import Prepared, Ties, as_prepared, check_option
 from askkit.metrics.qrels import PathOrFrame
 from askkit.metrics.ranked import IntArray, Ranked
 
-__all__ = ["Bounds", "bounds", "format_bounds"]
+__all__ = ["MONOTONE", "Bounds", "bounds", "format_bounds"]
+
+#: The kinds that never fall when an unjudged document is judged relevant (they do
+#: not divide by R): their bounds are the two uniform fillings.
+MONOTONE = frozenset({"precision", "hit", "mrr"})
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -199,7 +203,7 @@ def bounds(
     unjudged: dict[str, np.ndarray] = {}
     depth: dict[str, np.ndarray] = {}
     fills: dict[str, list[pd.DataFrame]] = {"lower": [], "upper": []}
-    holes: dict[int, set[str]] = {}
+    holes: dict[str, np.ndarray] = {}  # per measure: which rows are its holes
     doc_ids = prep.docs.take(pa.array(r.doc[rows]))
     rows_ = _Rows(n, q, rank, value)
     for m in parsed:
@@ -210,8 +214,7 @@ def bounds(
         if m.kind == "judged":
             low[m.name] = high[m.name] = today[m.name]
             continue
-        for i in np.flatnonzero(within & unj & keep[q]):
-            holes.setdefault(int(i), set()).add(m.name)
+        holes[m.name] = within & unj & keep[q]
         sweep = _sweep(m, rows_, within, grade=grade, prep=prep, level=relevance_level)
         low[m.name], high[m.name] = sweep.lower, sweep.upper
         for side, chosen in (("lower", sweep.lower_scenario), ("upper", sweep.upper_scenario)):
@@ -221,18 +224,7 @@ def bounds(
     def frame(values: dict[str, np.ndarray]) -> pd.DataFrame:
         return pd.DataFrame({name: np.asarray(values[name])[keep] for name in names}, index=index)
 
-    order = sorted(holes, key=lambda i: (str(prep.qids[q[i]]), int(rank[i])))
-    hole_frame = pd.DataFrame(
-        {
-            "query_id": pd.array([str(prep.qids[q[i]]) for i in order], dtype=STRING),
-            "doc": pd.array([str(doc_ids[i]) for i in order], dtype=STRING),
-            "rank": np.array([int(rank[i]) for i in order], dtype=np.int64),
-            "measures": pd.array(
-                [", ".join(n_ for n_ in names if n_ in holes[i]) for i in order], dtype=STRING
-            ),
-            "row": np.array([int(r.rows[rows[i]]) for i in order], dtype=np.int64),
-        }
-    )
+    hole_frame = _hole_frame(holes, names, prep=prep, doc_ids=doc_ids, rows_=rows_, rows=rows)
     empty = pd.DataFrame(
         {
             "measure": pd.array([], dtype=STRING),
@@ -275,6 +267,37 @@ class _Sweep:
     within: np.ndarray
 
 
+def _hole_frame(
+    holes: dict[str, np.ndarray],
+    names: list[str],
+    *,
+    prep: Prepared,
+    doc_ids: pa.Array | pa.ChunkedArray,
+    rows_: _Rows,
+    rows: IntArray,
+) -> pd.DataFrame:
+    """:attr:`Bounds.holes`: the rows (by query, then rank: the rows' own order) that
+    are a hole of some measure, and the measures they are a hole of."""
+    any_hole = np.zeros(len(rows_.q), dtype=bool)
+    for mask in holes.values():
+        any_hole |= mask
+    at = np.flatnonzero(any_hole)
+    label = pd.Series("", index=range(len(at)), dtype=object)
+    for name in names:
+        if name in holes:
+            mine = holes[name][at]
+            label = label.where(~mine, label + np.where(label == "", "", ", ") + name)
+    return pd.DataFrame(
+        {
+            "query_id": pd.array(prep.qids.to_numpy()[rows_.q[at]].astype(str), dtype=STRING),
+            "doc": pd.array(doc_ids.take(pa.array(at)).to_pylist(), dtype=STRING),
+            "rank": rows_.rank[at].astype(np.int64),
+            "measures": pd.array(label.to_numpy(dtype=str), dtype=STRING),
+            "row": prep.ranked.rows[rows[at]].astype(np.int64),
+        }
+    )
+
+
 def _expand(counts: IntArray) -> tuple[IntArray, IntArray]:
     """Item ``i`` repeated ``counts[i]`` times, and each copy's 0-based number.
 
@@ -297,6 +320,30 @@ class _Rows:
     value: IntArray
 
 
+def _scenarios(
+    m: Measure, u_in: IntArray, u_out: IntArray
+) -> tuple[IntArray, IntArray, np.ndarray, np.ndarray]:
+    """The candidate fillings of each query (see the module): its code, ``y``, whether
+    the first (else the last) ``y`` unjudged of the top D are relevant, and whether
+    the unjudged below the cutoff are."""
+    n = len(u_in)
+    if m.kind in MONOTONE:  # only rises with each relevant filling: the two uniform ones
+        scen_query, local = _expand(np.full(n, 2, dtype=np.int64))
+        scen_y = np.where(local == 1, u_in[scen_query], 0)
+        scen_top = np.ones(len(scen_query), dtype=bool)
+        scen_beyond = np.zeros(len(scen_query), dtype=bool)
+    else:
+        beyond_choices = np.where(u_out > 0, 2, 1)
+        count = (u_in + 1) * 2 * beyond_choices
+        scen_query, local = _expand(count)
+        t = local % beyond_choices[scen_query]
+        rest = local // beyond_choices[scen_query]
+        scen_top = rest % 2 == 0
+        scen_y = rest // 2
+        scen_beyond = t == 1
+    return scen_query, scen_y, scen_top, scen_beyond
+
+
 def _sweep(
     m: Measure, rows: _Rows, within: np.ndarray, *, grade: int, prep: Prepared, level: int
 ) -> _Sweep:
@@ -308,14 +355,7 @@ def _sweep(
     row_index = _before(q, unj & within)
     # scenarios: y relevant fillings among the top D's unjudged (the first y, or the
     # last y), and the unjudged below the cutoff all relevant or all not
-    beyond_choices = np.where(u_out > 0, 2, 1)
-    count = (u_in + 1) * 2 * beyond_choices
-    scen_query, local = _expand(count)
-    t = local % beyond_choices[scen_query]
-    rest = local // beyond_choices[scen_query]
-    scen_top = rest % 2 == 0
-    scen_y = rest // 2
-    scen_beyond = t == 1
+    scen_query, scen_y, scen_top, scen_beyond = _scenarios(m, u_in, u_out)
     n_scen = len(scen_query)
     # the rows of each scenario: its query's rows in the top D
     wq, wrank, wvalue, wrow = q[within], rank[within], value[within], row_index[within]
@@ -338,8 +378,11 @@ def _sweep(
     j_scen, j_off = _expand(j_per[scen_query])
     own_grade = jg[j_start[scen_query][j_scen] + j_off]
     fill_scen, fill_grade = row_scen[hole], new_value[hole]
-    out_scen, _ = _expand(u_out[scen_query])
-    out_grade = np.where(scen_beyond[out_scen], grade, 0).astype(np.int64)
+    # below the cutoff only R (and, for nDCG@k, the ideal's top k) sees a filling: a
+    # filling as not relevant changes neither, and nDCG@k's ideal takes k at most
+    cap = u_out if m.kind != "ndcg" or m.k is None else np.minimum(u_out, m.k)
+    out_scen, _ = _expand(np.where(scen_beyond, cap[scen_query], 0))
+    out_grade = np.full(len(out_scen), grade, dtype=np.int64)
     all_q = np.concatenate([j_scen, fill_scen, out_scen])
     all_g = np.concatenate([own_grade, fill_grade, out_grade])
     ranked = Ranked(rows=src, query=row_scen, doc=src, rank=wrank[src], duplicates=0)
