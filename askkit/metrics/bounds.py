@@ -63,12 +63,15 @@ from askkit.metrics.measures import (
     Measure,
     _before,
     compute,
+    counts_as_relevant,
+    gain,
     parse_measures,
+    ratio,
     trec_values,
 )
 from askkit.metrics.preparation import Prepared, Ties, as_prepared, check_options
 from askkit.metrics.qrels import PathOrFrame
-from askkit.metrics.ranked import IntArray, Ranked
+from askkit.metrics.ranked import IntArray, Ranked, group_rank
 
 __all__ = ["MONOTONE", "Bounds", "bounds", "format_bounds"]
 
@@ -344,18 +347,24 @@ def _scenarios(
     return scen_query, scen_y, scen_top, scen_beyond
 
 
-def _sweep(
-    m: Measure, rows: _Rows, within: np.ndarray, *, grade: int, prep: Prepared, level: int
-) -> _Sweep:
-    """Score measure ``m`` on every candidate filling of each query (see the module)."""
+def _scored(
+    m: Measure,
+    rows: _Rows,
+    within: np.ndarray,
+    scenarios: tuple[IntArray, IntArray, np.ndarray, np.ndarray],
+    *,
+    grade: int,
+    prep: Prepared,
+    level: int,
+) -> np.ndarray:
+    """Each scenario's value, by the measures' one definition: each scenario is a
+    query of its own, with its filled rows and judgments."""
     n, q, rank, value = rows.n, rows.q, rows.rank, rows.value
+    scen_query, scen_y, scen_top, scen_beyond = scenarios
     unj = value < 0
     u_in = np.bincount(q[within & unj], minlength=n).astype(np.int64)
     u_out = np.bincount(q[~within & unj], minlength=n).astype(np.int64)
     row_index = _before(q, unj & within)
-    # scenarios: y relevant fillings among the top D's unjudged (the first y, or the
-    # last y), and the unjudged below the cutoff all relevant or all not
-    scen_query, scen_y, scen_top, scen_beyond = _scenarios(m, u_in, u_out)
     n_scen = len(scen_query)
     # the rows of each scenario: its query's rows in the top D
     wq, wrank, wvalue, wrow = q[within], rank[within], value[within], row_index[within]
@@ -371,6 +380,8 @@ def _sweep(
     new_value = np.where(hole, np.where(filled, grade, 0), v).astype(np.int64)
     # judgments: the query's own (one per document), then each filling's
     jq, jg = prep.qrels_query, prep.qrels_grade
+    if m.kind in MONOTONE:  # they never read the judgments: R, the ideal DCG
+        jq = jg = np.zeros(0, dtype=np.int64)
     by = np.argsort(jq, kind="stable")
     jq, jg = jq[by], jg[by]
     j_per = np.bincount(jq, minlength=n).astype(np.int64)
@@ -396,6 +407,107 @@ def _sweep(
         relevance_level=level,
         judged=np.ones(len(new_value), dtype=bool),
     )[m.name]
+    return np.asarray(values, dtype=np.float64)
+
+
+def _closed(
+    m: Measure,
+    rows: _Rows,
+    within: np.ndarray,
+    scenarios: tuple[IntArray, IntArray, np.ndarray, np.ndarray],
+    *,
+    grade: int,
+    prep: Prepared,
+    level: int,
+) -> np.ndarray:
+    """Each scenario's value of recall@k or nDCG@k in closed form, from per-query sums
+    (no scenario is materialised): what :func:`_scored` gives, to rounding."""
+    n, q, rank, value = rows.n, rows.q, rows.rank, rows.value
+    k = int(m.k or 0)
+    scen_query, scen_y, scen_top, scen_beyond = scenarios
+    unj = value < 0
+    u_in = np.bincount(q[within & unj], minlength=n).astype(np.int64)
+    u_out = np.bincount(q[~within & unj], minlength=n).astype(np.int64)
+    extra = np.where(scen_beyond, u_out[scen_query], 0)
+    if m.kind == "recall":
+        counted = grade >= 0 and grade >= level  # a relevant filling counts in R
+        judged = within & ~unj
+        found = np.bincount(q[judged & (value >= level)], minlength=n).astype(np.float64)
+        rel = counts_as_relevant(prep.qrels_grade, level)
+        big_r = np.bincount(prep.qrels_query[rel], minlength=n).astype(np.float64)
+        if not counted:
+            return ratio(found[scen_query], big_r[scen_query])
+        return ratio(found[scen_query] + scen_y, big_r[scen_query] + scen_y + extra)
+    # nDCG@k: DCG = judged part + the filled discounts; ideal = top k of the judged
+    # positive gains and one gain of `grade` per relevant filling
+    disc = 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
+    judged = within & ~unj
+    base_dcg = np.bincount(
+        q[judged], weights=gain(value[judged]) / np.log2(rank[judged] + 1.0), minlength=n
+    )
+    prefix = np.zeros((n, k + 1))
+    holes = within & unj
+    prefix[q[holes], _before(q, holes)[holes] + 1] = 1.0 / np.log2(rank[holes] + 1.0)
+    np.cumsum(prefix, axis=1, out=prefix)
+    total = prefix[np.arange(n), u_in]
+    g = float(max(grade, 0))
+    sq = scen_query
+    top_part = prefix[sq, scen_y]
+    bottom_part = total[sq] - prefix[sq, u_in[sq] - scen_y]
+    dcg = base_dcg[sq] + g * np.where(scen_top, top_part, bottom_part)
+    ideal = _ideal_table(prep, n, k, g, disc)
+    c = np.minimum(scen_y + extra, k) if g > 0 else np.zeros(len(sq), dtype=np.int64)
+    return ratio(dcg, ideal[sq, c])
+
+
+def _ideal_table(prep: Prepared, n: int, k: int, g: float, disc: np.ndarray) -> np.ndarray:
+    """Per query and count ``c`` (0..k) of fillings at gain ``g``: the ideal DCG@k of
+    its judged positive gains with ``c`` gains ``g`` added."""
+    gains = gain(prep.qrels_grade)
+    positive = gains > 0
+    jq, jg = prep.qrels_query[positive], gains[positive]
+    by = np.lexsort((-jg, jq))
+    jq, jg = jq[by], jg[by]
+    pos = group_rank(jq) - 1
+    keep = pos < k
+    best = np.zeros((n, k))
+    best[jq[keep], pos[keep]] = jg[keep]
+    above = (best > g).sum(axis=1)  # judged gains ranked before the fillings
+    i = np.arange(k)
+    table = np.empty((n, k + 1))
+    for c in range(k + 1):
+        shifted = best[:, np.clip(i - c, 0, k - 1)]
+        merged = np.where(
+            i[None, :] < above[:, None],
+            best,
+            np.where(i[None, :] < above[:, None] + c, g, shifted),
+        )
+        table[:, c] = merged @ disc
+    return table
+
+
+def _sweep(
+    m: Measure, rows: _Rows, within: np.ndarray, *, grade: int, prep: Prepared, level: int
+) -> _Sweep:
+    """Score measure ``m`` on every candidate filling of each query (see the module)."""
+    n, q, value = rows.n, rows.q, rows.value
+    unj = value < 0
+    u_in = np.bincount(q[within & unj], minlength=n).astype(np.int64)
+    u_out = np.bincount(q[~within & unj], minlength=n).astype(np.int64)
+    row_index = _before(q, unj & within)
+    # scenarios: y relevant fillings among the top D's unjudged (the first y, or the
+    # last y), and the unjudged below the cutoff all relevant or all not
+    scen_query, scen_y, scen_top, scen_beyond = _scenarios(m, u_in, u_out)
+    closed = m.k is not None and m.kind in ("ndcg", "recall")
+    values = (_closed if closed else _scored)(
+        m,
+        rows,
+        within,
+        (scen_query, scen_y, scen_top, scen_beyond),
+        grade=grade,
+        prep=prep,
+        level=level,
+    )
     lower = np.full(n, np.inf)
     upper = np.full(n, -np.inf)
     np.minimum.at(lower, scen_query, values)
