@@ -1,5 +1,6 @@
 """The report's parts about runs and queries: how the drilldown is ordered, the
-per-query table, and several runs compared side by side (``askkit report RUN RUN``).
+per-query table, each mean's bounds (:func:`askkit.metrics.bounds`), and several
+runs compared side by side (``askkit report RUN RUN``).
 
 Every piece is :mod:`askkit._html`'s, escaped; :mod:`askkit.report` lays them out.
 """
@@ -18,10 +19,12 @@ import pandas as pd
 from askkit import _html
 
 if TYPE_CHECKING:
-    from askkit.metrics import Level
+    from askkit.metrics import Bounds, Level
 
 __all__ = [
     "LEVELS",
+    "bounds_legend",
+    "bounds_table",
     "comparison_section",
     "img",
     "order_note",
@@ -79,6 +82,67 @@ def per_query_table(frame: pd.DataFrame, per_query: pd.DataFrame) -> str:
     )
 
 
+def _bounds_row(b: Bounds, queries: pd.Index | None, digits: int) -> list[str]:
+    """Each measure's mean with its bounds, ``0.4123 [0.4123, 0.6554]``, over ``queries``
+    (default: every query ``b`` scores)."""
+    from askkit.metrics import format_bounds
+
+    frames = [b.value, b.lower, b.upper]
+    if queries is not None:
+        frames = [f.loc[queries] for f in frames]
+    value, lower, upper = (f.mean().to_numpy(dtype=float) for f in frames)
+    return [format_bounds(v, lo, hi, digits) for v, lo, hi in zip(value, lower, upper, strict=True)]
+
+
+def bounds_table(
+    runs: dict[str, Bounds],
+    *,
+    queries: pd.Index | None = None,
+    share: bool = False,
+    digits: int = 4,
+) -> str:
+    """Each run's means with their bounds, a row per run and a column per measure, as the
+    means table beside it; with ``share``, a row more: each measure's unjudged share."""
+    first = next(iter(runs.values()))
+    rows = {name: _bounds_row(b, queries, digits) for name, b in runs.items()}
+    if share:
+        rows["unjudged share"] = [f"{s:.0%}" for s in first.share().to_numpy(dtype=float)]
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=list(first.measures))
+    table.index.name = "run"
+    return _html.data_table(table, sortable=True)
+
+
+def bounds_legend(b: Bounds, *, asked: bool, holes: int | None, share: bool) -> str:
+    """What the bracket means, said under the bounds table of ``b``'s measures."""
+    grade = b.grade
+    which = "as asked" if asked else "the judgments' top grade"
+    count = f"the {holes} unjudged documents" if holes is not None else "the unjudged documents"
+    text = (
+        "Each mean with its bounds, value [lower, upper]: the least and the greatest the "
+        f"mean could be once {count} these measures rest on are judged, each either not "
+        f"relevant or relevant at grade {grade} ({which}). The bounds are exact "
+        "(askkit.metrics.bounds; askkit eval --bounds). The value counts every unjudged "
+        "document as not relevant and is not always the lower bound: an unjudged document "
+        "judged relevant adds one to the relevant documents there are to find, so AP, "
+        "recall, R-precision and nDCG can fall below it; precision, hit and MRR only rise. "
+        "The shaded band around each ndcg@k line is its bounds at each k."
+    )
+    if any("'" in name for name in b.measures):
+        text += (
+            " A condensed measure (a prime: ndcg'@10, the ranking with its unjudged "
+            "documents left out) has the bounds of its plain form, and its value need not "
+            "lie between them."
+        )
+    if any(name.startswith("judged@") for name in b.measures):
+        text += " Judged@k measures the judgments, not the run: its bounds are its value."
+    if share:
+        text += (
+            " Unjudged share: the part of each measure's retrieved top k (everything "
+            "retrieved for a measure without a cutoff) that carries no judgment."
+        )
+    return f'<p class="muted">{_html.esc(text)}</p>'
+
+
 def run_name(run: Any, taken: set[str]) -> str:
     """A run's name in the comparison: its file's stem (its path when two stems clash)."""
     name = Path(str(run)).stem if isinstance(run, str | os.PathLike) else "run"
@@ -98,11 +162,14 @@ def comparison_section(
     judgments: pd.DataFrame,
     measures: Sequence[str],
     level: Level,
+    grade: int | None = None,
 ) -> str:
-    """The Runs compared section: each run's measures side by side, against the first."""
+    """The Runs compared section: each run's measures side by side, against the first,
+    each mean with its bounds (a relevant filling at ``grade``)."""
     from askkit import plots
     from askkit.compare import compare
     from askkit.frame import sources_frame
+    from askkit.metrics import bounds
     from askkit.metrics.runs import load_run
 
     taken: set[str] = set()
@@ -119,6 +186,10 @@ def comparison_section(
     with warnings.catch_warnings():  # a run that matches no judgment: its row says so
         warnings.simplefilter("ignore", UserWarning)
         cmp = compare(frames, judgments, list(measures), level=level, baseline=first)
+        limits = {  # as compare scores: a judged query a run did not answer scores 0
+            name: bounds(run, judgments, list(measures), grade=grade, level=level, missing="zero")
+            for name, run in frames.items()
+        }
     columns = ["mean", "delta", "wins", "ties", "losses", "p_t_holm", "p_random_holm"]
     summary = cmp.summary[[c for c in columns if c in cmp.summary.columns]].reset_index()
     counts = [c for c in ("wins", "ties", "losses") if c in summary.columns]
@@ -126,7 +197,9 @@ def comparison_section(
     means = pd.DataFrame({name: cmp.per_query[name].mean() for name in frames}).T
     means.index.name = "run"
     figure = img(
-        lambda ax: plots.metric_curve(frames, judgments, "ndcg", level=level, ax=ax),
+        lambda ax: plots.metric_curve(
+            frames, judgments, "ndcg", level=level, band=True, grade=grade, ax=ax
+        ),
         alt="ndcg@k per run",
     )
     return (
@@ -135,7 +208,12 @@ def comparison_section(
         "of this page shows.</p>"
         + _html.data_table(means, digits=4, sortable=True)
         + "<p>Means over every judged query (here a judged query a run did not answer "
-        "scores 0, so all runs are measured on the same queries). Against the baseline: "
+        "scores 0, so all runs are measured on the same queries).</p>"
+        + bounds_table(limits, queries=cmp.per_query.index)
+        + bounds_legend(
+            next(iter(limits.values())), asked=grade is not None, holes=None, share=False
+        )
+        + "<p>Against the baseline: "
         "mean, difference, queries better / tied / worse, and the p-values of a paired "
         "t-test and a paired randomization test (10,000 sign flips, seeded), "
         "Holm-corrected across measures (askkit.compare.compare).</p>"

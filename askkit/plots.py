@@ -23,6 +23,7 @@ from askkit.metrics import Level, PathOrFrame, Prepared, evaluate, ranked_run
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.lines import Line2D
 
     from askkit.ranking.settings import CutSettings
 
@@ -290,11 +291,17 @@ def metric_curve(
     ks: Sequence[int] = tuple(range(1, 11)),
     *,
     level: Level | None = None,
+    band: bool = False,
+    grade: int | None = None,
     ax: Axes | None = None,
 ) -> Axes:
     """``measure@k`` (mean over queries) against k, one line per run.
 
     Runs with ``qrels`` (``level`` default ``"note"``), or prepared runs.
+    With ``band``, each line gets a shaded band from the lower to the upper
+    bound of its mean at each k (:func:`askkit.metrics.bounds`, a relevant
+    filling at ``grade``): where the line could lie once the run's unjudged
+    documents are judged.
     """
     ax = _axes(ax)
     ks = [int(k) for k in ks]
@@ -305,7 +312,9 @@ def metric_curve(
         if ev.headline or not len(ev.per_query):
             why.append(ev.headline or f"{name}: no judged queries.")
             continue
-        ax.plot(ks, ev.mean[names].to_numpy(), marker="o", label=str(name))
+        (line,) = ax.plot(ks, ev.mean[names].to_numpy(), marker="o", label=str(name))
+        if band:
+            _bounds_band(ax, frame, qrels, names, ks, level=level, grade=grade, line=line)
     ax.set_title(f"{measure}@k")
     if len(why) == len(_named(runs)):
         _no_data(ax, " ".join(why) or "No run to draw.")
@@ -315,6 +324,32 @@ def metric_curve(
     # outside the axes, to their right: inside, "best" still covers a point
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8)
     return ax
+
+
+def _bounds_band(
+    ax: Axes,
+    run: Run,
+    qrels: PathOrFrame | None,
+    names: Sequence[str],
+    ks: Sequence[int],
+    *,
+    level: Level | None,
+    grade: int | None,
+    line: Line2D,
+) -> None:
+    """Shade ``line``'s bounds at each k, lower to upper, in its colour."""
+    from askkit.metrics import bounds
+
+    table = bounds(run, qrels, names, level=level, grade=grade).table()
+    ax.fill_between(
+        ks,
+        table["lower"].to_numpy(),
+        table["upper"].to_numpy(),
+        color=line.get_color(),
+        alpha=0.18,
+        linewidth=0,
+        label=f"{line.get_label()}: bounds",
+    )
 
 
 def delta_bars(

@@ -3,20 +3,22 @@
 :func:`build_report` reads a run by the one run reader of every command
 (:func:`askkit.metrics.runs.load_run`: a turn log, a JSON payload or a TREC
 run; or a frame), optionally graded judgments and a vault, and writes one
-self-contained HTML file: the metrics table, the plots as embedded PNG images,
-the coverage caveats, and a per-query drilldown with each query's answer, its
-sources (grade, citation, score) and, with a vault, each source's section as
-located in its note. The drilldown shows the worst :data:`DEFAULT_DRILLDOWN`
-queries by default (the first measure, lowest first) and says how many of how
-many it shows; ``max_queries=None`` (``askkit report --drilldown all``) shows
-every one. A TREC run holds ranked document ids and scores only: its page says
-so, and its drilldown lists each query's documents, grades and scores (no
-answers, citations, source texts, context cut or funnel, which need a turn
-log). Scores are at note level unless ``level="section"`` is asked, as in
-every askkit command, and the page says which. The answers, sources tables
-and metrics tables are :mod:`askkit._html`'s, as in a notebook; every piece
-of user text is escaped; the page opens in any browser, and its one small
-inline script (sorting and filtering the tables) only adds to tables that
+self-contained HTML file: the metrics table, each mean with its bounds
+(:func:`askkit.metrics.bounds`: the least and the greatest it could be once the
+unjudged documents are judged, shaded around the ndcg@k line too), the plots as
+embedded PNG images, the coverage caveats, and a per-query drilldown with each
+query's answer, its sources (grade, citation, score) and, with a vault, each
+source's section as located in its note. The drilldown shows the worst
+:data:`DEFAULT_DRILLDOWN` queries by default (the first measure, lowest first)
+and says how many of how many it shows; ``max_queries=None`` (``askkit report
+--drilldown all``) shows every one. A TREC run holds ranked document ids and
+scores only: its page says so, and its drilldown lists each query's documents,
+grades and scores (no answers, citations, source texts, context cut or funnel,
+which need a turn log). Scores are at note level unless ``level="section"`` is
+asked, as in every askkit command, and the page says which. The answers,
+sources tables and metrics tables are :mod:`askkit._html`'s, as in a notebook;
+every piece of user text is escaped; the page opens in any browser, and its one
+small inline script (sorting and filtering the tables) only adds to tables that
 read whole without it.
 
 The run is prepared for scoring once (:func:`askkit.metrics.prepare`) and
@@ -52,6 +54,8 @@ from askkit import __version__, _html
 from askkit._outputs import HTML_START, foreign_file, is_askkit_output, write_report
 from askkit._report_runs import (
     LEVELS,
+    bounds_legend,
+    bounds_table,
     comparison_section,
     img,
     order_note,
@@ -64,6 +68,7 @@ if TYPE_CHECKING:
     from askkit.metrics import Level
 
 __all__ = [
+    "BOUNDS_ROW",
     "CONVENTIONS",
     "DEFAULT_DRILLDOWN",
     "DEFAULT_MEASURES",
@@ -105,6 +110,8 @@ def is_askkit_report(path: str | os.PathLike[str]) -> bool:
     return is_askkit_output(path)
 
 
+#: The Metrics section's row of each mean with its bounds, under the means' row.
+BOUNDS_ROW = "mean [lower, upper]"
 #: How the drilldown shows a source the judgments do not grade.
 UNJUDGED = "unjudged"
 _UNJUDGED_CELL = '<i class="muted" title="no judgment names this document">unjudged</i>'
@@ -241,7 +248,9 @@ def _has_turns(frame: pd.DataFrame) -> bool:
     return "question" in frame.columns and "text" in frame.columns
 
 
-def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Level) -> _Judged:
+def _judged(
+    frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Level, grade: int | None
+) -> _Judged:
     from askkit import plots
     from askkit.metrics import coverage, evaluate, prepare, ranked_run
     from askkit.metrics.evaluate import NO_JUDGED
@@ -257,6 +266,7 @@ def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Lev
     mean.index.name = "run"
     sections = [
         "<h2>Metrics</h2>" + _html.data_table(mean, na=NO_JUDGED, sortable=True),
+        _bounds_part(run, measures, grade) if not headline and len(ev.per_query) else "",
         f"<p>{len(ev.per_query)} judged queries, scored at {LEVELS[level]}. "
         f"{_html.esc(CONVENTIONS)}</p>",
         "<h2>Coverage</h2><pre>" + _html.esc(cov.explain()) + "</pre>",
@@ -276,7 +286,13 @@ def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Lev
             img(lambda ax: plots.score_vs_rank(run, ax=ax)),
         ]
         if len(ev.per_query):
-            figures.append(img(lambda ax: plots.metric_curve({"run": run}, None, "ndcg", ax=ax)))
+            figures.append(
+                img(
+                    lambda ax: plots.metric_curve(
+                        {"run": run}, None, "ndcg", band=True, grade=grade, ax=ax
+                    )
+                )
+            )
         else:
             figures.append(_no_plot("ndcg@k", "No judged query is in the run."))
     keys = pd.DataFrame({"query_id": frame["turn_id"], "doc": doc_ids(frame, level)})
@@ -299,6 +315,19 @@ def _judged(frame: pd.DataFrame, qrels: Any, measures: Sequence[str], level: Lev
     rest = frame["turn_id"].drop_duplicates()
     order = pd.Index([*worst, *rest[~rest.isin(worst)]])
     return _Judged(sections, figures, ev.per_query, grades, order, headline)
+
+
+def _bounds_part(run: Any, measures: Sequence[str], grade: int | None) -> str:
+    """Each mean's bounds (:func:`askkit.metrics.bounds`), the unjudged share of each
+    measure's top k, and what the bracket means."""
+    from askkit.metrics import bounds
+
+    with warnings.catch_warnings():  # the headline says it, first on the page
+        warnings.simplefilter("ignore", UserWarning)
+        limits = bounds(run, measures=measures, grade=grade)
+    return bounds_table({BOUNDS_ROW: limits}, share=True) + bounds_legend(
+        limits, asked=grade is not None, holes=len(limits.holes), share=True
+    )
 
 
 def _read_judgments(qrels: Any) -> pd.DataFrame:
@@ -483,7 +512,13 @@ def _drilldown(
 
 
 def _check_options(
-    level: str | None, max_queries: int | None, qrels: Any, measures: Sequence[str], others: Any
+    level: str | None,
+    max_queries: int | None,
+    qrels: Any,
+    measures: Sequence[str],
+    others: Any,
+    *,
+    grade: int | None = None,
 ) -> None:
     """Refuse a bad option before anything is read."""
     if level is not None and level not in ("note", "section"):
@@ -499,6 +534,13 @@ def _check_options(
             "max_queries must be a whole number >= 0, or None for every query",
             field="max_queries",
             value=max_queries,
+        )
+    if grade is not None and (isinstance(grade, bool) or not isinstance(grade, int) or grade < 0):
+        raise SchemaError(
+            "grade must be a whole number >= 0: the grade an unjudged document gets when "
+            "the bounds count it relevant (None: the judgments' top grade)",
+            field="grade",
+            value=grade,
         )
     if qrels is not None and not len(measures):
         raise SchemaError(
@@ -530,6 +572,7 @@ def build_report(
     objective: str = "smallest-context",
     min_recall: float = 0.9,
     others: Sequence[Any] = (),
+    grade: int | None = None,
 ) -> Report:
     """Build the report for a run.
 
@@ -565,6 +608,12 @@ def build_report(
         baseline: with ``qrels`` a **Runs compared** section shows every run's
         metrics side by side with paired significance tests
         (:func:`askkit.compare.compare`); the rest of the page is ``run``'s.
+    grade:
+        With ``qrels``, every mean is shown with its bounds
+        (:func:`askkit.metrics.bounds`): the least and the greatest it could be
+        once the unjudged documents are judged, each not relevant or relevant
+        at ``grade`` (default: the judgments' top grade); the ndcg@k plot
+        shades them around its line.
 
     Raises
     ------
@@ -578,7 +627,7 @@ def build_report(
     from askkit import plots
     from askkit.metrics.runs import check_scorable, decoded_if_encoded
 
-    _check_options(level, max_queries, qrels, measures, others)
+    _check_options(level, max_queries, qrels, measures, others, grade=grade)
     judgments = None if qrels is None else _read_judgments(qrels)
     chosen = level is not None
     lvl = cast("Level", level) if level is not None else "note"
@@ -611,7 +660,7 @@ def build_report(
     grades: pd.Series | None = None
     order = pd.Index(frame["turn_id"].drop_duplicates())
     if judgments is not None:
-        judged = _judged(frame, judgments, measures, lvl)
+        judged = _judged(frame, judgments, measures, lvl, grade)
         sections, per_query, grades, order = (
             judged.sections,
             judged.per_query,
@@ -630,6 +679,7 @@ def build_report(
                     judgments=judgments,
                     measures=measures,
                     level=lvl,
+                    grade=grade,
                 ),
             )
         if turns:

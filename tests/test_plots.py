@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.axes import Axes
-from matplotlib.collections import PathCollection
+from matplotlib.collections import PathCollection, PolyCollection
 
 from askkit import plots
 from askkit.compare import compare
-from askkit.metrics import prepare
+from askkit.metrics import bounds, prepare
 
 QRELS = pd.DataFrame(
     {"query_id": ["q1", "q1", "q2"], "path": ["a.md", "b.md", "c.md"], "grade": [1, 2, 0]}
@@ -241,3 +241,52 @@ def test_the_metric_curve_legend_covers_no_point() -> None:
     )
     assert not inside.any()
     assert legend.x0 > ax.get_window_extent().x1  # beside the axes, not over them
+
+
+def band_edges(ax: Axes) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each shaded band's lower and upper edge, read back from its polygon: the
+    y-values at each x, least and greatest (fill_between draws one polygon a band)."""
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    edges = []
+    for band in bands:
+        (path,) = band.get_paths()
+        xs, ys = path.vertices[:, 0], path.vertices[:, 1]
+        ks = np.unique(xs)
+        edges.append(
+            (np.array([ys[xs == k].min() for k in ks]), np.array([ys[xs == k].max() for k in ks]))
+        )
+    return edges
+
+
+def test_issue42_metric_curve_shades_each_runs_bounds_around_its_line() -> None:
+    ks = [1, 2, 3]
+    names = [f"ndcg@{k}" for k in ks]
+    ax = plots.metric_curve({"a": RUN_A, "b": RUN_B}, QRELS, "ndcg", ks=ks, band=True)
+    edges = band_edges(ax)
+    assert len(edges) == 2  # one band per run
+    for (lower, upper), run, line in zip(edges, (RUN_A, RUN_B), ax.lines, strict=True):
+        table = bounds(run, QRELS, names).table()
+        assert lower == pytest.approx(table["lower"].to_numpy())
+        assert upper == pytest.approx(table["upper"].to_numpy())
+        assert line.get_ydata() == pytest.approx(table["value"].to_numpy())
+        assert bool((upper > table["value"].to_numpy()).any())  # x.md, y.md are unjudged
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "a",
+        "a: bounds",
+        "b",
+        "b: bounds",
+    ]
+    band = next(c for c in ax.collections if isinstance(c, PolyCollection))
+    assert matplotlib.colors.same_color(band.get_facecolor()[0][:3], ax.lines[0].get_color())
+
+
+def test_issue42_metric_curve_band_fills_at_the_grade_asked_and_only_when_asked() -> None:
+    names = ["ndcg@1", "ndcg@2"]
+    plain = plots.metric_curve(RUN_A, QRELS, "ndcg", ks=[1, 2])
+    assert band_edges(plain) == []
+    ax = plots.metric_curve(RUN_A, QRELS, "ndcg", ks=[1, 2], band=True, grade=1)
+    ((lower, upper),) = band_edges(ax)
+    table = bounds(RUN_A, QRELS, names, grade=1).table()
+    assert lower == pytest.approx(table["lower"].to_numpy())
+    assert upper == pytest.approx(table["upper"].to_numpy())
+    assert upper != pytest.approx(bounds(RUN_A, QRELS, names).table()["upper"].to_numpy())

@@ -661,3 +661,120 @@ def test_issue41_7_a_section_that_is_its_chunk_is_not_shown_twice(run_log: Path)
     assert said > 100
     assert shown > 100
     assert said + shown == report.sources == 370
+
+
+# -- issue 42: each mean with its bounds ----------------------------------------------------
+
+
+def bounds_rows(table: str) -> dict[str, list[tuple[str, ...]]]:
+    """A bounds table's rows as shown: row label -> each cell's (value, lower, upper)."""
+    out = {}
+    for label, cells in re.findall(r"<tr><td>([^<]*)</td>(.*?)</tr>", table):
+        out[label] = re.findall(r"<td>([-\d.]+) \[([-\d.]+), ([-\d.]+)\]</td>", cells)
+    return out
+
+
+def shown_as(table: pd.DataFrame, measures: list[str]) -> list[tuple[str, ...]]:
+    """Each measure's mean and bounds as the page writes them (four decimals)."""
+    return [
+        tuple(f"{table.loc[m, side]:.4f}" for side in ("value", "lower", "upper")) for m in measures
+    ]
+
+
+def test_issue42_each_mean_is_shown_with_the_bounds_bounds_gives(run_log: Path) -> None:
+    from askkit.metrics import bounds
+
+    measures = ["ndcg@10", "mrr", "map", "ndcg'@10", "judged@10"]
+    for level, asked, grade in (("note", None, None), ("section", "section", 1)):
+        report = build_report(
+            run_log, DATA / "qrels.tsv", measures=measures, level=asked, grade=grade
+        )
+        part = report.html.split("<h2>Metrics</h2>", 1)[1].split("<h2>", 1)[0]
+        means, rest = part.split("</table>", 1)
+        limits = bounds(
+            sources_frame(run_log), DATA / "qrels.tsv", measures, level=level, grade=grade
+        )
+        table = limits.table()
+        # the means' table is as it was; the bounds' table beside it, the same columns
+        shown = [float(x) for x in re.findall(r'<td class="num">([0-9.]+)</td>', means)]
+        assert shown == pytest.approx(table["value"].round(4).tolist(), abs=1e-4)
+        assert rest.startswith('<table class="askkit-data askkit-sortable">')
+        bounds_html = rest.split("</table>", 1)[0]
+        assert "".join(f"<th>{esc(m)}</th>" for m in ["run", *measures]) in bounds_html
+        rows = bounds_rows(bounds_html)
+        assert rows["mean [lower, upper]"] == shown_as(table, measures)
+        shares = re.findall(r"<td>(\d+)%</td>", bounds_html.split("unjudged share", 1)[1])
+        assert shares == [f"{s:.0%}".rstrip("%") for s in limits.share()]
+        # the measures this run can gain on: its bounds are a range
+        assert table.loc["ndcg@10", "upper"] > table.loc["ndcg@10", "value"]
+        legend = re.search(r'<p class="muted">(Each mean with its bounds.*?)</p>', rest)
+        assert legend is not None
+        which = "as asked" if grade else "the judgments&#x27; top grade"
+        assert f"relevant at grade {limits.grade} ({which})" in legend[1]
+        assert f"the {len(limits.holes)} unjudged documents" in legend[1]
+        assert "nDCG can fall below it" in legend[1]
+        assert "ndcg&#x27;@10" in legend[1]  # a condensed measure: what its bounds are
+    assert limits.grade == 1
+
+
+def test_issue42_the_ndcg_plot_shades_the_bounds(
+    run_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from matplotlib.collections import PolyCollection
+
+    from askkit import plots
+    from askkit.metrics import bounds
+
+    drawn = []
+    curve = plots.metric_curve
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        drawn.append((kwargs, curve(*args, **kwargs)))
+        return drawn[-1][1]
+
+    monkeypatch.setattr(plots, "metric_curve", spy)
+    build_report(run_log, DATA / "qrels.tsv", measures=["ndcg@10"], grade=2)
+    ((kwargs, ax),) = drawn
+    assert kwargs["band"] is True
+    assert kwargs["grade"] == 2
+    (band,) = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    (path,) = band.get_paths()
+    xs, ys = path.vertices[:, 0], path.vertices[:, 1]
+    names = [f"ndcg@{k}" for k in range(1, 11)]
+    table = bounds(sources_frame(run_log), DATA / "qrels.tsv", names, grade=2).table()
+    for k, name in enumerate(names, start=1):
+        at = ys[xs == k]
+        assert at.min() == pytest.approx(table.loc[name, "lower"])
+        assert at.max() == pytest.approx(table.loc[name, "upper"])
+
+
+def test_issue42_runs_compared_show_each_runs_bounds(run_log: Path, tmp_path: Path) -> None:
+    from askkit.metrics import bounds
+
+    other = tmp_path / "other.jsonl"
+    # the same questions, each run's sources in reverse: another ranking of the same notes
+    rows = [json.loads(line) for line in run_log.read_text(encoding="utf-8").splitlines()]
+    with other.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            for chunk, score in zip(
+                reversed(row["chunks"]),
+                sorted(c["similarity_score"] for c in row["chunks"])[::-1],
+                strict=True,
+            ):
+                chunk["similarity_score"] = score
+            fh.write(json.dumps(row) + "\n")
+    measures = ["ndcg@10", "map"]
+    report = build_report(run_log, DATA / "qrels.tsv", measures=measures, others=[other])
+    section = report.html.split("<h2>Runs compared</h2>", 1)[1].split("<h2>", 1)[0]
+    table = section.split("</table>", 1)[1].split("</table>", 1)[0]
+    rows_shown = bounds_rows(table)
+    for name, log in (("run", run_log), ("other", other)):
+        expected = bounds(sources_frame(log), DATA / "qrels.tsv", measures).table()
+        assert rows_shown[name] == shown_as(expected, measures)
+    assert "relevant at grade 3 (the judgments&#x27; top grade)" in section
+    assert "unjudged share" not in table
+
+
+def test_issue42_the_grade_of_a_relevant_filling_is_checked() -> None:
+    with pytest.raises(SchemaError, match="grade must be a whole number >= 0"):
+        build_report(DATA / "turns.jsonl", DATA / "qrels.tsv", grade=-1)

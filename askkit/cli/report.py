@@ -7,7 +7,7 @@ shows the worst 25 queries (``--drilldown N``, ``all`` for every one); the
 page says how many of how many. ``-o`` replaces an existing file only when it
 is an earlier askkit report (:func:`askkit.report.is_askkit_report`), or with
 ``--force``. The options that only judged reports use (``--measures``,
-``--level``, ``--objective``, ``--min-recall``) are refused without
+``--level``, ``--objective``, ``--min-recall``, ``--grade``) are refused without
 ``--qrels``, never ignored; so is ``--vault`` with a TREC run, whose documents
 carry no text.
 """
@@ -79,6 +79,13 @@ def register(sub: Any) -> None:
         metavar="N",
         help="the same as --drilldown N",
     )
+    p.add_argument(
+        "--grade",
+        type=arguments.whole_number(),
+        metavar="N",
+        help="with --qrels: the grade an unjudged document gets when a mean's bounds count "
+        "it relevant (default: the qrels' top grade)",
+    )
     p.add_argument("--lenient", action="store_true", help="skip bad log records and list them")
     p.add_argument("--title", help="the report's title")
     p.add_argument(
@@ -132,6 +139,7 @@ _JUDGED_OPTIONS: dict[str, Any] = {
     "level": None,
     "objective": "smallest-context",
     "min_recall": 0.9,
+    "grade": None,
 }
 
 
@@ -211,6 +219,7 @@ def report_command(args: argparse.Namespace, console: Console) -> int:
         objective=options["objective"],
         min_recall=options["min_recall"],
         others=args.runs[1:],
+        grade=options["grade"],
     )
     try:
         out = report.write(Path(args.output), force=args.force)

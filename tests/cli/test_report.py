@@ -523,3 +523,19 @@ def test_issue41_7_a_cranfield_report_stays_under_a_few_mb(
     assert "the section is the chunk&#x27;s text, shown above, whole" in page or (
         "the section is the chunk's text, shown above, whole" in page
     )
+
+
+@pytest.mark.usefixtures("wide")
+def test_issue42_grade_fills_the_bounds_and_needs_qrels(
+    run_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from askkit.cli import main
+
+    out = tmp_path / "r.html"
+    err = one_error_line(
+        ["report", str(DATA / "turns.jsonl"), "-o", str(out), "--grade", "1"], capsys
+    )
+    assert "askkit: error: --grade: used only with --qrels" in err
+    argv = ["report", str(run_log), "--qrels", str(DATA / "qrels.tsv"), "-o", str(out)]
+    assert main([*argv, "--measures", "ndcg@10", "--grade", "1"]) == 0
+    assert "relevant at grade 1 (as asked)" in out.read_text(encoding="utf-8")
