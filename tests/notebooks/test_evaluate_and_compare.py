@@ -193,3 +193,74 @@ def test_issue40_coverage_plots_and_citations_say_what_they_show(executed: Execu
         f"ranked by score, the cited sources average rank {c:.2f}, the uncited ones {u:.2f}: "
         "the answer cites sources ranked higher (a smaller rank number) on average" in said
     )
+
+
+def _views(executed: Executed) -> dict[str, tuple[float, float]]:
+    """The table of the run that looks worse (``views.round(3)``): row -> (bm25, bm25 + new)."""
+    table = printed(executed.nb, "incomplete = {")
+    rows = {
+        m[1].strip(): (float(m[2]), float(m[3]))
+        for m in re.finditer(r"^(\S.*?)\s+(-?[\d.]+)\s+(-?[\d.]+)$", table, re.M)
+    }
+    bound = ("ndcg@10 lower bound", "ndcg@10 upper bound")
+    assert set(rows) == {"ndcg@10", "ndcg'@10", "judged@10", *bound}
+    return rows
+
+
+def test_issue42_a_run_that_looks_worse_is_shown_with_its_condensed_list_and_bounds(
+    executed: Executed,
+) -> None:
+    nb = executed.nb
+    rows = _views(executed)
+    made = re.search(
+        r"^bm25 \+ new: (\d+) unjudged sections put first, for (\d+) of (\d+) questions$",
+        printed(nb, "incomplete = {"),
+        re.M,
+    )
+    assert made is not None
+    assert int(made[1]) > 0
+    # as built: by nDCG@10 it looks worse; on the judged sections alone it is BM25 itself
+    (b, n), (cb, cn) = rows["ndcg@10"], rows["ndcg'@10"]
+    assert n < b
+    assert cn == cb
+    for side, row in (("lower", "ndcg@10 lower bound"), ("upper", "ndcg@10 upper bound")):
+        assert rows[row][0] <= b if side == "lower" else rows[row][0] >= b
+        assert rows[row][1] <= n if side == "lower" else rows[row][1] >= n
+    said = printed(nb, "def against(row)")
+
+    def against(row: str) -> str:
+        base, new = rows[row]
+        change = "higher" if new > base else "lower" if new < base else "the same"
+        return f"bm25 + new {new:.3f}, bm25 {base:.3f}: {change}"
+
+    assert f"ndcg@10, unjudged as not relevant: {against('ndcg@10')}" in said
+    condensed = "ndcg'@10"
+    assert f"{condensed}, the judged sections only: {against(condensed)}" in said
+    assert f"judged@10, the share of the top 10 judged: {against('judged@10')}" in said
+    (lo_b, lo_n), (hi_b, hi_n) = rows["ndcg@10 lower bound"], rows["ndcg@10 upper bound"]
+    verdict = (
+        "bm25 + new is worse whatever the unjudged sections turn out to be"
+        if hi_n < lo_b
+        else "bm25 + new is better whatever they turn out to be"
+        if lo_n > hi_b
+        else "the ranges overlap: these judgments cannot say which run is better"
+    )
+    assert (
+        f"ndcg@10 bounds: bm25 + new [{lo_n:.3f}, {hi_n:.3f}], bm25 [{lo_b:.3f}, {hi_b:.3f}]: "
+        f"{verdict}" in said
+    )
+    filled = re.search(
+        r"^the bounds fill each unjudged section as not relevant or relevant at grade (\d+); "
+        r"bm25 \+ new's rest on (\d+) unjudged sections in its top 10",
+        said,
+        re.M,
+    )
+    assert filled is not None
+    assert filled[1] == ("3" if executed.sample else "1")  # the judgments' top grade
+    assert int(filled[2]) >= int(made[1])  # every section put first is unjudged
+    assert f"as askkit eval --bounds prints it: {n:.3f} [{lo_n:.3f}, {hi_n:.3f}]" in said
+    # the plot: each run's line with its band
+    images = cell_images(nb, "plots.metric_curve(incomplete")
+    assert len(images) == 1
+    drawn = printed(nb, "plots.metric_curve(incomplete")
+    assert "['bm25', 'bm25: bounds', 'bm25 + new', 'bm25 + new: bounds']" in drawn
