@@ -195,7 +195,8 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "retrieve dense",
         "trace reach",
         "compare plots",
-        "report _report_runs widgets gate",
+        "gate",
+        "report _report_runs widgets",
         "cli testing",
     )
 )

@@ -25,6 +25,7 @@ Examples
 from __future__ import annotations
 
 from askkit.gate.core import DEFAULT_GATE_MEASURES, gate
+from askkit.gate.holes import HOLES_COLUMNS, Hole, merge_holes, read_holes, write_holes
 from askkit.gate.result import (
     GateResult,
     LostDocument,
@@ -38,10 +39,12 @@ from askkit.gate.vault import vault_hash, vault_side
 
 __all__ = [
     "DEFAULT_GATE_MEASURES",
+    "HOLES_COLUMNS",
     "POWER",
     "TESTS",
     "Explainer",
     "GateResult",
+    "Hole",
     "LostDocument",
     "MeasureResult",
     "RegressedQuery",
@@ -50,7 +53,10 @@ __all__ = [
     "Test",
     "file_sha256",
     "gate",
+    "merge_holes",
+    "read_holes",
     "read_side",
     "vault_hash",
     "vault_side",
+    "write_holes",
 ]
