@@ -55,6 +55,7 @@ __all__ = [
     "grade_status",
     "heading_label",
     "highlight",
+    "hole_status",
     "line_start",
     "message",
     "note_html",
@@ -214,6 +215,37 @@ def grade_status(
         f"{esc(heading) or '<i>(before the first heading)</i>'}: {graded}"
         f"{' (saved)' if saved else ''} · {where}"
     )
+
+
+def hole_status(
+    index: int | None,
+    count: int,
+    judged: int,
+    *,
+    side: str = "",
+    rank: int = 0,
+    measures: str = "",
+    problem: str = "",
+) -> str:
+    """The Labeler's line over a holes file: ``hole 3 of 12``, how many are judged, who
+    ranked the hole where, what depends on it; ``problem`` (its note or heading gone) in red.
+
+    >>> hole_status(2, 12, 5, side="BASE, NEW", rank=4, measures="ndcg@10")
+    '<b>hole 3 of 12</b> · 5 judged · rank 4 on BASE, NEW · for ndcg@10'
+    >>> hole_status(None, 0, 0)
+    '<i>no holes: nothing to judge</i>'
+    """
+    if index is None or not count:
+        return "<i>no holes: nothing to judge</i>"
+    parts = [f"<b>hole {index + 1} of {count}</b>", f"{judged} judged"]
+    if side:
+        parts.append(f"rank {rank} on {esc(side)}")
+    if measures:
+        parts.append(f"for {esc(measures)}")
+    line = " · ".join(parts)
+    if problem:
+        line += message(f"{problem}: it cannot be graded; skip it (next)", tone="error")
+    return line
 
 
 # --------------------------------------------------------------------------- answers

@@ -320,6 +320,7 @@ def test_status_lines_escape(evil: str) -> None:
         h.section_status(0, [evil], located=True),
         h.grade_status((evil, evil, evil), 2, saved=True, count=1, file=evil),
         h.grade_status(None, None, saved=False, count=2, file=evil),
+        h.hole_status(0, 2, 1, side=evil, rank=3, measures=evil, problem=evil),
     ]
     for out in outputs:
         assert audit(out) == [], out

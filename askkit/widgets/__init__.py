@@ -7,11 +7,12 @@
 * :class:`ChainView`: one question through kimun's stages, each note of interest a row.
 * :class:`Explorer`: query a retriever, browse and read the results, score histogram,
   and the context cut of the query's pool.
-* :class:`Labeler`: grade the source in a reader 0-3 into a qrels TSV.
+* :class:`Labeler`: grade the source in a reader 0-3 into a qrels TSV, or walk a gate's
+  holes file (:meth:`Labeler.from_holes`).
 
 Widgets are thin views: what they show comes from pure functions in
-``askkit.widgets._table_model``, ``_reader_model``, ``_turn_model`` and
-``_cut_model`` (over :mod:`askkit.ranking`),
+``askkit.widgets._table_model``, ``_reader_model``, ``_turn_model``,
+``_holes_model`` and ``_cut_model`` (over :mod:`askkit.ranking`),
 tested without a widget, and every HTML string they show is the markup of
 ``askkit._html``, the renderer notebooks and the report use too.
 ``import askkit`` does not import this package.

@@ -24,6 +24,13 @@ key judged twice); the grade shown is the one :func:`askkit.metrics.evaluate`
 uses at section level (the highest of the rows naming that section). A grade
 that cannot be saved (a malformed file, a full disk, a path that is not
 valid text) is shown in the status line and not kept.
+
+With ``holes=`` (or :meth:`Labeler.from_holes`) the Labeler walks a holes file
+(:func:`askkit.gate.write_holes`: the unjudged sections a gate's verdict
+depends on) in its order instead of following the reader: it opens each
+hole's section in the reader (:mod:`askkit.widgets._holes_model`), says which
+hole of how many it is, and files each grade under the hole's own
+``query_id, path, heading``.
 """
 
 from __future__ import annotations
@@ -36,9 +43,13 @@ from typing import Any
 import ipywidgets as w
 
 from askkit import _html
-from askkit.errors import AskkitError
+from askkit.errors import AskkitError, UsageError
+from askkit.gate.holes import read_holes
 from askkit.metrics.queries import read_queries
 from askkit.sources import AskSource
+from askkit.vault import Vault
+from askkit.vault.chunking import DEFAULT_KIMUN, KimunVersion
+from askkit.widgets._holes_model import HoleView, hole_question, hole_view, holes_of
 from askkit.widgets._qrels import (
     GRADES,
     Key,
@@ -95,6 +106,14 @@ class Labeler(w.VBox):  # type: ignore[misc]
     queries:
         ``{query_id: question}`` or a queries TSV (``data/queries.tsv``): your
         ids. It is only read.
+    holes:
+        A holes file (:func:`askkit.gate.write_holes`, ``askkit diff --holes``):
+        walk its holes in order instead of following the reader. Each hole's
+        section is opened in the reader (which needs a vault), for its question
+        (the file's ``question``, else ``queries``' text for its id, else the id),
+        and graded under the hole's ``query_id, path, heading``; the id cannot be
+        edited. A hole whose note or heading is gone says so and cannot be
+        graded; *next* skips it. :meth:`from_holes` builds the reader too.
 
     Each grade whose id is not one of ``queries``' (nor a fixed ``query_id``)
     records its question, ``query_id<TAB>question``, in :attr:`questions_path`
@@ -102,7 +121,8 @@ class Labeler(w.VBox):  # type: ignore[misc]
     before the judgment is written.
 
     Keys: focus the *keys* box and type ``0``-``3`` to grade, ``n``/``j`` for
-    the next source in the view's table, ``p``/``k`` for the previous one.
+    the next source in the view's table (the next hole, with ``holes``),
+    ``p``/``k`` for the previous one.
 
     Attributes
     ----------
@@ -111,6 +131,12 @@ class Labeler(w.VBox):  # type: ignore[misc]
         each key's grade the one evaluate uses for it.
     questions_path:
         The queries TSV beside the judgments file (``my-qrels.queries.tsv``).
+    holes:
+        The holes walked (:func:`askkit.gate.read_holes`), ``None`` without ``holes``.
+    hole_index:
+        The position of the hole shown in :attr:`holes` (``None``: no holes).
+    hole:
+        The hole shown (:class:`~askkit.widgets._holes_model.HoleView`), or ``None``.
     """
 
     def __init__(
@@ -120,6 +146,7 @@ class Labeler(w.VBox):  # type: ignore[misc]
         *,
         query_id: str | None = None,
         queries: Mapping[str, str] | str | os.PathLike[str] | None = None,
+        holes: str | os.PathLike[str] | None = None,
     ) -> None:
         self.path = Path(qrels)
         self.questions_path = questions_path(self.path)
@@ -129,6 +156,8 @@ class Labeler(w.VBox):  # type: ignore[misc]
             by_id = dict(queries or {})
         else:
             by_id = read_queries(queries)
+        self._queries = by_id
+        self._open_holes(holes, query_id)
         self._users_ids = frozenset(by_id)
         self._ids_by_question: dict[str, str] = {}
         for qid, question in by_id.items():
@@ -163,19 +192,69 @@ class Labeler(w.VBox):  # type: ignore[misc]
         self.question_html = w.HTML()
         self.question_html.add_class("askkit-label-question")
         self.reader.observe(self._on_reader, names=["source", "query"])
-        super().__init__(
-            [
-                self.question_html,
-                w.HBox([self.query_id_box, self.keys_box]),
-                w.HBox(self.grade_buttons),
-                self.status_html,
-            ]
-        )
+        rows: list[Any] = [self.question_html]
+        if self.holes is not None:
+            self.query_id_box.disabled = True
+            rows.append(w.HBox([self.prev_hole_button, self.next_hole_button, self.hole_html]))
+        rows += [
+            w.HBox([self.query_id_box, self.keys_box]),
+            w.HBox(self.grade_buttons),
+            self.status_html,
+        ]
+        super().__init__(rows)
         self.add_class("askkit-labeler")
-        self._render()
+        if self.hole_index is not None:
+            self.go(self.hole_index)
+        else:
+            self._render()
+
+    def _open_holes(self, holes: str | os.PathLike[str] | None, query_id: str | None) -> None:
+        """Read the holes file (``holes=``) and make the hole navigation's widgets."""
+        self.holes = None if holes is None else read_holes(holes)
+        if self.holes is not None and (query_id is not None or self.reader.vault is None):
+            raise UsageError(
+                "holes are graded under their own query ids, in a reader with a vault: give "
+                "no query_id, and a reader (or view) opened on the vault "
+                "(Labeler.from_holes(holes, vault, qrels) builds one)"
+            )
+        self._holes = [] if self.holes is None else holes_of(self.holes)
+        self.hole_index: int | None = 0 if self._holes else None
+        self.hole: HoleView | None = None
+        self.hole_html = w.HTML()
+        self.hole_html.add_class("askkit-hole-status")
+        self.prev_hole_button = w.Button(description="◀ previous hole")
+        self.next_hole_button = w.Button(description="next hole ▶")
+        self.prev_hole_button.add_class("askkit-prev-hole")
+        self.next_hole_button.add_class("askkit-next-hole")
+        self.prev_hole_button.on_click(lambda _b: self.move(-1))
+        self.next_hole_button.on_click(lambda _b: self.move(1))
+
+    @classmethod
+    def from_holes(
+        cls,
+        holes: str | os.PathLike[str],
+        vault: Vault | str | os.PathLike[str],
+        qrels: str | os.PathLike[str],
+        *,
+        queries: Mapping[str, str] | str | os.PathLike[str] | None = None,
+        kimun: KimunVersion = DEFAULT_KIMUN,
+    ) -> Labeler:
+        """A Labeler walking the holes file ``holes`` (see ``holes=``), with its own
+        :class:`SourceReader` on ``vault`` shown below the buttons; grades go to ``qrels``.
+
+        ``Labeler.from_holes("holes.tsv", "data/vault", "my-qrels.tsv")``
+        """
+        reader = SourceReader(vault, kimun=kimun)
+        labeler = cls(qrels, reader, queries=queries, holes=holes)
+        labeler.children = (*labeler.children, reader)
+        return labeler
 
     def __repr__(self) -> str:
-        return f"<Labeler: {len(self.judgments)} judgments in {self.path}>"
+        walk = ""
+        if self.holes is not None:
+            at = "none" if self.hole_index is None else self.hole_index + 1
+            walk = f", hole {at} of {len(self._holes)}"
+        return f"<Labeler: {len(self.judgments)} judgments in {self.path}{walk}>"
 
     # -- state
 
@@ -188,12 +267,17 @@ class Labeler(w.VBox):  # type: ignore[misc]
     @property
     def query_id(self) -> str:
         """The query id judgments go under."""
+        if self.holes is not None:
+            return "" if self.hole is None else self.hole.key[0]
         return str(self.query_id_box.value).strip()
 
     @property
     def question(self) -> str:
         """The question graded for: the reader's (the Explorer's shown question), as
-        recorded (:func:`~askkit.widgets._qrels.question_text`)."""
+        recorded (:func:`~askkit.widgets._qrels.question_text`); with ``holes``, the
+        hole's (its id when no question is known)."""
+        if self.holes is not None:
+            return "" if self.hole is None else question_text(self.hole.question)
         return question_text(self.reader.query)
 
     def _remember(self, recorded: Mapping[str, str]) -> None:
@@ -212,12 +296,17 @@ class Labeler(w.VBox):  # type: ignore[misc]
         """``{query_id: question}`` to record with a grade: the question graded for, unless
         its id is one the user gave (``queries`` or a fixed ``query_id``)."""
         qid, question = self.query_id, self.question
+        if self.holes is not None and question == qid:  # no question known: record none
+            return {}
         if self._fixed_query_id is not None or not question or qid in self._users_ids:
             return {}
         return {qid: question}
 
     def key(self) -> Key | None:
-        """The qrels key of the shown source, ``None`` when there is nothing to grade."""
+        """The qrels key of the shown source, ``None`` when there is nothing to grade;
+        with ``holes``, the hole's ``query_id, path, heading`` as the file gives them."""
+        if self.holes is not None:
+            return None if self.hole is None else self.hole.key
         source = self.source
         if source is None or not self.query_id:
             return None
@@ -246,6 +335,11 @@ class Labeler(w.VBox):  # type: ignore[misc]
                 "nothing to grade: show a source and set a query id", tone="error"
             )
             return False
+        if self.hole is not None and self.hole.problem:
+            self.status_html.value = _html.message(
+                f"grade {grade} not saved: {self.hole.problem}", tone="error", lead="error"
+            )
+            return False
         questions = self._questions_to_record()
         try:
             self.judgments = update_judgments(self.path, {key: grade}, questions)
@@ -259,7 +353,12 @@ class Labeler(w.VBox):  # type: ignore[misc]
         return True
 
     def move(self, delta: int) -> None:
-        """Show the next (``+1``) or previous (``-1``) source of the view's table."""
+        """Show the next (``+1``) or previous (``-1``) source of the view's table; with
+        ``holes``, the next or previous hole."""
+        if self.holes is not None:
+            if self.hole_index is not None:
+                self.go(self.hole_index + delta)
+            return
         table = self.table
         if table is None or not len(table.positions):
             return
@@ -269,10 +368,29 @@ class Labeler(w.VBox):  # type: ignore[misc]
         target = min(max(i + delta, 0), len(positions) - 1)
         table.select(positions[target])
 
+    def go(self, index: int) -> None:
+        """Show hole ``index`` (0-based, clamped to the holes) in the reader."""
+        if not self._holes or self.reader.vault is None:
+            return
+        index = min(max(index, 0), len(self._holes) - 1)
+        record = self._holes[index]
+        qid = str(record["query_id"])
+        question = hole_question(str(record["question"]), qid, self._queries)
+        self.hole_index = index
+        self.hole = hole_view(self.reader.vault, record, question, kimun=self.reader.kimun)
+        self.query_id_box.value = qid
+        self.reader.show(self.hole.source, question if question != qid else "", numbering="search")
+        self._render()
+
+    def holes_judged(self) -> int:
+        """How many of the holes have a grade in the judgments file."""
+        keys = [(str(h["query_id"]), str(h["path"]), str(h["heading"])) for h in self._holes]
+        return sum(key in self.judgments for key in keys)
+
     # -- observers
 
     def _on_reader(self, change: dict[str, Any]) -> None:
-        if change["name"] == "query" and self._fixed_query_id is None:
+        if self.holes is None and change["name"] == "query" and self._fixed_query_id is None:
             self.query_id_box.value = self._derived_query_id()
         self._render()
 
@@ -295,9 +413,26 @@ class Labeler(w.VBox):  # type: ignore[misc]
             _html.message(question, tone="muted", lead="grading for") if question else ""
         )
         current = self.current_grade()
+        blocked = self.source is None or (self.hole is not None and bool(self.hole.problem))
         for g, button in zip(GRADES, self.grade_buttons, strict=True):
             button.button_style = "success" if g == current else ""
-            button.disabled = self.source is None
+            button.disabled = blocked
+        if self.holes is not None:
+            self._render_hole()
         self.status_html.value = _html.grade_status(
             self.key(), current, saved=saved, count=len(self.judgments), file=self.path
+        )
+
+    def _render_hole(self) -> None:
+        at, hole = self.hole_index, self.hole
+        self.prev_hole_button.disabled = at is None or at <= 0
+        self.next_hole_button.disabled = at is None or at >= len(self._holes) - 1
+        self.hole_html.value = _html.hole_status(
+            at,
+            len(self._holes),
+            self.holes_judged(),
+            side=hole.side if hole else "",
+            rank=hole.rank if hole else 0,
+            measures=hole.measures if hole else "",
+            problem=hole.problem if hole else "",
         )
