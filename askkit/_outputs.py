@@ -61,6 +61,7 @@ from askkit.errors import SchemaError, UsageError
 __all__ = [
     "COLLECTION_FORMAT",
     "HEAD_BYTES",
+    "HOLES_HEADER",
     "HTML_START",
     "JSON_FORMAT",
     "JUNIT_ROOT",
@@ -86,6 +87,9 @@ RUN_FORMAT = "askkit run"
 TREC_TAG = "askkit"
 #: What the record ``askkit collection`` leaves in a vault it wrote says first.
 COLLECTION_FORMAT = "askkit collection"
+#: The header line of every holes file ``askkit diff --holes`` writes
+#: (:data:`askkit.gate.holes.HOLES_COLUMNS`, in order).
+HOLES_HEADER = "query_id\tpath\theading\tdoc\tside\trank\tmeasures\tquestion"
 #: How every HTML report starts, before askkit's generator tag.
 HTML_START = "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
 
@@ -102,6 +106,7 @@ MARKS: dict[str, re.Pattern[bytes]] = {
     "collection": re.compile(
         rb'\{\s*"format": "' + re.escape(COLLECTION_FORMAT).encode() + rb'"\s*[,}]'
     ),
+    "holes": re.compile(re.escape(HOLES_HEADER).encode() + rb"[\t\r\n]"),
 }
 #: The bytes of an existing file read to look for a mark.
 HEAD_BYTES = 4096

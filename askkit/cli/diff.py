@@ -139,6 +139,12 @@ def register(sub: Any) -> None:
         "report says whether each verdict holds whatever the unjudged documents are",
     )
     p.add_argument(
+        "--holes",
+        metavar="FILE",
+        help="write the unjudged sections the verdicts depend on (each measure's bounds) as "
+        "a TSV the Labeler opens (Labeler.from_holes): what to judge next",
+    )
+    p.add_argument(
         "--fill-grade",
         type=arguments.whole_number(),
         metavar="N",
@@ -229,6 +235,17 @@ def _check_outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
             raise UsageError(
                 f"--{name} {where}: exists and is not an askkit report, so it is left as "
                 "is: give another file, or --force to replace it"
+            )
+    if args.holes is not None:
+        real = os.path.realpath(Path(args.holes).expanduser())
+        if real in seen:
+            raise UsageError(
+                f"--{seen[real]} and --holes both write {args.holes}: give each its own file"
+            )
+        if not args.force and foreign_file(Path(args.holes).expanduser()) is not None:
+            raise UsageError(
+                f"--holes {args.holes}: exists and is not a holes file askkit wrote, so it is "
+                "left as is: give another file, or --force to replace it"
             )
     return outputs
 
@@ -362,4 +379,8 @@ def diff_command(args: argparse.Namespace, console: Console) -> int:
         fill_grade=args.fill_grade,
     )
     _write(result, outputs, args.show, args.force, console)
+    if args.holes is not None:
+        from askkit.gate import merge_holes, write_holes
+
+        write_holes(merge_holes(result.holes), Path(args.holes).expanduser())
     return result.exit_status

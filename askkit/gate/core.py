@@ -33,10 +33,10 @@ import numpy as np
 import pandas as pd
 
 from askkit.errors import UsageError
+from askkit.gate.holes import Hole
 from askkit.gate.result import (
     UNJUDGED_MODES,
     GateResult,
-    Hole,
     LostDocument,
     MeasureResult,
     RegressedQuery,

@@ -27,11 +27,11 @@ import pandas as pd
 
 from askkit.errors import SchemaError
 from askkit.gate import formats
+from askkit.gate.holes import Hole
 
 __all__ = [
     "UNJUDGED_MODES",
     "GateResult",
-    "Hole",
     "LostDocument",
     "MeasureResult",
     "RegressedQuery",
@@ -80,23 +80,6 @@ class MeasureResult:
     regressed_bounds: bool = False
     """A significant drop of at least ``min_delta`` even at :attr:`best_delta`: what the
     exit status rests on with ``unjudged="bounds"``."""
-
-
-@dataclass(frozen=True, slots=True)
-class Hole:
-    """An unjudged document a verdict depends on: in one side's top ``k`` for a
-    compared query, where judging it could move the measures named."""
-
-    query_id: str
-    doc: str
-    """The id scored: the path at note level, ``path#heading`` at section level."""
-    path: str
-    heading: str
-    """The section's innermost heading; ``""`` at note level."""
-    side: str
-    rank: int
-    measures: str
-    """The measures whose bounds it moves, comma-separated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +148,8 @@ class GateResult:
     fill_grade: int = 0
     """The grade an unjudged document gets when filled as relevant, for the bounds."""
     holes: tuple[Hole, ...] = ()
-    """Every unjudged document a measure's bounds depend on: what to judge next."""
+    """Every unjudged document a measure's bounds depend on, one per side that ranked
+    it (:func:`~askkit.gate.holes.merge_holes` makes one row of each): what to judge next."""
 
     @property
     def regressions(self) -> tuple[MeasureResult, ...]:

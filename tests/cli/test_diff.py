@@ -446,3 +446,47 @@ def test_issue42_bad_unjudged_options_exit_2(unjudged_runs: tuple[str, str, str]
         out = diff(base, new, "--qrels", qrels, *extra)
         assert out.returncode == 2
         assert out.stderr.count("\n") == 1
+
+
+def test_issue42_holes_file_lists_what_the_verdict_depends_on_and_opens_in_the_labeler(
+    tmp_path: Path, runs: tuple[str, str, list[str]]
+) -> None:
+    from askkit.gate import read_holes
+    from askkit.metrics import read_qrels
+    from askkit.widgets import Labeler
+
+    base, new, _ = runs
+    holes = tmp_path / "holes.tsv"
+    out = diff(base, new, "--qrels", QRELS, "--json", "--holes", str(holes))
+    assert out.returncode == 1, out.stderr
+    data = json.loads(out.stdout)
+    frame = read_holes(holes)
+    assert len(frame) > 0
+    # one row per section, the sides that ranked it joined: every hole of the result
+    listed = {(h["query_id"], h["doc"]) for h in data["holes"]}
+    assert set(zip(frame["query_id"], frame["doc"], strict=True)) == listed
+    assert is_askkit_output(holes)
+    judged = read_qrels(QRELS)
+    assert not set(zip(frame["query_id"], frame["path"], strict=True)) & set(
+        zip(judged["query_id"], judged["path"], strict=True)
+    )  # note level: no hole is a judged note
+    judgments = tmp_path / "judgments.tsv"
+    lab = Labeler.from_holes(holes, DATA / "vault", judgments)
+    assert f"hole 1 of {len(frame)}" in lab.hole_html.value
+    # the pushed-down run's filler notes are not in the vault: the first real note
+    at = next(i for i, p in enumerate(frame["path"]) if (DATA / "vault" / p).is_file())
+    assert at > 0
+    assert "not in the vault" in lab.hole_html.value  # said, not skipped silently
+    lab.go(at)
+    lab.grade_buttons[2].click()
+    hole = frame.iloc[at]
+    assert read_qrels(judgments).values.tolist() == [[hole["query_id"], hole["path"], "", 2]]
+    # run again: the holes file is askkit's, so it is replaced; a foreign file is not
+    again = diff(base, new, "--qrels", QRELS, "--holes", str(holes))
+    assert again.returncode == 1, again.stderr
+    foreign = tmp_path / "mine.tsv"
+    foreign.write_text("my notes\n")
+    refused = diff(base, new, "--qrels", QRELS, "--holes", str(foreign))
+    assert refused.returncode == 2
+    assert "not a holes file askkit wrote" in refused.stderr
+    assert foreign.read_text() == "my notes\n"
