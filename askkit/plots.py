@@ -429,10 +429,12 @@ def funnel(table: pd.DataFrame, *, top: int = 5, ax: Axes | None = None) -> Axes
     One bar per stage (the ``total`` row), labelled with its count; the
     ``top`` queries that lose the most are named in a box.
     """
+    from askkit.trace import FUNNEL_STAGES
+
     ax = _axes(ax)
     if "total" not in table.index or "judged" not in table.columns:
         raise ValueError("not a funnel table: it needs a 'total' row and a 'judged' column")
-    stages = [c for c in table.columns if c != "lost"]
+    stages = [c for c in table.columns if c in FUNNEL_STAGES]  # not lost, unjudged_above
     counts = table.loc["total", stages].to_numpy(dtype=np.float64)
     positions = np.arange(len(stages))
     ax.bar(positions, counts, color="#4c78a8")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from askkit.trace.columnar import (
     SECTION_COLUMNS,
     SectionPools,
+    graded_sections,
+    query_grades,
     relevant_sections,
     trace_pools,
     trace_pools_reference,
@@ -33,6 +35,7 @@ from askkit.trace.run import (
     trace_log,
     trace_queries,
     trace_turn,
+    unjudged_per_query,
     vault_headings,
 )
 from askkit.trace.stages import (
@@ -40,10 +43,12 @@ from askkit.trace.stages import (
     STAGE_DTYPE,
     STAGES,
     TRACE_COLUMNS,
+    UnjudgedAbove,
     is_frontmatter,
     ranked_pool,
     trace_frame,
     trace_pool,
+    unjudged_above,
 )
 from askkit.trace.view import (
     CHAIN_STAGES,
@@ -68,6 +73,7 @@ __all__ = [
     "Interest",
     "PoolRetriever",
     "SectionPools",
+    "UnjudgedAbove",
     "VaultHeadings",
     "chain_rows",
     "chain_table",
@@ -76,8 +82,10 @@ __all__ = [
     "frontmatter_note",
     "funnel",
     "gather",
+    "graded_sections",
     "is_frontmatter",
     "printed_path",
+    "query_grades",
     "ranked_pool",
     "read_headings",
     "relevant_sections",
@@ -94,6 +102,8 @@ __all__ = [
     "trace_queries",
     "trace_turn",
     "typed_section",
+    "unjudged_above",
+    "unjudged_per_query",
     "vault_headings",
     "what_if",
     "what_if_html",

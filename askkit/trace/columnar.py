@@ -38,12 +38,14 @@ from askkit.metrics.measures import relevant
 from askkit.metrics.qrels import PathOrFrame, read_qrels
 from askkit.ranking import CutSettings, PoolCuts, cut_len, pool_of
 from askkit.sources import innermost_heading
-from askkit.trace.interest import printed_path
+from askkit.trace.interest import Interest, printed_path
 from askkit.trace.stages import STAGE_DTYPE, trace_pool
 
 __all__ = [
     "SECTION_COLUMNS",
     "SectionPools",
+    "graded_sections",
+    "query_grades",
     "relevant_sections",
     "trace_pools",
     "trace_pools_reference",
@@ -64,22 +66,23 @@ SECTION_COLUMNS: dict[str, Any] = {
 }
 
 
-def relevant_sections(qrels: PathOrFrame, queries: Any = None) -> pd.DataFrame:
-    """The judged relevant sections (grade >= 1), one row per query and section.
+def graded_sections(qrels: PathOrFrame, queries: Any = None) -> pd.DataFrame:
+    """Every section the qrels grade, one row per query and section, with its highest grade.
 
-    ``queries`` (an iterable of ids) keeps only those queries. A blank
-    heading stands for the whole note; a path is printed as kimun prints it
+    A grade below 0 is kept: trec_eval reads it as "pooled but unjudged", so
+    such a section is not judged (:func:`~askkit.trace.unjudged_above`). ``queries``
+    (an iterable of ids) keeps only those queries. A blank heading stands for
+    the whole note; a path is printed as kimun prints it
     (:func:`~askkit.trace.printed_path`), as :func:`~askkit.trace.sections_of` does.
 
-    >>> qrels = pd.DataFrame({"query_id": ["q1", "q1"], "path": ["a.md", "b.md"],
-    ...                       "heading": ["A", ""], "grade": [1, 0]})
-    >>> relevant_sections(qrels)[["query_id", "section", "grade"]]
+    >>> qrels = pd.DataFrame({"query_id": ["q1", "q1", "q1"], "path": ["a.md", "B.md", "a.md"],
+    ...                       "heading": ["A", "", "A"], "grade": [1, -1, 2]})
+    >>> graded_sections(qrels)[["query_id", "section", "grade"]]
       query_id section  grade
-    0       q1  a.md#A      1
+    0       q1    b.md     -1
+    1       q1  a.md#A      2
     """
-    judged = read_qrels(qrels)
-    grade = judged["grade"].to_numpy(dtype=np.int64)
-    frame = judged[relevant(grade)]
+    frame = read_qrels(qrels)
     if queries is not None:
         frame = frame[frame["query_id"].astype(str).isin([str(q) for q in queries])]
     heading = (
@@ -106,6 +109,47 @@ def relevant_sections(qrels: PathOrFrame, queries: Any = None) -> pd.DataFrame:
     return out.reset_index(drop=True).astype(
         {"query_id": STRING, "section": STRING, "path": STRING, "heading": STRING}
     )
+
+
+def query_grades(qrels: PathOrFrame, queries: Any = None) -> dict[str, dict[Interest, int]]:
+    """Each query's judgments as a trace takes them (``grades`` of
+    :func:`~askkit.trace.trace_pool`): every graded note or section
+    (:func:`graded_sections`) with its highest grade.
+
+    >>> qrels = pd.DataFrame({"query_id": ["q1", "q1"], "path": ["a.md", "b.md"],
+    ...                       "heading": ["A", ""], "grade": [1, -1]})
+    >>> query_grades(qrels)
+    {'q1': {Interest(path='a.md', heading='A'): 1, Interest(path='b.md', heading=None): -1}}
+    """
+    graded = graded_sections(qrels, queries)
+    heading = graded["heading"].astype(object)
+    out: dict[str, dict[Interest, int]] = {}
+    for query_id, path, head, grade in zip(
+        graded["query_id"].astype(str),
+        graded["path"].astype(str),
+        heading.where(heading.notna(), None),
+        graded["grade"].to_numpy(dtype=np.int64).tolist(),
+        strict=True,
+    ):
+        out.setdefault(query_id, {})[Interest(path, head)] = grade
+    return out
+
+
+def relevant_sections(qrels: PathOrFrame, queries: Any = None) -> pd.DataFrame:
+    """The judged relevant sections (grade >= 1), one row per query and section.
+
+    :func:`graded_sections` with a relevant highest grade: ``queries`` (an
+    iterable of ids) keeps only those queries, a blank heading stands for the
+    whole note, a path is printed as kimun prints it.
+
+    >>> qrels = pd.DataFrame({"query_id": ["q1", "q1"], "path": ["a.md", "b.md"],
+    ...                       "heading": ["A", ""], "grade": [1, 0]})
+    >>> relevant_sections(qrels)[["query_id", "section", "grade"]]
+      query_id section  grade
+    0       q1  a.md#A      1
+    """
+    graded = graded_sections(qrels, queries)
+    return graded[relevant(graded["grade"].to_numpy(dtype=np.int64))].reset_index(drop=True)
 
 
 def _headings(titles: pd.Series) -> np.ndarray[Any, Any]:

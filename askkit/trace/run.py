@@ -38,9 +38,17 @@ from askkit.metrics.qrels import PathOrFrame
 from askkit.ranking import CutSettings, deduplicate_chunks
 from askkit.ranking.pools import checked_queries
 from askkit.sources import Turn, VaultPath, innermost_heading
-from askkit.trace.columnar import relevant_sections
+from askkit.trace.columnar import query_grades, relevant_sections
 from askkit.trace.interest import Interest, printed_path, sections_of
-from askkit.trace.stages import FUNNEL_STAGES, STAGE_DTYPE, STAGES, trace_frame, trace_pool
+from askkit.trace.stages import (
+    FUNNEL_STAGES,
+    QUERY_COLUMNS,
+    STAGE_DTYPE,
+    STAGES,
+    TRACE_COLUMNS,
+    trace_frame,
+    trace_pool,
+)
 from askkit.vault import DEFAULT_KIMUN, KimunVersion, Vault, chunk_note
 from askkit.wire import ChunkResult
 
@@ -54,6 +62,7 @@ __all__ = [
     "trace_log",
     "trace_queries",
     "trace_turn",
+    "unjudged_per_query",
     "vault_headings",
 ]
 
@@ -220,6 +229,7 @@ def trace(
     answer: str | None = None,
     context: Sequence[ChunkResult] | None = None,
     query_id: str = "",
+    grades: Mapping[Interest, int] | None = None,
 ) -> pd.DataFrame:
     """Follow the sections of interest through kimun's answer to ``question``.
 
@@ -248,6 +258,10 @@ def trace(
         given; see :func:`~askkit.trace.trace_pool`.
     query_id:
         Copied to every row.
+    grades:
+        The question's judgments (:func:`~askkit.trace.query_grades`): then each row
+        says how many unjudged sections the cut kept above the relevant ones
+        (:func:`~askkit.trace.unjudged_above`; see :func:`~askkit.trace.trace_pool`).
 
     Returns
     -------
@@ -263,6 +277,7 @@ def trace(
         query_id=query_id,
         context=context,
         answer=answer,
+        grades=grades,
         **inputs,
     )
 
@@ -323,10 +338,14 @@ def trace_queries(
     query id to its answer's text (then ``cited`` is traced). The vault is
     read once, and only the judged notes (:func:`read_headings`): a note no
     judgment names is never read, and a judged one the vault cannot read stops
-    at ``sectioned``, saying why.
+    at ``sectioned``, saying why. Every row carries its query's unjudged
+    sections the cut kept above its relevant ones (``unjudged_above``,
+    ``lowest_relevant``, ``unjudged``: :func:`~askkit.trace.unjudged_above`, from
+    every grade of the qrels, :func:`~askkit.trace.query_grades`).
     """
     texts = checked_queries(queries)
     sections = relevant_sections(qrels, texts)
+    grades = query_grades(qrels, texts)
     headings = _headings_now(vault, dict.fromkeys(sections["path"].astype(str)))
     frames: list[pd.DataFrame] = []
     groups = list(sections.groupby("query_id", sort=False, observed=True))
@@ -342,6 +361,7 @@ def trace_queries(
                 reranker=reranker,
                 answer=None if answers is None else answers.get(str(query_id)),
                 query_id=str(query_id),
+                grades=grades.get(str(query_id), {}),
             )
         )
     return pd.concat(frames, ignore_index=True) if frames else trace_frame([])
@@ -381,7 +401,10 @@ def trace_log(log: Any, qrels: PathOrFrame, *, progress: bool = False) -> pd.Dat
     :func:`askkit.frame.sources_frame`) whose turn ids are the qrels' query
     ids. A log holds the context the server's cut kept, not the pool, so
     its sources stand for the pool and the cut keeps them all; a relevant
-    section missing from them stops at ``pool`` and says so.
+    section missing from them stops at ``pool`` and says so, with how many
+    unjudged sections that context holds above its relevant ones (the
+    ``unjudged_above``, ``lowest_relevant`` and ``unjudged`` of every row, as
+    :func:`trace_queries` gives them).
     """
     from askkit.frame import sources_frame
     from askkit.ranking.pools import check_turn_ids
@@ -390,6 +413,7 @@ def trace_log(log: Any, qrels: PathOrFrame, *, progress: bool = False) -> pd.Dat
     check_turn_ids(frame)
     turns = {str(t): group for t, group in frame.groupby("turn_id", sort=False, observed=True)}
     sections = relevant_sections(qrels, turns)
+    grades = query_grades(qrels, turns)
     frames: list[pd.DataFrame] = []
     groups = list(sections.groupby("query_id", sort=False, observed=True))
     bar = tqdm(groups, desc="trace", unit="turn", disable=not progress or len(groups) < 2)
@@ -398,8 +422,9 @@ def trace_log(log: Any, qrels: PathOrFrame, *, progress: bool = False) -> pd.Dat
         chunks = _logged_chunks(turn)
         answer = turn["answer"].iloc[0] if "answer" in turn.columns else None
         answer = None if answer is None or pd.isna(answer) or not str(answer).strip() else answer
+        said = None if answer is None else str(answer)
         frames.append(
-            _trace_answer(chunks, wanted, None if answer is None else str(answer), str(query_id))
+            _trace_answer(chunks, wanted, said, str(query_id), grades.get(str(query_id), {}))
         )
     return pd.concat(frames, ignore_index=True) if frames else trace_frame([])
 
@@ -409,6 +434,7 @@ def trace_turn(
     sections: Iterable[Interest | tuple[str, str | None] | str] | pd.DataFrame,
     *,
     query_id: str = "",
+    grades: Mapping[Interest, int] | None = None,
 ) -> pd.DataFrame:
     """Trace one answer (a kimun server's answer job, :meth:`askkit.Turn.from_answer`, or a
     saved payload, :func:`askkit.read_turn`): its sources are the context it was given.
@@ -416,6 +442,8 @@ def trace_turn(
     As :func:`trace_log` for one turn: the cut keeps the sources all, a section
     missing from them stops at ``pool`` (and says the pool is not logged), one
     in them gets its ``[n]`` and whether the answer cites it (dangling citations named).
+    ``grades`` (:func:`~askkit.trace.query_grades`) add the unjudged sections its
+    context holds above the relevant ones, as :func:`trace_log` does.
 
     >>> from askkit import read_turn
     >>> turn = read_turn("data/answer_job.json")
@@ -425,11 +453,16 @@ def trace_turn(
     """  # noqa: E501 - a doctest's output is one line
     chunks = [source.to_chunk() for source in turn.sources]
     chunks.sort(key=lambda c: c.ordinal if c.ordinal is not None else 0)
-    return _trace_answer(chunks, sections, turn.answer if turn.answer.strip() else None, query_id)
+    answer = turn.answer if turn.answer.strip() else None
+    return _trace_answer(chunks, sections, answer, query_id, grades)
 
 
 def _trace_answer(
-    chunks: list[ChunkResult], sections: Any, answer: str | None, query_id: str
+    chunks: list[ChunkResult],
+    sections: Any,
+    answer: str | None,
+    query_id: str,
+    grades: Mapping[Interest, int] | None = None,
 ) -> pd.DataFrame:
     """An answer's sources stand for the pool; the cut (fixed, all of them) keeps them all."""
     return trace_pool(
@@ -440,6 +473,7 @@ def _trace_answer(
         context=chunks,
         answer=answer,
         logged=True,
+        grades=grades,
     )
 
 
@@ -473,7 +507,11 @@ def funnel(frame: pd.DataFrame) -> pd.DataFrame:
     when it passed it: it stopped later, or stopped there having passed it
     (the last stage reached). The counts never grow from one stage to the
     next. ``cited`` is shown only when an answer was traced; ``lost`` is
-    ``judged`` minus the last stage's count. The last row is the ``total``.
+    ``judged`` minus the last stage's count. ``unjudged_above`` is shown when
+    the trace was given the judgments (:func:`trace_queries`, :func:`trace_log`):
+    per query, how many unjudged sections the cut kept above the lowest relevant
+    section it kept, or all it kept when it kept none (:func:`unjudged_per_query`);
+    its total is their sum. The last row is the ``total``.
     """
     stops = _stops(frame)
     answered = bool(stops["answered"].any()) if len(stops) else False
@@ -489,4 +527,48 @@ def funnel(frame: pd.DataFrame) -> pd.DataFrame:
     per_query.loc["total"] = per_query.sum(axis=0)
     per_query = per_query.astype(np.int64)
     per_query["lost"] = per_query[stages[0]] - per_query[stages[-1]]
+    unjudged = unjudged_per_query(frame)
+    if len(unjudged):
+        count = unjudged["unjudged_above"].reindex(per_query.index[:-1])
+        per_query["unjudged_above"] = pd.array(
+            [*count.tolist(), count.sum(skipna=False)], dtype=pd.Int64Dtype()
+        )
     return per_query
+
+
+def unjudged_per_query(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per query of a trace: the unjudged sections its context cut kept, and how many rank
+    above its relevant ones.
+
+    One row per query traced with its judgments (:func:`trace_queries`,
+    :func:`trace_log`, or ``grades`` given), indexed by ``query_id``:
+    ``unjudged_above``, how many unjudged sections (no judgment of 0 or more) the
+    cut kept above the lowest-ranked relevant section it kept, or every one it kept
+    when it kept no relevant section; ``lowest_relevant``, that section's rank
+    (missing when there is none); ``unjudged_kept``, every unjudged section the
+    cut kept, best first (the first ``unjudged_above`` of them are counted; all
+    rank above a relevant section the cut lost). :func:`~askkit.trace.unjudged_above`
+    has the rule. A frame without them (a trace given no judgments, the columnar
+    sections frame) gives no row.
+
+    >>> from askkit.ranking import CutSettings, pool_of
+    >>> from askkit.trace import Interest, trace_pool
+    >>> grades = {Interest("/n2.md"): 1, Interest("/n1.md"): -1}  # the others: no judgment
+    >>> top4 = CutSettings(strategy="fixed", top_k=4)
+    >>> pool = pool_of([0.9, 0.8, 0.7, 0.6])
+    >>> frame = trace_pool(pool, ["/n2.md"], top4, query_id="q1", grades=grades)
+    >>> row = unjudged_per_query(frame).loc["q1"]
+    >>> int(row["unjudged_above"]), int(row["lowest_relevant"]), row["unjudged_kept"]
+    (2, 3, ('/n0.md#s', '/n1.md#s', '/n3.md#s'))
+    """
+    columns = list(QUERY_COLUMNS)
+    if not set(columns) <= set(frame.columns):
+        return pd.DataFrame(
+            {c: pd.Series(dtype=TRACE_COLUMNS[c]) for c in columns},
+            index=pd.Index([], dtype=object, name="query_id"),
+        )
+    firsts = frame.drop_duplicates("query_id")
+    firsts = firsts[firsts["unjudged_above"].notna()]
+    out = firsts[columns].astype({c: TRACE_COLUMNS[c] for c in columns})
+    out.index = pd.Index(firsts["query_id"].astype(str).to_numpy(), dtype=object, name="query_id")
+    return out

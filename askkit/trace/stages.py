@@ -51,6 +51,7 @@ import pandas as pd
 from askkit._text import rust_trim
 from askkit.citations import scan
 from askkit.frame.schema import STRING
+from askkit.metrics.measures import relevant, trec_values
 from askkit.ranking import (
     CANDIDATE_POOL,
     CutSettings,
@@ -79,11 +80,13 @@ __all__ = [
     "STAGES",
     "STAGE_DTYPE",
     "TRACE_COLUMNS",
+    "UnjudgedAbove",
     "frontmatter_count",
     "is_frontmatter",
     "ranked_pool",
     "trace_frame",
     "trace_pool",
+    "unjudged_above",
 ]
 
 #: Every stage of the trace, in kimun's order.
@@ -125,7 +128,13 @@ TRACE_COLUMNS: dict[str, Any] = {
     "limit": np.dtype("float64"),
     "ordinal": pd.Int64Dtype(),
     "why": STRING,
+    "unjudged_above": pd.Int64Dtype(),
+    "lowest_relevant": pd.Int64Dtype(),
+    "unjudged_kept": np.dtype("O"),
 }
+#: The columns a trace repeats on every row of a query (its :class:`UnjudgedAbove`;
+#: missing when the trace was given no judgments).
+QUERY_COLUMNS: tuple[str, ...] = ("unjudged_above", "lowest_relevant", "unjudged_kept")
 
 
 def _num(x: float) -> str:
@@ -158,6 +167,9 @@ class _Rows:
                 "limit": numbers.get("limit", np.nan),
                 "ordinal": numbers.get("ordinal"),
                 "why": why,
+                "unjudged_above": None,
+                "lowest_relevant": None,
+                "unjudged_kept": None,
             }
         )
 
@@ -235,6 +247,128 @@ def _frontmatter_above(chunks: Sequence[ChunkResult], position: int) -> str:
     return f"; {said} ({FRONTMATTER_WHY})" if said else ""
 
 
+#: How many unjudged sections a sentence names before "and N more".
+UNJUDGED_NAMED = 3
+
+
+def _counted(n: int) -> str:
+    return "no unjudged section" if not n else f"{n} unjudged section{'s' if n != 1 else ''}"
+
+
+def _listed(sections: Sequence[str]) -> str:
+    """``'a', 'b' and 'c'``, or the first :data:`UNJUDGED_NAMED` ``and N more``."""
+    shown = [repr(s) for s in sections[:UNJUDGED_NAMED]]
+    more = len(sections) - len(shown)
+    if more:
+        return f"{', '.join(shown)} and {more} more"
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+
+
+@dataclass(frozen=True, slots=True)
+class UnjudgedAbove:
+    """The unjudged sections a question's context cut kept, and how many rank above its
+    relevant ones.
+
+    ``kept`` are every unjudged section the cut kept (``path#heading``, best
+    first); ``lowest`` is the rank of the lowest-ranked relevant section it kept
+    (``None`` when it kept none); ``above`` is how many of ``kept`` (the first
+    ones) rank above that section, or all of them when the cut kept no relevant
+    section: the question's count. Every section the cut kept ranks above any
+    relevant section it lost, so all of ``kept`` rank above a lost one.
+    :func:`unjudged_above` makes one.
+
+    >>> found = UnjudgedAbove(("a.md#A", "b.md", "c.md"), above=2, lowest=4)
+    >>> found.sections
+    ('a.md#A', 'b.md')
+    >>> print(found.sentence())
+    the cut kept 3 unjudged sections above it, 2 of them above the lowest relevant section it kept (rank 4): 'a.md#A', 'b.md' and 'c.md' (judge them next: they may be relevant)
+    >>> print(UnjudgedAbove((), above=0, lowest=None).sentence(beside_lost=False))
+    the cut kept no unjudged section, and no relevant section
+    """  # noqa: E501 - a doctest's output is one line
+
+    kept: tuple[str, ...]
+    above: int
+    lowest: int | None
+
+    @property
+    def sections(self) -> tuple[str, ...]:
+        """The unjudged sections counted: those ranked above the lowest relevant one kept."""
+        return self.kept[: self.above]
+
+    def sentence(self, *, beside_lost: bool = True) -> str:
+        """``the cut kept 4 unjudged sections above it, ...``: said next to a relevant
+        section the cut lost (``beside_lost``), or alone; names the first
+        :data:`UNJUDGED_NAMED` of them, to judge next."""
+        n = len(self.kept)
+        said = f"the cut kept {_counted(n)}{' above it' if beside_lost else ''}"
+        if self.lowest is None:
+            said += ", and no relevant section"
+        elif n:
+            which = {0: "none above", n: "all above"}.get(self.above, f"{self.above} of them above")
+            if n == 1:
+                which = "above" if self.above else "below"
+            said += f", {which} the lowest relevant section it kept (rank {self.lowest})"
+        if not n:
+            return said
+        them, they = ("it", "it") if n == 1 else ("them", "they")
+        return f"{said}: {_listed(self.kept)} (judge {them} next: {they} may be relevant)"
+
+
+def unjudged_above(
+    ranked: Sequence[ChunkResult], kept: int, grades: Mapping[Interest, int]
+) -> UnjudgedAbove:
+    """The unjudged sections among the ``kept`` first chunks of ``ranked`` (the cut's prefix
+    of kimun's ranked pool), and how many rank above the lowest-ranked relevant one kept.
+
+    ``grades`` are the question's judgments, each judged note or section
+    (:class:`Interest`; a whole note's judgment covers every chunk of it) with its
+    qrels grade (:func:`~askkit.trace.query_grades`). A chunk's value is trec_eval's
+    (:func:`askkit.metrics.measures.trec_values`) from the highest grade of the
+    judgments that hold it: it is relevant at 1 or more, and unjudged below 0 (no
+    judgment holds it, or only a grade below 0, trec_eval's "pooled but unjudged"), as
+    Judged@k counts. A section ranks where its best chunk does, as the trace ranks it;
+    an unjudged chunk's section is its own ``path#heading`` (the path alone when it
+    has no heading), counted once.
+
+    >>> from askkit.ranking import pool_of
+    >>> pool = pool_of([0.9, 0.8, 0.7, 0.6])  # /n0.md ... /n3.md, each one section "s"
+    >>> grades = {Interest("/n2.md"): 2, Interest("/n1.md", "s"): -1, Interest("/n0.md"): 0}
+    >>> unjudged_above(pool, 4, grades)  # /n3.md is unjudged too, but below /n2.md
+    UnjudgedAbove(kept=('/n1.md#s', '/n3.md#s'), above=1, lowest=3)
+    >>> unjudged_above(pool, 2, grades)  # the cut keeps no relevant section
+    UnjudgedAbove(kept=('/n1.md#s',), above=1, lowest=None)
+    """
+    notes: dict[str, int] = {}
+    sections: dict[tuple[str, str], int] = {}
+    for interest, grade in grades.items():
+        if interest.heading is None:
+            notes[interest.path] = max(grade, notes.get(interest.path, grade))
+        else:
+            key = (interest.path, interest.heading)
+            sections[key] = max(grade, sections.get(key, grade))
+    prefix = list(ranked[: max(kept, 0)])
+    heads = [innermost_heading(c.title) for c in prefix]
+    found = [
+        [g for g in (notes.get(c.path), sections.get((c.path, h))) if g is not None]
+        for c, h in zip(prefix, heads, strict=True)
+    ]
+    value = trec_values(
+        np.array([max(g, default=0) for g in found], dtype=np.int64),
+        np.array([bool(g) for g in found], dtype=bool),
+    )
+    judged = list(grades.items())
+    is_relevant = relevant(np.array([g for _, g in judged], dtype=np.int64))
+    wanted = [i for (i, _), yes in zip(judged, is_relevant, strict=True) if yes]
+    firsts = [next((r for r, c in enumerate(prefix) if w.holds(c)), None) for w in wanted]
+    lowest = max((r for r in firsts if r is not None), default=None)
+    best: dict[str, int] = {}  # each unjudged section at its best rank, best first
+    for r in np.flatnonzero(value < 0).tolist():
+        best.setdefault(section_id(prefix[r].path, heads[r] or None), r)
+    limit = len(prefix) if lowest is None else lowest
+    above = sum(r < limit for r in best.values())
+    return UnjudgedAbove(tuple(best), above, None if lowest is None else lowest + 1)
+
+
 def _cited(answer: str, context: Sequence[ChunkResult]) -> tuple[set[int], list[int]]:
     """The ordinals the answer cites, and those no chunk of the context holds (dangling)."""
     cited = {c.index for c in scan(answer)}
@@ -258,6 +392,12 @@ class _Query:
     answer: str | None
     logged: bool = False
     listing: Sequence[str] = ()
+    unjudged: UnjudgedAbove | None = None
+
+
+def _unjudged(q: _Query) -> str:
+    """``"; the cut kept 4 unjudged sections above it ..."``, or ``""`` without judgments."""
+    return "" if q.unjudged is None else "; " + q.unjudged.sentence()
 
 
 def _named(items: Sequence[str]) -> str:
@@ -332,7 +472,7 @@ def _pool_stage(rows: _Rows, q: _Query) -> bool:
         elif q.logged:
             why = (
                 f"not among the answer's {len(q.raw)} logged sources (a log holds the context "
-                f"the server's cut kept, not its pool of {CANDIDATE_POOL})"
+                f"the server's cut kept, not its pool of {CANDIDATE_POOL})" + _unjudged(q)
             )
             rows.add("pool", False, why, limit=last)
         else:
@@ -394,6 +534,7 @@ def _rerank_stage(rows: _Rows, q: _Query) -> bool:
         tail = (
             "; the vector order would keep it in the context, the reranked cut drops it"
             + _frontmatter_above(q.ranked, after)
+            + _unjudged(q)
             if lost
             else ""
         )
@@ -424,7 +565,7 @@ def _cut_stage(rows: _Rows, q: _Query) -> bool:
         rows.add(
             "cut",
             False,
-            _and(answer_line, _frontmatter_above(q.ranked, final[0])),
+            _and(answer_line, _frontmatter_above(q.ranked, final[0]) + _unjudged(q)),
             rank=final[0] + 1,
             score=chunk.similarity_score,
             limit=limit,
@@ -543,6 +684,7 @@ def trace_pool(
     answer: str | None = None,
     logged: bool = False,
     listing: Sequence[str] | None = None,
+    grades: Mapping[Interest, int] | None = None,
 ) -> pd.DataFrame:
     """Follow each section of interest through kimun's stages on one query's candidate pool.
 
@@ -585,6 +727,16 @@ def trace_pool(
         a section whose note is not in the vault names the closest of them
         (:func:`~askkit.trace.closest_paths`; default: the notes of ``headings``).
         A section whose heading the note lacks names the note's closest headings.
+    grades:
+        The question's judgments: each judged note or section with its qrels grade
+        (a grade below 0: pooled, not judged). Gives every row the query's
+        :class:`UnjudgedAbove` (:func:`unjudged_above` of the cut's prefix):
+        ``unjudged_kept`` (every unjudged section the cut kept, best first),
+        ``lowest_relevant`` (the rank of the lowest relevant section the cut kept;
+        missing when it kept none) and ``unjudged_above`` (how many of them rank
+        above it: all when there is none), and a section the cut lost (at ``cut``, at
+        ``rerank``, or missing from a logged context) says them in its ``why``.
+        ``None`` (the default): those columns are missing.
 
     Returns
     -------
@@ -606,6 +758,7 @@ def trace_pool(
     reranked = _reranked(deduped, rerank_scores, reranker_failed)
     ranked = list(reranked.pool) if reranked is not None else deduped
     shown = answer_context(ranked, settings) if context is None else list(context)
+    above = None if grades is None else unjudged_above(ranked, cut_len(ranked, settings), grades)
     rows: list[dict[str, Any]] = []
     for interest in sections_of(sections):
         one = _Rows(query_id, interest)
@@ -624,9 +777,15 @@ def trace_pool(
                 answer=answer,
                 logged=logged,
                 listing=() if listing is None else listing,
+                unjudged=above,
             ),
         )
         rows.extend(one.finish())
+    if above is not None:
+        for row in rows:
+            row.update(
+                unjudged_above=above.above, lowest_relevant=above.lowest, unjudged_kept=above.kept
+            )
     return trace_frame(rows)
 
 

@@ -25,10 +25,12 @@ import pandas as pd
 
 from askkit import _html
 from askkit.ranking import CutSettings, cut_len
+from askkit.trace.run import unjudged_per_query
 from askkit.trace.stages import (
     FRONTMATTER_WHY,
     FUNNEL_STAGES,
     STAGES,
+    UnjudgedAbove,
     frontmatter_count,
     is_frontmatter,
 )
@@ -41,6 +43,7 @@ __all__ = [
     "chain_table",
     "frontmatter_note",
     "trace_html",
+    "unjudged_lines",
     "what_if_html",
 ]
 
@@ -133,14 +136,43 @@ def chain_rows(frame: pd.DataFrame) -> list[ChainRow]:
 
 
 def trace_html(frame: pd.DataFrame, *, question: str = "") -> str:
-    """A trace as an HTML chain (a notebook fragment): sections as rows, stages as columns.
+    """A trace as an HTML chain (a notebook fragment): sections as rows, stages as columns,
+    and under it, per question traced with its judgments, the unjudged sections the cut
+    kept (:func:`unjudged_lines`). Every value escaped.
 
     >>> from askkit.ranking import pool_of
     >>> from askkit.trace import trace_pool
     >>> "<script>" in trace_html(trace_pool(pool_of([0.9]), ["<script>.md"]))
     False
     """
-    return _html.fragment(chain_table(frame, question=question))
+    lines = "".join(_html.message(line, tone="muted") for line in unjudged_lines(frame))
+    return _html.fragment(chain_table(frame, question=question) + lines)
+
+
+def unjudged_lines(frame: pd.DataFrame) -> list[str]:
+    """Per question traced with its judgments, the sentence of the unjudged sections its
+    cut kept (:meth:`~askkit.trace.UnjudgedAbove.sentence`), after its id when it has one.
+
+    >>> from askkit.ranking import CutSettings, pool_of
+    >>> from askkit.trace import Interest, trace_pool
+    >>> frame = trace_pool(pool_of([0.9, 0.8]), ["/n1.md"], CutSettings(strategy="fixed",
+    ...                    top_k=2), query_id="q1", grades={Interest("/n1.md"): 1})
+    >>> print(unjudged_lines(frame)[0])
+    q1: the cut kept 1 unjudged section, above the lowest relevant section it kept (rank 2): '/n0.md#s' (judge it next: it may be relevant)
+    """  # noqa: E501 - a doctest's output is one line
+    per_query = unjudged_per_query(frame)
+    lines = []
+    for query_id, above, lowest, kept in zip(
+        per_query.index.astype(str),
+        per_query["unjudged_above"].astype(int),
+        per_query["lowest_relevant"],
+        per_query["unjudged_kept"],
+        strict=True,
+    ):
+        found = UnjudgedAbove(tuple(kept), int(above), None if pd.isna(lowest) else int(lowest))
+        said = found.sentence(beside_lost=False)
+        lines.append(f"{query_id}: {said}" if query_id else said)
+    return lines
 
 
 def chain_table(frame: pd.DataFrame, *, question: str = "") -> str:
