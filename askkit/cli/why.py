@@ -10,6 +10,15 @@ after the cut -> in the context -> cited), the lost sections with the
 sentence saying why, and, for a vault, the smallest setting changes that
 keep each section the cut dropped, with their cost (:mod:`askkit.trace`).
 
+Most of a personal vault is unjudged, so a relevant section lost at the cut may
+have lost to sections nobody judged, which may be relevant themselves: per
+question, the funnel's ``unjudged_above`` counts the unjudged sections (no
+judgment of 0 or more) the cut kept above the lowest relevant section it kept
+(all it kept when it kept none), and the sentence of a section the cut lost
+says how many unjudged sections the cut kept above it, naming the first
+(:func:`askkit.trace.unjudged_above`); ``--json`` gives both per query
+(``funnel``).
+
 Every judged query (one with a relevant section) must have its question, or
 its turn in the log: as ``askkit diff`` does, a judged query they lack is
 refused, naming how many, unless ``--allow-partial``; then the output says
@@ -99,7 +108,9 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help="print the trace's stop rows as JSON (and the judged queries traced and left out)",
+        help="print the trace's stop rows as JSON, the funnel per query (with the unjudged "
+        "sections the cut kept above the relevant ones), and the judged queries traced and "
+        "left out",
     )
     p.set_defaults(func=why_command)
 
@@ -347,6 +358,20 @@ def _print_text(args: argparse.Namespace, console: Console, why: _Traced, settin
         console.print(Text(_CHANGE_LEGEND, style="dim"))
 
 
+def _funnel_records(traced: Any) -> list[dict[str, Any]]:
+    """The funnel per query and its total, as JSON records: each query with the unjudged
+    sections its cut kept (``unjudged_kept``, best first) and the rank of the lowest
+    relevant section it kept (``lowest_relevant``), of which ``unjudged_above`` counts
+    those ranked above it."""
+    from askkit.trace import funnel, unjudged_per_query
+
+    counts = funnel(traced)
+    unjudged = unjudged_per_query(traced)[["lowest_relevant", "unjudged_kept"]]
+    table = counts.join(unjudged.astype(object), how="left").reset_index()
+    records: list[dict[str, Any]] = json.loads(table.to_json(orient="records"))
+    return records
+
+
 def why_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``askkit why``."""
     from askkit.ranking import CutSettings
@@ -363,7 +388,11 @@ def why_command(args: argparse.Namespace, console: Console) -> int:
     stops = why.frame[why.frame["stopped"]]
     rows = stops[["query_id", "section", "stage", "passed", "rank", "ordinal", "why"]]
     records = json.loads(rows.astype({"stage": str}).to_json(orient="records"))
-    out: dict[str, Any] = {"sections": records, "queries": why.coverage}
+    out: dict[str, Any] = {
+        "sections": records,
+        "funnel": _funnel_records(why.frame),
+        "queries": why.coverage,
+    }
     if why.what_if is not None:
         out["settings"] = settings.label
         kept = why.what_if[why.what_if["keeps"]].drop(columns=["settings"])
