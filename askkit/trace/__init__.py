@@ -57,6 +57,7 @@ from askkit.trace.view import (
     chain_table,
     frontmatter_note,
     trace_html,
+    unjudged_lines,
     what_if_html,
 )
 from askkit.trace.whatif import WHAT_IF_COLUMNS, smallest_changes, what_if
@@ -103,6 +104,7 @@ __all__ = [
     "trace_turn",
     "typed_section",
     "unjudged_above",
+    "unjudged_lines",
     "unjudged_per_query",
     "vault_headings",
     "what_if",
