@@ -413,3 +413,86 @@ def test_issue41_3_why_says_a_trec_run_lacks_what_it_needs_in_one_line(
     assert "not valid JSON" not in err
     assert "a TREC run holds ranked documents only" in err
     assert "--vault DIR --queries TSV" in err
+
+
+# -- issue 42, item 4: the unjudged sections the cut kept, beside the sections it lost ---------
+
+
+def test_issue42_why_says_the_unjudged_sections_the_cut_kept_beside_a_lost_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """q03 loses a section at the cut; the cut kept 16 unjudged sections above it, 4 of
+    them above the lowest relevant section it kept: said under the lost section, counted
+    in the funnel."""
+    assert main([*VAULT_ARGS, "--query", "q03"]) == 0
+    out = capsys.readouterr().out
+    flat = " ".join(out.split())
+    assert (
+        "the cut kept 16 unjudged sections above it, 4 of them above the lowest relevant "
+        "section it kept (rank 6): 'projects/sourdough.md#Sourdough', "
+        "'reading/design-of-everyday-things.md#Gulfs', 'journal/2026-03-11.md#Evening' and "
+        "13 more (judge them next: they may be relevant)."
+    ) in flat
+    rows = [line.replace("│", " ").split() for line in out.splitlines()]
+    assert [int(x) for x in next(row for row in rows if row[:1] == ["q03"])[1:]] == [
+        3, 3, 3, 3, 2, 2, 1, 4
+    ]  # fmt: skip
+
+
+def test_issue42_why_json_gives_each_query_its_unjudged_sections(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*VAULT_ARGS, "--query", "q03", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    q03, total = out["funnel"]
+    assert (q03["query_id"], q03["unjudged_above"], q03["lowest_relevant"]) == ("q03", 4, 6)
+    assert q03["unjudged_kept"][:2] == [
+        "projects/sourdough.md#Sourdough",
+        "reading/design-of-everyday-things.md#Gulfs",
+    ]
+    assert len(q03["unjudged_kept"]) == 16
+    assert (total["query_id"], total["unjudged_above"], total["unjudged_kept"]) == (
+        "total",
+        4,
+        None,
+    )
+    lost = next(row for row in out["sections"] if not row["passed"])
+    assert "the cut kept 16 unjudged sections above it" in lost["why"]
+
+
+def _turn_log(tmp_path: Path) -> tuple[str, str]:
+    """One logged turn: two unjudged sections (one absent from the qrels, one graded -1)
+    above its relevant one, and a relevant note the log lacks; its qrels."""
+    chunks = [
+        {"path": p, "title": f"Note\x1f{h}", "date": None, "content": f"{p} {h}", "hash": str(n),
+         "similarity_score": 1.0 - n / 10, "ordinal": n + 1}
+        for n, (p, h) in enumerate([("u.md", "A"), ("n.md", "B"), ("r.md", "C")])
+    ]  # fmt: skip
+    log = tmp_path / "turns.jsonl"
+    log.write_text(json.dumps({"id": "t1", "question": "?", "answer": "", "chunks": chunks}))
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text(
+        "query_id\tpath\theading\tgrade\nt1\tn.md\tB\t-1\nt1\tr.md\tC\t2\nt1\tgone.md\t\t1\n"
+    )
+    return str(log), str(qrels)
+
+
+def test_issue42_why_on_a_turn_log_says_the_unjudged_sections_of_its_context(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, qrels = _turn_log(tmp_path)
+    assert main(["why", log, "--qrels", qrels]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert (
+        "not among the answer's 3 logged sources (a log holds the context the server's cut "
+        "kept, not its pool of 80); the cut kept 2 unjudged sections above it, all above the "
+        "lowest relevant section it kept (rank 3): 'u.md#A' and 'n.md#B' (judge them next: "
+        "they may be relevant)"
+    ) in flat
+    assert main(["why", log, "--qrels", qrels, "--json"]) == 0
+    t1 = json.loads(capsys.readouterr().out)["funnel"][0]
+    assert (t1["unjudged_above"], t1["lowest_relevant"], t1["unjudged_kept"]) == (
+        2,
+        3,
+        ["u.md#A", "n.md#B"],
+    )

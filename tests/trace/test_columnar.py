@@ -117,3 +117,27 @@ def test_pools_without_titles_are_refused() -> None:
     qrels = pd.DataFrame({"query_id": ["q"], "path": ["a.md"], "grade": [1]})
     with pytest.raises(SchemaError, match="title"):
         trace_pools(pools, qrels)
+
+
+def test_issue42_graded_sections_keep_every_grade_and_relevant_ones_are_its_relevant_rows() -> None:
+    from askkit.trace import Interest, graded_sections, query_grades
+
+    qrels = pd.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q1", "q1", "q2"],
+            "path": ["A.md", "a.md", "b.md", "c.md", "a.md"],
+            "heading": ["X", "X", "", "Y", "X"],
+            "grade": [-1, 2, 0, -1, 1],
+        }
+    )
+    graded = graded_sections(qrels)
+    assert list(zip(graded["query_id"], graded["section"], graded["grade"], strict=True)) == [
+        ("q1", "a.md#X", 2),  # typed A.md prints a.md: one section, its highest grade
+        ("q1", "b.md", 0),
+        ("q1", "c.md#Y", -1),
+        ("q2", "a.md#X", 1),
+    ]
+    assert relevant_sections(qrels)["section"].tolist() == ["a.md#X", "a.md#X"]
+    assert query_grades(qrels, ["q1"]) == {
+        "q1": {Interest("a.md", "X"): 2, Interest("b.md"): 0, Interest("c.md", "Y"): -1}
+    }

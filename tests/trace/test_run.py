@@ -389,3 +389,114 @@ def test_issue40_2_trace_takes_paths_as_on_disk_and_names_the_closest_when_nothi
     )
     judged = trace_queries(index, {"q1": "embed a note"}, qrels, vault=vault)
     assert judged[judged["stopped"]]["stage"].astype(str).tolist() == ["context"]
+
+
+# -- issue 42, item 4: per question, the unjudged sections the cut kept above the relevant ----
+
+
+def _judged(qrels: pd.DataFrame, query_id: str, section: str) -> bool:
+    """Whether the qrels judge ``section`` (0 or more) for the query, at it or its note."""
+    mine = qrels[(qrels["query_id"] == query_id) & (qrels["grade"] >= 0)]
+    heading = mine["heading"].fillna("")
+    ids = set(mine["path"].where(heading == "", mine["path"] + "#" + heading))
+    return section in ids or section.split("#", 1)[0] in ids
+
+
+def test_issue42_the_vault_trace_counts_each_questions_unjudged_sections(
+    traced: pd.DataFrame,
+) -> None:
+    from askkit.trace import unjudged_per_query
+
+    per_query = unjudged_per_query(traced)
+    assert list(per_query.index) == list(funnel(traced).index[:-1])  # every query traced
+    q03 = per_query.loc["q03"]
+    assert (q03["unjudged_above"], q03["lowest_relevant"], len(q03["unjudged_kept"])) == (4, 6, 16)
+    q01 = per_query.loc["q01"]  # its only kept relevant section is first: none above it
+    assert (q01["unjudged_above"], q01["lowest_relevant"], len(q01["unjudged_kept"])) == (0, 1, 18)
+    table = funnel(traced)
+    assert table.loc["total", "unjudged_above"] == per_query["unjudged_above"].sum() == 153
+    qrels = pd.read_csv(DATA / "qrels.tsv", sep="\t", dtype={"heading": str})
+    for query_id, kept in per_query["unjudged_kept"].items():
+        assert not any(_judged(qrels, str(query_id), s) for s in kept), query_id
+
+
+@pytest.mark.parametrize(
+    ("grade", "above"), [(-1, 4), (0, 3), (2, 3)], ids=["pooled", "judged", "relevant-higher"]
+)
+def test_issue42_a_grade_below_0_leaves_a_section_unjudged_in_the_vault_trace(
+    index: LocalIndex, tmp_path: Path, grade: int, above: int
+) -> None:
+    """q03's best unjudged section, given a qrels line: at -1 it stays unjudged; at 0 it is
+    judged; relevant above the lowest kept one, it is no longer counted either."""
+    from askkit.trace import unjudged_per_query
+
+    qrels = tmp_path / "qrels.tsv"
+    line = f"q03\tprojects/sourdough.md\tSourdough\t{grade}\n"
+    qrels.write_text((DATA / "qrels.tsv").read_text(encoding="utf-8") + line, encoding="utf-8")
+    questions = {"q03": dict(pd.read_csv(DATA / "queries.tsv", sep="\t").values)["q03"]}
+    frame = trace_queries(index, questions, qrels, vault=DATA / "vault")
+    q03 = unjudged_per_query(frame).loc["q03"]
+    assert q03["unjudged_above"] == above
+    assert ("projects/sourdough.md#Sourdough" in q03["unjudged_kept"]) == (grade < 0)
+    assert funnel(frame).loc["q03", "unjudged_above"] == above
+
+
+def _log(path: Path, turns: dict[str, list[tuple[str, str]]]) -> Path:
+    """A JSONL turn log: each turn's context, best first, as (path, heading) chunks."""
+    import json
+
+    lines = []
+    for turn, chunks in turns.items():
+        sources = [
+            {
+                "path": note,
+                "title": f"Note\x1f{heading}",
+                "date": None,
+                "content": f"{note} {heading} {n}",
+                "hash": str(n),
+                "similarity_score": 1.0 - n / 10,
+                "ordinal": n + 1,
+            }
+            for n, (note, heading) in enumerate(chunks)
+        ]
+        lines.append(json.dumps({"id": turn, "question": "?", "answer": "", "chunks": sources}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_issue42_a_turn_log_counts_the_unjudged_sections_of_each_context(tmp_path: Path) -> None:
+    from askkit.trace import trace_log, unjudged_per_query
+
+    log = _log(
+        tmp_path / "turns.jsonl",
+        {
+            "t1": [("u.md", "A"), ("n.md", "B"), ("j.md", "C"), ("r.md", "D"), ("v.md", "E")],
+            "t2": [("u.md", "A"), ("n.md", "B"), ("j.md", "C")],
+            "t3": [("r.md", "D"), ("u.md", "A")],
+        },
+    )
+    qrels = pd.DataFrame(
+        {
+            "query_id": ["t1", "t1", "t1", "t1", "t2", "t2", "t3"],
+            "path": ["n.md", "j.md", "r.md", "gone.md", "n.md", "gone.md", "r.md"],
+            "heading": ["B", "", "D", "", "B", "", "D"],
+            "grade": [-1, 0, 2, 1, -1, 1, 1],
+        }
+    )
+    frame = trace_log(log, qrels)
+    per_query = unjudged_per_query(frame)
+    assert per_query["unjudged_above"].to_dict() == {"t1": 2, "t2": 3, "t3": 0}
+    assert per_query.loc["t1", "unjudged_kept"] == ("u.md#A", "n.md#B", "v.md#E")
+    assert per_query.loc["t1", "lowest_relevant"] == 4
+    assert pd.isna(per_query.loc["t2", "lowest_relevant"])  # no relevant section logged
+    assert funnel(frame)["unjudged_above"].to_dict() == {"t1": 2, "t2": 3, "t3": 0, "total": 5}
+    stops = frame[frame["stopped"]].set_index(["query_id", "section"])["why"]
+    assert stops[("t1", "gone.md")].endswith(
+        "; the cut kept 3 unjudged sections above it, 2 of them above the lowest relevant "
+        "section it kept (rank 4): 'u.md#A', 'n.md#B' and 'v.md#E' (judge them next: they may "
+        "be relevant)"
+    )
+    assert (
+        "the cut kept 3 unjudged sections above it, and no relevant section"
+        in stops[("t2", "gone.md")]
+    )

@@ -251,3 +251,101 @@ def test_issue40_6_a_section_that_loses_to_frontmatter_chunks_says_so() -> None:
         trace_pool(POOL, [("c.md", "Deep")], CutSettings(strategy="fixed", top_k=2)), "c.md#Deep"
     )
     assert "frontmatter" not in plain["why"]
+
+
+# -- issue 42, item 4: the unjudged sections the cut kept above the relevant ones ------------
+
+#: Best first, each chunk its own score (nothing folded): kept by ``fixed top_k=7``.
+JUDGING = [
+    chunk("a.md", "Intro", 0.95),  # relevant (2)
+    chunk("u.md", "One", 0.90),  # no qrels line: unjudged
+    chunk("n.md", "Two", 0.85),  # graded -1: pooled, not judged
+    chunk("u.md", "One", 0.80, text="u.md#One, its second chunk"),  # the same section again
+    chunk("j.md", "Any", 0.75),  # its whole note judged 0
+    chunk("b.md", "Start", 0.70),  # relevant (1): the lowest relevant section the cut keeps
+    chunk("v.md", "Below", 0.65),  # unjudged, kept, but below every kept relevant section
+    chunk("c.md", "Deep", 0.30),  # relevant (3), lost at the cut
+]
+TOP_7 = CutSettings(strategy="fixed", top_k=7)
+GRADES = {
+    Interest("a.md", "Intro"): 2,
+    Interest("n.md", "Two"): -1,
+    Interest("j.md"): 0,
+    Interest("b.md", "Start"): 1,
+    Interest("c.md", "Deep"): 3,
+}
+
+
+@pytest.mark.parametrize(
+    ("judged", "above", "counted"),
+    [
+        ({}, 2, ("u.md#One", "n.md#Two")),  # (a) absent from the qrels, (b) graded -1
+        ({Interest("u.md", "One"): 0}, 1, ("n.md#Two",)),
+        # a judgment of 0 or more at the note judges its sections whatever their own -1
+        ({Interest("u.md", "One"): 1, Interest("n.md"): 0}, 0, ()),
+    ],
+    ids=["several", "one", "none"],
+)
+def test_issue42_unjudged_above_counts_the_unjudged_sections_above_the_lowest_relevant_kept(
+    judged: dict[Interest, int], above: int, counted: tuple[str, ...]
+) -> None:
+    from askkit.trace import unjudged_above
+
+    found = unjudged_above(JUDGING, cut_len(JUDGING, TOP_7), {**GRADES, **judged})
+    assert (found.above, found.lowest, found.sections) == (above, 6, counted)
+    assert found.kept == (*counted, "v.md#Below")  # kept too, but below b.md#Start
+
+
+def test_issue42_a_cut_keeping_no_relevant_section_counts_every_unjudged_section_it_kept() -> None:
+    from askkit.trace import unjudged_above
+
+    found = unjudged_above(JUDGING, 5, {Interest("n.md", "Two"): -1, Interest("c.md", "Deep"): 1})
+    assert (found.lowest, found.above) == (None, 4)
+    assert found.sections == found.kept == ("a.md#Intro", "u.md#One", "n.md#Two", "j.md#Any")
+    ranked_fifth = unjudged_above(JUDGING, 5, {Interest("j.md"): 1})  # the relevant note
+    assert (ranked_fifth.lowest, ranked_fifth.sections) == (
+        5,
+        ("a.md#Intro", "u.md#One", "n.md#Two"),
+    )
+
+
+def test_issue42_a_section_lost_at_the_cut_says_the_unjudged_sections_kept_above_it() -> None:
+    sections = [("a.md", "Intro"), ("b.md", "Start"), ("c.md", "Deep")]
+    frame = trace_pool(JUDGING, sections, TOP_7, query_id="q1", grades=GRADES)
+    deep = stop(frame, "c.md#Deep")
+    assert (deep["stage"], deep["passed"]) == ("cut", False)
+    assert deep["why"].endswith(
+        "; the cut kept 3 unjudged sections above it, 2 of them above the lowest relevant "
+        "section it kept (rank 6): 'u.md#One', 'n.md#Two' and 'v.md#Below' (judge them next: "
+        "they may be relevant)."
+    )
+    assert "unjudged" not in stop(frame, "b.md#Start")["why"]  # kept: nothing to say
+    assert frame["unjudged_above"].tolist() == [2] * len(frame)
+    assert frame["lowest_relevant"].tolist() == [6] * len(frame)
+    assert {tuple(k) for k in frame["unjudged_kept"]} == {("u.md#One", "n.md#Two", "v.md#Below")}
+    plain = trace_pool(JUDGING, sections, TOP_7)  # no judgments given: nothing said
+    assert "unjudged" not in stop(plain, "c.md#Deep")["why"]
+    assert plain["unjudged_above"].isna().all()
+    assert plain["unjudged_kept"].isna().all()
+
+
+def test_issue42_a_cut_keeping_no_relevant_section_says_so_beside_the_lost_one() -> None:
+    frame = trace_pool(JUDGING, [("c.md", "Deep")], TOP_7, grades={Interest("c.md", "Deep"): 1})
+    why = stop(frame, "c.md#Deep")["why"]
+    assert (
+        "; the cut kept 6 unjudged sections above it, and no relevant section: 'a.md#Intro'" in why
+    )
+    assert "and 3 more (judge them next" in why
+    assert frame["lowest_relevant"].isna().all()
+    assert frame["unjudged_above"].tolist() == [6] * len(frame)
+
+
+def test_issue42_the_reranker_pushing_a_section_out_says_the_unjudged_sections_too() -> None:
+    pool = pool_of([0.9, 0.8, 0.7, 0.6], ["/r.md", "/u.md", "/w.md", "/x.md"])
+    grades = {Interest("/r.md"): 1, Interest("/w.md"): -1}
+    scores = [(0, 0.1), (1, 0.9), (2, 0.8), (3, 0.7)]  # /r.md from first to last
+    top3 = CutSettings(strategy="fixed", top_k=3)
+    frame = trace_pool(pool, ["/r.md"], top3, rerank_scores=scores, grades=grades)
+    row = stop(frame, "/r.md")
+    assert (row["stage"], row["passed"]) == ("rerank", False)
+    assert "the cut kept 3 unjudged sections above it, and no relevant section" in row["why"]

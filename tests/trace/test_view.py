@@ -53,3 +53,24 @@ def test_issue40_6_the_chain_line_counts_the_frontmatter_the_cut_keeps() -> None
     )
     assert frontmatter_note(pool, CutSettings(strategy="fixed", top_k=1)) == ""
     assert frontmatter_note(pool_of([0.9, 0.8])) == ""
+
+
+def test_issue42_the_html_says_each_questions_unjudged_sections_escaped() -> None:
+    from askkit.ranking import CutSettings
+    from askkit.trace import Interest, unjudged_lines
+
+    hostile = "<img src=x onerror=alert(1)>"
+    pool = pool_of([0.9, 0.8, 0.7, 0.1], ["/u.md", "/r.md", "/w.md", "/c.md"], section=hostile)
+    grades = {Interest("/r.md"): 1, Interest("/c.md"): 2, Interest("/w.md", hostile): -1}
+    top3 = CutSettings(strategy="fixed", top_k=3)
+    frame = trace_pool(pool, ["/r.md", "/c.md"], top3, query_id="q<1>", grades=grades)
+    assert unjudged_lines(frame) == [
+        f"q<1>: the cut kept 2 unjudged sections, 1 of them above the lowest relevant section "
+        f"it kept (rank 2): '/u.md#{hostile}' and '/w.md#{hostile}' (judge them next: they "
+        "may be relevant)"
+    ]
+    out = trace_html(frame)
+    assert "<img" not in out
+    assert "q&lt;1&gt;: the cut kept 2 unjudged sections, 1 of them above" in out
+    assert "&#x27;/w.md#&lt;img src=x onerror=alert(1)&gt;&#x27; (judge them next" in out
+    assert unjudged_lines(trace_pool(pool, ["/r.md"], top3)) == []  # no judgments, no line
