@@ -320,3 +320,35 @@ def test_measure_names_of_trec_eval_ir_measures_and_condensed_lists(name: str, l
 def test_bad_names_of_the_new_measures(bad: str) -> None:
     with pytest.raises(SchemaError):
         parse_measure(bad)
+
+
+@pytest.mark.usefixtures("metric_paths")
+@pytest.mark.parametrize("level", ["note", "section"])
+def test_a_turn_log_at_note_and_section_level_equals_pytrec_eval(level: str) -> None:
+    from askkit.metrics import load_run, ranked_run
+    from askkit.metrics.ids import qrels_doc_ids
+    from tests.conftest import DATA
+
+    run = load_run(DATA / "run.jsonl")
+    qrels = read_qrels(DATA / "qrels.tsv")
+    names = ["bpref", "infap", "ndcg'@10", "map'", "judged@10"]
+    ev = evaluate(run, qrels, names, level=level)  # type: ignore[arg-type]
+    ranked = ranked_run(run, qrels, level=level)  # type: ignore[arg-type]
+    rd: dict[str, dict[str, float]] = {}
+    for qid, doc, score in zip(ranked["query_id"], ranked["doc"], ranked["score"], strict=True):
+        rd.setdefault(qid, {})[doc] = float(score)
+    qd: dict[str, dict[str, int]] = {}
+    docs = qrels_doc_ids(qrels, level)  # type: ignore[arg-type]
+    for qid, doc, grade in zip(qrels["query_id"], docs, qrels["grade"], strict=True):
+        qd.setdefault(qid, {})
+        qd[qid][doc] = max(int(grade), qd[qid].get(doc, -(10**9)))
+    plain = reference(qd, rd, judged_only=False)
+    judged = reference(qd, rd, judged_only=True)
+    assert len(ev.per_query) == len(plain) > 0
+    for qid in plain:
+        assert ev.per_query.loc[qid, "bpref"] == pytest.approx(plain[qid]["bpref"], abs=1e-12)
+        assert ev.per_query.loc[qid, "infap"] == pytest.approx(plain[qid]["infAP"], abs=1e-12)
+        got = ev.per_query.loc[qid, "ndcg'@10"]
+        assert got == pytest.approx(judged[qid]["ndcg_cut_10"], abs=1e-12)
+        assert ev.per_query.loc[qid, "map'"] == pytest.approx(judged[qid]["map"], abs=1e-12)
+    assert (ev.per_query["judged@10"] < 1).any()  # the log retrieves unjudged sections
