@@ -40,6 +40,17 @@ DIFF_ASKKIT = ["ndcg@10", "recall@10"]
 DIFF_TREC = ["ndcg_cut_10", "recall_10"]
 TREC = ["map", "ndcg_cut_10", "recip_rank", "recall_100"]
 TREC_FLAGS = ["-m", "map", "-m", "ndcg_cut.10", "-m", "recip_rank", "-m", "recall.100"]
+#: ``--incomplete``: the measures for incomplete judgments, askkit's names and
+#: pytrec_eval's; pytrec_eval needs two evaluators, as ``judged_docs_only_flag``
+#: (trec_eval's ``-J``) holds for a whole evaluator and infAP changes under it.
+INCOMPLETE_ASKKIT = ["bpref", "infap", "ndcg'@10"]
+INCOMPLETE_TREC: list[tuple[str, str, bool]] = [  # (pytrec_eval name, its key, -J)
+    ("bpref", "bpref", False),
+    ("infAP", "infAP", False),
+    ("ndcg_cut.10", "ndcg_cut_10", True),
+]
+#: ``--incomplete``: the share of judgments whose grade is -1 (pooled, unjudged).
+POOLED = 1 / 6
 #: askkit's parse + evaluate must take at most this share of pytrec_eval's.
 TARGET = 0.5
 _POOL = 2_000_003  # documents
@@ -77,11 +88,14 @@ def make_files(
     judged: int,
     seed: int = 0,
     score_seed: int | None = None,
+    pooled: float = 0.0,
 ) -> None:
     """``qrels.txt`` and ``run.txt`` in ``folder`` (deterministic for a seed).
 
     ``score_seed``: draw the run's scores from a generator of their own (the same
     documents, queries and qrels as ``seed`` gives, other scores: a second system).
+    ``pooled``: this share of the judgments, drawn at random, get grade -1 (in
+    the pool, not judged); the other files stay as ``seed`` gives them.
     """
     import numpy as np
     import pyarrow as pa
@@ -116,6 +130,8 @@ def make_files(
     outside = (start[:, None] + steps * 7919) % _POOL
     jdoc = np.concatenate([inside, outside], axis=1).ravel()
     grade = rng.choice(np.array([0, 0, 1, 2]), len(jq))
+    if pooled:
+        grade[rng.random(len(jq)) < pooled] = -1
     _write(
         folder / "qrels.txt",
         [
@@ -130,8 +146,12 @@ def make_files(
 # --------------------------------------------------------------------------- workers
 
 
-def worker(tool: str, folder: Path) -> None:
-    """One tool, files to per-query values, in this (fresh) process; prints JSON."""
+def worker(tool: str, folder: Path, incomplete: bool = False) -> None:
+    """One tool, files to per-query values, in this (fresh) process; prints JSON.
+
+    ``incomplete``: :data:`INCOMPLETE_ASKKIT`, and pytrec_eval's two evaluators
+    for them; the values are then keyed by askkit's names.
+    """
     import resource
 
     qrels, run, out = folder / "qrels.txt", folder / "run.txt", folder / f"{tool}.json"
@@ -145,11 +165,13 @@ def worker(tool: str, folder: Path) -> None:
         judgments, ranked = read_qrels(qrels), read_run(run)
         t_parse = time.perf_counter() - t0
         t0 = time.perf_counter()
-        per_query = evaluate(ranked, judgments, ASKKIT).per_query
+        per_query = evaluate(ranked, judgments, INCOMPLETE_ASKKIT if incomplete else ASKKIT)
+        per_query = per_query.per_query
         t_eval = time.perf_counter() - t0
+        names = INCOMPLETE_ASKKIT if incomplete else TREC
         values = {
             t: dict(zip(per_query.index.astype(str), per_query[a].tolist(), strict=True))
-            for a, t in zip(ASKKIT, TREC, strict=True)
+            for a, t in zip(INCOMPLETE_ASKKIT if incomplete else ASKKIT, names, strict=True)
         }
     else:
         import pytrec_eval
@@ -163,9 +185,25 @@ def worker(tool: str, folder: Path) -> None:
             run_dict = pytrec_eval.parse_run(f)
         t_parse = time.perf_counter() - t0
         t0 = time.perf_counter()
-        result = pytrec_eval.RelevanceEvaluator(qrels_dict, set(TREC)).evaluate(run_dict)
+        if incomplete:  # one evaluator per judged_docs_only_flag
+            results = {
+                flag: pytrec_eval.RelevanceEvaluator(
+                    qrels_dict,
+                    {name for name, _, f in INCOMPLETE_TREC if f == flag},
+                    judged_docs_only_flag=flag,
+                ).evaluate(run_dict)
+                for flag in (False, True)
+            }
+        else:
+            result = pytrec_eval.RelevanceEvaluator(qrels_dict, set(TREC)).evaluate(run_dict)
         t_eval = time.perf_counter() - t0
-        values = {m: {q: v[m] for q, v in result.items()} for m in TREC}
+        if incomplete:
+            values = {
+                a: {q: v[key] for q, v in results[flag].items()}
+                for a, (_, key, flag) in zip(INCOMPLETE_ASKKIT, INCOMPLETE_TREC, strict=True)
+            }
+        else:
+            values = {m: {q: v[m] for q, v in result.items()} for m in TREC}
     after = resource.getrusage(resource.RUSAGE_SELF)
     out.write_text(json.dumps(values))
     times = {"import": t_import, "parse": t_parse, "evaluate": t_eval}
@@ -229,9 +267,9 @@ def diff_worker(tool: str, folder: Path) -> None:
     print(json.dumps(times))
 
 
-def _fresh(tool: str, folder: Path) -> dict[str, float]:
+def _fresh(tool: str, folder: Path, incomplete: bool = False) -> dict[str, float]:
     """The tool's worker in a fresh interpreter that imports only what the tool needs."""
-    cmd = [sys.executable, __file__, tool, str(folder)]
+    cmd = [sys.executable, __file__, tool, str(folder)] + (["incomplete"] if incomplete else [])
     t0 = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
@@ -276,7 +314,7 @@ def _largest_difference(folder: Path, tool: str) -> float:
     ref = json.loads((folder / "pytrec_eval.json").read_text())
     got = json.loads((folder / f"{tool}.json").read_text())
     worst = 0.0
-    for m in TREC:
+    for m in ref:
         if set(got[m]) != set(ref[m]):
             return float("inf")
         worst = max(worst, *(abs(got[m][q] - v) for q, v in ref[m].items()))
@@ -285,13 +323,18 @@ def _largest_difference(folder: Path, tool: str) -> float:
 
 def main(args: argparse.Namespace) -> None:
     """Generate (or reuse) the files, time each tool ``--cold-repeat`` times, print."""
+    incomplete = bool(getattr(args, "incomplete", False))
     with tempfile.TemporaryDirectory(prefix="askkit-trec-") as tmp:
         folder = Path(args.dir) if args.dir else Path(tmp)
+        if incomplete:  # other qrels: files of their own
+            folder = folder / "incomplete"
         folder.mkdir(parents=True, exist_ok=True)
         judged = args.judged
         if not (folder / "run.txt").exists():
             t0 = time.perf_counter()
-            make_files(folder, args.queries, args.sources, judged)
+            make_files(
+                folder, args.queries, args.sources, judged, pooled=POOLED if incomplete else 0.0
+            )
             print(f"files generated in {time.perf_counter() - t0:.1f}s in {folder}")
         run_mb = (folder / "run.txt").stat().st_size / 1e6
         qrels_mb = (folder / "qrels.txt").stat().st_size / 1e6
@@ -300,8 +343,14 @@ def main(args: argparse.Namespace) -> None:
             f"{args.queries * args.sources:,} lines ({run_mb:.0f} MB); "
             f"qrels: {args.queries * judged:,} lines ({qrels_mb:.0f} MB)"
         )
-        binary = Path(args.trec_eval) if args.trec_eval else None
-        if binary is None and args.trec_eval_src:
+        if incomplete:
+            print(
+                f"measures: askkit {', '.join(INCOMPLETE_ASKKIT)} in one evaluate; pytrec_eval "
+                "bpref and infAP in one evaluator, ndcg_cut.10 with judged_docs_only_flag=True "
+                "in a second (the trec_eval binary is left out)"
+            )
+        binary = Path(args.trec_eval) if args.trec_eval and not incomplete else None
+        if binary is None and args.trec_eval_src and not incomplete:
             binary = build_trec_eval(Path(args.trec_eval_src), Path(tmp))
             print(f"trec_eval built from {args.trec_eval_src} with its Makefile")
         tools = ["askkit", "pytrec_eval"] + (["trec_eval"] if binary else [])
@@ -312,7 +361,7 @@ def main(args: argparse.Namespace) -> None:
                     assert binary is not None
                     runs[tool].append(_trec_eval(binary, folder))
                 else:
-                    runs[tool].append(_fresh(tool, folder))
+                    runs[tool].append(_fresh(tool, folder, incomplete))
         report(runs, folder, args.cold_repeat, binary is not None)
 
 
@@ -414,4 +463,4 @@ if __name__ == "__main__":  # a worker: python trec_files.py TOOL FOLDER
     if sys.argv[1].endswith("-diff"):
         diff_worker(sys.argv[1], Path(sys.argv[2]))
     else:
-        worker(sys.argv[1], Path(sys.argv[2]))
+        worker(sys.argv[1], Path(sys.argv[2]), sys.argv[3:] == ["incomplete"])
