@@ -294,15 +294,31 @@ def compute(
     rows only (trec_eval's ``-M``). A condensed measure (``ndcg'@10``) is
     scored on the rows of value 0 or more only, ranked again in their order
     (trec_eval's ``-J``, after ``-M``).
+
+    Every measure is a sum over the judged rows (value -1 never counts unless
+    the level is -1 or less) and each row's rank; the unjudged rows only
+    move ranks. So the judged rows are taken out once, in rank order, and
+    every measure, condensed ones included, is one pass over them.
     """
     if judged is None:
         judged = grade > 0
-    value = trec_values(grade, judged)
     q, rank = ranked.query, ranked.rank
+    retrieved = None
+    if any(m.kind == "judged" for m in measures):  # Judged@k's denominator counts every row
+        retrieved = np.bincount(q, minlength=n_queries)
+        if max_docs is not None:
+            np.minimum(retrieved, max_docs, out=retrieved)
+    if relevance_level > -1:  # an unjudged row is never relevant: the judged rows suffice
+        at = np.flatnonzero(judged)
+        q, rank = q[at], rank[at]
+        value = grade[at]
+        value[value < 0] = -2
+    else:
+        value = trec_values(grade, judged)
     if max_docs is not None:
         top = rank <= max_docs
         q, rank, value = q[top], rank[top], value[top]
-    counts = _Counts.of(qrels_query, qrels_grade, n_queries, relevance_level)
+    counts = _Counts.of(qrels_query, qrels_grade, n_queries, relevance_level, retrieved)
     out: dict[str, FloatArray] = {}
     plain = [m for m in measures if not m.condensed]
     if plain:
@@ -318,7 +334,8 @@ def compute(
 @dataclass(frozen=True, slots=True)
 class _Counts:
     """Per query: the judgments that count as relevant (R) and as not relevant,
-    the level, and the judgments themselves for the ideal DCG."""
+    the level, the judgments themselves for the ideal DCG, and the rows
+    retrieved (after ``-M``; only Judged@k needs them, else None)."""
 
     n_queries: int
     level: int
@@ -326,9 +343,17 @@ class _Counts:
     n_nonrel: IntArray
     qrels_query: IntArray
     qrels_grade: IntArray
+    retrieved: IntArray | None = None
 
     @classmethod
-    def of(cls, qrels_query: IntArray, qrels_grade: IntArray, n: int, level: int) -> _Counts:
+    def of(
+        cls,
+        qrels_query: IntArray,
+        qrels_grade: IntArray,
+        n: int,
+        level: int,
+        retrieved: IntArray | None = None,
+    ) -> _Counts:
         rel = counts_as_relevant(qrels_grade, level)
         nonrel = (qrels_grade >= 0) & (qrels_grade < level)
         return cls(
@@ -338,6 +363,7 @@ class _Counts:
             np.bincount(qrels_query[nonrel], minlength=n),
             qrels_query,
             qrels_grade,
+            retrieved,
         )
 
 
@@ -345,7 +371,8 @@ def _scores(
     measures: list[Measure], counts: _Counts, q: IntArray, rank: IntArray, value: IntArray
 ) -> dict[str, FloatArray]:
     """The measures over ranked rows (``q`` grouped, ``rank`` 1-based within each
-    query, ``value`` trec_eval's value of each row)."""
+    query, ``value`` trec_eval's value of each row; rows that can never count,
+    unjudged ones above level -1, may be left out: ``rank`` keeps their place)."""
     n_queries, level, n_rel = counts.n_queries, counts.level, counts.n_rel
     useful = relevant(value, level) | (value > 0)
     uq, urank, g = q[useful], rank[useful], value[useful]
@@ -391,24 +418,38 @@ def _scores(
         elif m.kind == "infap":
             out[m.name] = infap(q, rank, value, counts.n_rel, level)
         else:  # judged@k
-            out[m.name] = judged_at(q, rank, value, cut, n_queries)
+            if counts.retrieved is None:
+                raise ValueError("judged@k needs each query's retrieved rows (_Counts.retrieved)")
+            out[m.name] = judged_at(q, rank, value, cut, counts.retrieved)
     return out
 
 
-def _before(q: IntArray, flag: BoolArray) -> IntArray:
-    """How many rows of the same query above each row have ``flag`` (rows grouped
-    by query, in rank order)."""
+def _groups(q: IntArray) -> IntArray:
+    """The number (0, 1, ...) of each row's run of equal ``q`` (rows grouped by query)."""
+    if len(q) == 0:
+        return np.zeros(0, dtype=np.int64)
+    new = np.empty(len(q), dtype=np.int64)
+    new[0] = 0
+    np.not_equal(q[1:], q[:-1], out=new[1:])
+    return np.cumsum(new, out=new)
+
+
+def _before(group: IntArray, flag: BoolArray, at: BoolArray | None = None) -> IntArray:
+    """How many rows of the same group (:func:`_groups`: rows grouped by query, in
+    rank order) above each row have ``flag``; ``at``: of the rows it selects only.
+
+    >>> _before(np.array([0, 0, 0, 1, 1]), np.array([1, 1, 0, 1, 0], dtype=bool)).tolist()
+    [0, 1, 2, 0, 1]
+    """
     total = np.cumsum(flag, dtype=np.int64)
     total -= flag  # exclusive
-    if len(q) == 0:
+    if len(group) == 0:
+        return total if at is None else total[at]
+    first = total[np.searchsorted(group, np.arange(int(group[-1]) + 1))]  # at each start
+    if at is None:
+        total -= first[group]
         return total
-    new = np.empty(len(q), dtype=bool)
-    new[0] = True
-    np.not_equal(q[1:], q[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
-    sizes = np.diff(np.append(starts, len(q)))
-    total -= np.repeat(total[starts], sizes)
-    return total
+    return total[at] - first[group[at]]
 
 
 def bpref(
@@ -430,9 +471,8 @@ def bpref(
     judged = value >= 0
     jq, jv = q[judged], value[judged]
     nonrel = jv < level
-    above = _before(jq, nonrel)
     rel = ~nonrel
-    rq, n = jq[rel], above[rel]
+    rq, n = jq[rel], _before(_groups(jq), nonrel, rel)
     big_r = n_rel[rq]
     denom = np.where(n > 0, np.minimum(n_nonrel[rq], big_r), 1).astype(np.float64)
     term = np.where(n > 0, 1.0 - np.minimum(n, big_r).astype(np.float64) / denom, 1.0)
@@ -461,9 +501,10 @@ def infap(
     nonrel_flag = (value >= 0) & (value < level)
     pooled = value == -2
     rq = q[rel_flag]
-    r = _before(q, rel_flag)[rel_flag].astype(np.float64)
-    n = _before(q, nonrel_flag)[rel_flag].astype(np.float64)
-    p = _before(q, pooled)[rel_flag].astype(np.float64)
+    group = _groups(q)
+    r = (group_rank(rq) - 1).astype(np.float64)  # the relevant rows above
+    n = _before(group, nonrel_flag, rel_flag).astype(np.float64)
+    p = _before(group, pooled, rel_flag).astype(np.float64)
     j = (rank[rel_flag] - 1).astype(np.float64)
     first = j == 0
     safe_j = np.where(first, 1.0, j)
@@ -475,15 +516,18 @@ def infap(
     return ratio(total, n_rel)
 
 
-def judged_at(q: IntArray, rank: IntArray, value: IntArray, k: int, n_queries: int) -> FloatArray:
+def judged_at(
+    q: IntArray, rank: IntArray, value: IntArray, k: int, retrieved: IntArray
+) -> FloatArray:
     """Judged@k (ir_measures): the share of a query's top ``k`` documents that
-    carry a judgment of 0 or more, over ``min(k, retrieved)``; 0 when nothing
-    is retrieved. A qrels grade below 0 (pooled but unjudged) is not a judgment.
+    carry a judgment of 0 or more, over ``min(k, retrieved)`` (``retrieved``:
+    each query's documents; the rows given may leave the unjudged ones out);
+    0 when nothing is retrieved. A qrels grade below 0 (pooled but unjudged)
+    is not a judgment.
 
-    >>> judged_at(np.array([0, 0, 0]), np.array([1, 2, 3]), np.array([2, -1, 0]), 2, 1).tolist()
+    >>> judged_at(np.array([0, 0, 0]), np.array([1, 2, 3]), np.array([2, -1, 0]), 2,
+    ...           np.array([3])).tolist()
     [0.5]
     """
-    top = rank <= k
-    seen = np.bincount(q[top], minlength=n_queries)
-    hits = np.bincount(q[top & (value >= 0)], minlength=n_queries)
-    return ratio(hits.astype(np.float64), seen)
+    hits = np.bincount(q[(rank <= k) & (value >= 0)], minlength=len(retrieved))
+    return ratio(hits.astype(np.float64), np.minimum(retrieved, k))
