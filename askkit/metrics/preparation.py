@@ -159,24 +159,41 @@ def _arrow_strings(values: pd.Series, what: str, *, contiguous: bool = True) -> 
     return arr.cast(pa.large_string()) if arr.type != pa.large_string() else arr
 
 
-def _query_codes(turn: pa.Array | pa.ChunkedArray) -> tuple[IntArray, pa.Array, bool]:
+def _query_codes(
+    turn: pa.Array | pa.ChunkedArray,
+) -> tuple[IntArray, IntArray | None, pa.Array, bool]:
     """Factorize the run's query ids, hashing only the first id of each block of equal ids.
 
-    Returns the codes, the distinct ids (Arrow, in order of first appearance)
-    and whether the run is grouped (each query's rows contiguous).
+    Returns the codes of each block of equal ids and the blocks' sizes (None:
+    the codes are the rows', when there are hardly any blocks), the distinct
+    ids (Arrow, in order of first appearance) and whether the run is grouped
+    (each query's rows contiguous).
     """
     n = len(turn)
     if n == 0:
-        return np.empty(0, dtype=np.int64), pa.array([], pa.large_string()), True
+        return np.empty(0, dtype=np.int64), None, pa.array([], pa.large_string()), True
     new = np.ones(n, dtype=bool)
     new[1:] = np.asarray(pc.not_equal(turn.slice(1), turn.slice(0, n - 1)))
     starts = np.flatnonzero(new)
     if 2 * len(starts) > n:  # hardly any blocks (a shuffled run): hash every id in place
         codes, uniques = dictionary_codes(turn)
-        return codes, uniques, len(uniques) == len(starts)
+        return codes, None, uniques, len(uniques) == len(starts)
     block_codes, uniques = dictionary_codes(take(turn, starts))
-    codes = np.repeat(block_codes, np.diff(np.append(starts, n)))
-    return codes, uniques, len(uniques) == len(starts)
+    return block_codes, np.diff(np.append(starts, n)), uniques, len(uniques) == len(starts)
+
+
+def _per_row(values: IntArray, codes: IntArray, sizes: IntArray | None) -> IntArray:
+    """``values[codes]`` for every row, the codes given per block of ``sizes`` rows
+    (None: per row), in :func:`~askkit.metrics.ranked.fresh` memory."""
+    if sizes is None:
+        return np.take(values, codes, out=fresh(len(codes), np.int64))
+    out = fresh(int(sizes.sum()), np.int64)
+    if len(out) == 0:
+        return out
+    # each block's first row steps from the previous block's value; the running sum fills in
+    out.fill(0)
+    out[np.cumsum(sizes) - sizes] = np.diff(values[codes], prepend=0)
+    return np.cumsum(out, out=out)
 
 
 def _positions(values: pa.Array, sorted_ids: pa.Array) -> IntArray:
@@ -208,7 +225,7 @@ def code(
     _run_columns(run)
     judgments = as_qrels(qrels)
     turn = _arrow_strings(run["turn_id"], "turn_id", contiguous=False)
-    run_codes, run_ids, grouped = _query_codes(turn)
+    run_codes, run_sizes, run_ids, grouped = _query_codes(turn)
     jq_codes, jq_ids = dictionary_codes(
         _arrow_strings(judgments["query_id"], "query_id", contiguous=False)
     )
@@ -217,7 +234,7 @@ def code(
     qids = pd.Index(pd.array(sorted_ids, dtype=STRING), name="query_id")
     qmap = _positions(run_ids, sorted_ids)
     run_only = sorted(run_ids.filter(pa.array(qmap < 0)).to_pylist())
-    rq = np.take(qmap, run_codes, out=fresh(len(run_codes), np.int64))
+    rq = _per_row(qmap, run_codes, run_sizes)
     keep = None if bool(np.all(qmap >= 0)) else np.flatnonzero(rq >= 0)
     jq = _positions(jq_ids, sorted_ids)[jq_codes] if len(jq_codes) else jq_codes
     scores = run["score"]
@@ -232,7 +249,8 @@ def code(
     else:
         order = np.arange(len(rq), dtype=np.int64) if keep is None else keep
     if keep is not None:  # the kept rows may be grouped when the whole run is not
-        first_seen = run_codes[keep]  # numbered in order of first appearance
+        # numbered in order of first appearance
+        first_seen = _per_row(np.arange(len(run_ids)), run_codes, run_sizes)[keep]
         grouped = bool(np.all(first_seen[1:] >= first_seen[:-1]))
     n = len(qids)
     in_run = np.zeros(n, dtype=bool)

@@ -73,12 +73,14 @@ def test_a_run_must_be_a_frame_with_its_columns() -> None:
 def test_query_codes_in_order_of_first_appearance(blocky: bool) -> None:
     """A run grouped in blocks hashes one id per block; a shuffled one every id."""
     ids = ["b", "b", "b", "a", "a", "c"] if blocky else ["b", "a", "b", "c", "a", "b"]
-    codes, uniques, grouped = _query_codes(pa.array(ids, pa.large_string()))
+    codes, sizes, uniques, grouped = _query_codes(pa.array(ids, pa.large_string()))
     assert uniques.to_pylist() == ["b", "a", "c"]
-    assert [uniques[c].as_py() for c in codes] == ids
+    rows = codes if sizes is None else np.repeat(codes, sizes)
+    assert [uniques[c].as_py() for c in rows] == ids
+    assert (sizes is not None) is blocky  # a code per block, or one per row
     assert grouped is blocky
-    empty, none, grouped = _query_codes(pa.array([], pa.large_string()))
-    assert (len(empty), len(none), grouped) == (0, 0, True)
+    empty, no_sizes, none, grouped = _query_codes(pa.array([], pa.large_string()))
+    assert (len(empty), no_sizes, len(none), grouped) == (0, None, 0, True)
 
 
 def test_code_keeps_the_judged_queries_rows() -> None:
