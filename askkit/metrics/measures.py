@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -334,8 +334,10 @@ def compute(
 @dataclass(frozen=True, slots=True)
 class _Counts:
     """Per query: the judgments that count as relevant (R) and as not relevant,
-    the level, the judgments themselves for the ideal DCG, and the rows
-    retrieved (after ``-M``; only Judged@k needs them, else None)."""
+    the level, the judgments themselves for the ideal DCG (those with a gain,
+    best first within each query when that is cheap, so the ideal DCG's sort
+    finds them in order), the rows retrieved (after ``-M``; only Judged@k
+    needs them, else None), and each cutoff's ideal DCG once computed."""
 
     n_queries: int
     level: int
@@ -344,6 +346,13 @@ class _Counts:
     qrels_query: IntArray
     qrels_grade: IntArray
     retrieved: IntArray | None = None
+    ideal: dict[int | None, FloatArray] = field(default_factory=dict)
+
+    def ideal_dcg(self, k: int | None) -> FloatArray:
+        """:func:`ideal_dcg` of the judgments at cutoff ``k``, computed once."""
+        if k not in self.ideal:
+            self.ideal[k] = ideal_dcg(self.qrels_query, self.qrels_grade, self.n_queries, k)
+        return self.ideal[k]
 
     @classmethod
     def of(
@@ -361,10 +370,30 @@ class _Counts:
             level,
             np.bincount(qrels_query[rel], minlength=n),
             np.bincount(qrels_query[nonrel], minlength=n),
-            qrels_query,
-            qrels_grade,
+            *_best_first(qrels_query, qrels_grade, n),
             retrieved,
         )
+
+
+def _best_first(query: IntArray, grade: IntArray, n_queries: int) -> tuple[IntArray, IntArray]:
+    """The judgments with a gain, by query and then grade descending, as the ideal DCG
+    ranks them, by counting (no sort) when the grades are few; else all as given.
+
+    >>> q, g = _best_first(np.array([1, 0, 1, 1]), np.array([2, 1, 3, 0]), 2)
+    >>> q.tolist(), g.tolist()
+    ([0, 1, 1], [1, 3, 2])
+    """
+    positive = grade > 0
+    q, g = query[positive], grade[positive]
+    top = int(g.max()) if len(g) else 0
+    cells = n_queries * top
+    if top == 0 or cells > 4 * len(g) + 1024:
+        return query, grade
+    # judgments per (query, grade), grades descending within each query
+    per_cell = np.bincount(q * top + (top - g), minlength=cells)
+    cell_query = np.repeat(np.arange(n_queries, dtype=np.int64), top)
+    cell_grade = np.tile(np.arange(top, 0, -1, dtype=np.int64), n_queries)
+    return np.repeat(cell_query, per_cell), np.repeat(cell_grade, per_cell)
 
 
 def _scores(
@@ -382,7 +411,6 @@ def _scores(
     inv_rank = 1.0 / rel_rank.astype(np.float64)
     terms = discounted(gain(g), urank)
     out: dict[str, FloatArray] = {}
-    ideal: dict[int | None, FloatArray] = {}
 
     def per_query(mask: BoolArray, weights: FloatArray | None = None) -> FloatArray:
         """Sum over the relevant retrieved rows selected by ``mask``, per query."""
@@ -406,11 +434,9 @@ def _scores(
             prec = rel_cum / rel_rank.astype(np.float64)
             out[m.name] = ratio(per_query(rel_rank <= cut, prec), n_rel)
         elif m.kind == "ndcg":
-            if k not in ideal:
-                ideal[k] = ideal_dcg(counts.qrels_query, counts.qrels_grade, n_queries, k)
             mask = urank <= cut
             dcg = np.bincount(uq[mask], weights=terms[mask], minlength=n_queries)
-            out[m.name] = ndcg(dcg, ideal[k])
+            out[m.name] = ndcg(dcg, counts.ideal_dcg(k))
         elif m.kind == "r-precision":  # relevant in the top R, over R
             out[m.name] = ratio(per_query(rel_rank <= n_rel[rel_q]), n_rel)
         elif m.kind == "bpref":
