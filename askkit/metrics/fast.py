@@ -87,22 +87,28 @@ def _mix(
 
 def _hash_strings(
     arr: pa.Array | pa.ChunkedArray,
+    out: np.ndarray[Any, np.dtype[np.uint64]] | None = None,
 ) -> np.ndarray[Any, np.dtype[np.uint64]] | None:
     """A 64-bit hash of each string's bytes (equal strings hash alike); None if not hashable.
 
     Mixes the length, the first 8 bytes, every whole word after them and the
     last 8 bytes (zero for strings under 8 bytes, whose first bytes are masked).
     A chunked array is hashed chunk by chunk, in place (a chunk too small to
-    hash on its own is hashed with the others, joined).
+    hash on its own is hashed with the others, joined). ``out``: an array as
+    long as ``arr`` to write the hashes into.
     """
     if isinstance(arr, pa.ChunkedArray):
         chunks = [c for c in arr.chunks if len(c)]
+        if not chunks:
+            return None
         if len(chunks) == 1:
-            return _hash_strings(chunks[0])
-        parts = [_hash_strings(c) for c in chunks]
-        if not chunks or any(p is None for p in parts):
-            return _hash_strings(arr.combine_chunks()) if chunks else None
-        return np.concatenate(parts)  # type: ignore[arg-type]
+            return _hash_strings(chunks[0], out)
+        h = np.empty(len(arr), dtype=np.uint64) if out is None else out
+        ends = np.cumsum([len(c) for c in chunks]).tolist()
+        for chunk, lo, hi in zip(chunks, [0, *ends[:-1]], ends, strict=True):
+            if _hash_strings(chunk, h[lo:hi]) is None:
+                return _hash_strings(arr.combine_chunks(), out)
+        return h
     n = len(arr)
     if not pa.types.is_large_string(arr.type) or arr.null_count or n == 0:
         return None
@@ -114,7 +120,7 @@ def _hash_strings(
     data = np.frombuffer(dbuf, dtype=np.uint8, count=nbytes)
     # every 8-byte window of the data, unaligned: words[i] = bytes i..i+7
     words = np.ndarray((nbytes - 7,), dtype=np.uint64, buffer=data, strides=(1,))
-    h = np.empty(n, dtype=np.uint64)
+    h = np.empty(n, dtype=np.uint64) if out is None else out
     for lo in range(0, n, _PIECE):  # a piece's temporaries stay in the CPU's caches
         hi = min(lo + _PIECE, n)
         _hash_piece(words, offsets[lo : hi + 1], h[lo:hi])
@@ -367,14 +373,12 @@ class _Judged:
     shift: np.uint64
 
 
-def _index_qrels(coded: Coded, rows: IntArray) -> _Judged:
+def _index_qrels(coded: Coded, rows: IntArray, hashes: _Hashes) -> _Judged:
     """The judgments in ``rows`` (qrels rows, whole queries), one grade per (query,
     document), the highest, indexed by pair key. Raises :class:`_Doubt`."""
     jdoc, n = coded.qrels_docs, len(coded.qids)
     jq, jgrade = coded.qrels_query[rows], coded.qrels_grade[rows]
-    jhash = _hash_rows(jdoc, rows)
-    if jhash is None:
-        raise _Doubt
+    jhash = hashes.of(rows)
     jkey = _pair_keys(jq, jhash, n)
     by = np.argsort(jkey, kind="stable")
     sk = jkey[by]
@@ -403,6 +407,31 @@ def _index_qrels(coded: Coded, rows: IntArray) -> _Judged:
         seen=seen,
         shift=shift,
     )
+
+
+class _Hashes:
+    """The hashes of some rows of document ids: each slice's hashed when it is taken
+    (its rows consecutive, so hashed in place, in the CPU's caches), or, when the
+    rows are spread (queries in another order than their codes'), every id hashed
+    once in place and the rows' hashes picked out: taking spread strings out of a
+    chunked column joins its chunks."""
+
+    def __init__(self, docs: pa.Array | pa.ChunkedArray, spread: bool) -> None:
+        self.docs = docs
+        self.all = None
+        if spread:
+            self.all = _hash_strings(docs, fresh(len(docs), np.uint64))
+            if self.all is None:  # too short to hash in place: hashed beside a padding string
+                self.all = _hash_rows(docs, np.arange(len(docs), dtype=np.int64))
+            if self.all is None:
+                raise _Doubt
+
+    def of(self, rows: IntArray) -> np.ndarray[Any, np.dtype[np.uint64]]:
+        """The hashes of ``rows``. Raises :class:`_Doubt` when they cannot be hashed."""
+        h = _hash_rows(self.docs, rows) if self.all is None else self.all[rows]
+        if h is None:
+            raise _Doubt
+        return h
 
 
 def _hash_rows(
@@ -602,16 +631,16 @@ def _graded(
     moved: list[np.ndarray[Any, Any]] | None = None
     filled = judgments = duplicates = 0
     try:
+        run_hashes = _Hashes(rdoc, spread=not blocks.in_order or doc_rows is not None)
+        qrels_hashes = _Hashes(coded.qrels_docs, spread=j_order is not None)
         for (ba, bb), (ja, jb) in zip(
             itertools.pairwise(edges), itertools.pairwise(j_edges), strict=True
         ):
             j_rows = np.arange(ja, jb, dtype=np.int64) if j_order is None else j_order[ja:jb]
-            index = _index_qrels(coded, j_rows) if jb > ja else None
+            index = _index_qrels(coded, j_rows, qrels_hashes) if jb > ja else None
             at, q, rows = _slice_rows(blocks, ba, bb, run_q, doc_rows)
             s = score[at]
-            h = _hash_rows(rdoc, rows)
-            if h is None:
-                raise _Doubt
+            h = run_hashes.of(rows)
             by = None
             if order is not None:
                 by, s = _rank_slice(q, s, order[at], ties, docs=rdoc, rows=rows)
