@@ -447,8 +447,9 @@ def take(values: pa.Array | pa.ChunkedArray, rows: IntArray) -> pa.Array | pa.Ch
 
     Arrow's ``take`` joins every chunk first: 100 MB of copies per call for the
     ids of a 5M-row run. Rows in chunk order are taken chunk by chunk; any
-    other rows are put in that order, taken so, and put back in theirs, so
-    only the strings taken are copied.
+    other rows are grouped by chunk (a stable radix sort of their chunk
+    numbers), taken so, and put back in their order, so only the strings
+    taken are copied.
 
     >>> take(pa.chunked_array([["a", "b"], ["c"]]), np.array([2, 0, 1])).to_pylist()
     ['c', 'a', 'b']
@@ -459,18 +460,20 @@ def take(values: pa.Array | pa.ChunkedArray, rows: IntArray) -> pa.Array | pa.Ch
     if int(rows.min()) < 0 or int(rows.max()) >= len(values):
         raise IndexError(f"rows out of range for {len(values)} values")
     chunk = np.searchsorted(bounds, rows, side="right") - 1
-    if bool(np.all(chunk[1:] >= chunk[:-1])):
-        cuts = np.searchsorted(chunk, np.arange(values.num_chunks + 1), side="left")
-        parts = [
-            values.chunk(i).take(pa.array(rows[a:b] - bounds[i]))
-            for i, (a, b) in enumerate(itertools.pairwise(cuts.tolist()))
-            if b > a
-        ]
-        return pa.chunked_array(parts, values.type)
-    by = np.argsort(rows, kind="stable")
+    by = None
+    if not bool(np.all(chunk[1:] >= chunk[:-1])):  # grouped by chunk (a radix sort of few keys)
+        key = chunk.astype(np.uint16) if values.num_chunks <= 1 << 16 else chunk
+        by = np.argsort(key, kind="stable")
+        rows, chunk = rows[by], chunk[by]
+    cuts = np.searchsorted(chunk, np.arange(values.num_chunks + 1), side="left")
+    parts = [
+        values.chunk(i).take(pa.array(rows[a:b] - bounds[i]))
+        for i, (a, b) in enumerate(itertools.pairwise(cuts.tolist()))
+        if b > a
+    ]
+    taken = pa.chunked_array(parts, values.type)
+    if by is None:
+        return taken
     back = np.empty(len(rows), dtype=np.int64)
     back[by] = np.arange(len(rows), dtype=np.int64)
-    taken = take(values, rows[by])
-    if isinstance(taken, pa.ChunkedArray):
-        taken = taken.combine_chunks()
-    return taken.take(pa.array(back))
+    return taken.combine_chunks().take(pa.array(back))
