@@ -40,7 +40,9 @@ from askkit.metrics.ranked import (
     IntArray,
     Ranked,
     argsort_keys,
+    chunk_edges,
     fresh,
+    group_numbers,
     group_rank,
 )
 
@@ -323,7 +325,7 @@ def compute(
     plain = [m for m in measures if not m.condensed]
     condensed = [m for m in measures if m.condensed]
     out = {m.name: np.zeros(n_queries, dtype=np.float64) for m in measures}
-    for a, b in itertools.pairwise(_chunks(q)):  # whole queries: each query's sums in one
+    for a, b in itertools.pairwise(chunk_edges(q)):  # whole queries: each query's sums in one
         parts: dict[str, FloatArray] = {}
         cq, crank, cvalue = q[a:b], rank[a:b], value[a:b]
         if plain:
@@ -337,28 +339,12 @@ def compute(
     return out
 
 
-#: Rows :func:`compute` scores at a time (whole queries), so that its temporaries
-#: stay in the CPU's caches and their memory is reused.
-_CHUNK = 131_072
-
-
-def _chunks(q: IntArray) -> list[int]:
-    """Edges of runs of about :data:`_CHUNK` rows of grouped ``q``, each of whole
-    queries; ``[0, 0]`` when there are no rows (every query then scores 0)."""
-    if len(q) <= _CHUNK:
-        return [0, len(q)]
-    starts = np.flatnonzero(q[1:] != q[:-1]) + 1
-    at = np.searchsorted(starts, np.arange(_CHUNK, len(q), _CHUNK))
-    return [0, *sorted({int(starts[i]) for i in at if i < len(starts)}), len(q)]
-
-
 @dataclass(frozen=True, slots=True)
 class _Counts:
     """Per query: the judgments that count as relevant (R) and as not relevant,
-    the level, the judgments themselves for the ideal DCG (those with a gain,
-    best first within each query when that is cheap, so the ideal DCG's sort
-    finds them in order), the rows retrieved (after ``-M``; only Judged@k
-    needs them, else None), and each cutoff's ideal DCG once computed."""
+    the level, the judgments themselves for the ideal DCG, the rows retrieved
+    (after ``-M``; only Judged@k needs them, else None), and each cutoff's
+    ideal DCG once computed."""
 
     n_queries: int
     level: int
@@ -370,10 +356,40 @@ class _Counts:
     ideal: dict[int | None, FloatArray] = field(default_factory=dict)
 
     def ideal_dcg(self, k: int | None) -> FloatArray:
-        """:func:`ideal_dcg` of the judgments at cutoff ``k``, computed once."""
+        """:func:`ideal_dcg` of the judgments at cutoff ``k``, computed once, from
+        :meth:`best_first`'s judgments."""
         if k not in self.ideal:
-            self.ideal[k] = ideal_dcg(self.qrels_query, self.qrels_grade, self.n_queries, k)
+            q, g = self.best_first(k)
+            self.ideal[k] = ideal_dcg(q, g, self.n_queries, k)
         return self.ideal[k]
+
+    def best_first(self, k: int | None) -> tuple[IntArray, IntArray]:
+        """The judgments with a gain by query, then grade descending, as the ideal
+        DCG ranks them, at most ``k`` a query (None: all): put in that order by
+        counting (judgments per query and grade, expanded best first), so its
+        sort finds them in order, and cut where its cutoff would. When the
+        grades are too many to count, the judgments as given.
+
+        >>> c = _Counts.of(np.array([1, 0, 1, 1]), np.array([2, 1, 3, 0]), 2, 1)
+        >>> [a.tolist() for a in c.best_first(None)], [a.tolist() for a in c.best_first(1)]
+        ([[0, 1, 1], [1, 3, 2]], [[0, 1], [1, 3]])
+        """
+        n, query, grade = self.n_queries, self.qrels_query, self.qrels_grade
+        top = int(grade.max()) if len(grade) else 0
+        if top <= 0 or n * (top + 1) > 4 * len(grade) + 1024:
+            return query, grade
+        # judgments per query and grade, grades descending; no gain: the last column
+        cell = np.maximum(grade, 0)
+        np.subtract(top, cell, out=cell)
+        cell += query * (top + 1)
+        table = np.bincount(cell, minlength=n * (top + 1)).reshape(n, top + 1)[:, :top]
+        if k is not None:  # each query's first k: a cell keeps what its query still lacks
+            before = np.cumsum(table, axis=1) - table
+            table = np.clip(k - before, 0, table)
+        per_cell = table.reshape(-1)
+        cell_query = np.repeat(np.arange(n, dtype=np.int64), top)
+        cell_grade = np.tile(np.arange(top, 0, -1, dtype=np.int64), n)
+        return np.repeat(cell_query, per_cell), np.repeat(cell_grade, per_cell)
 
     @classmethod
     def of(
@@ -384,37 +400,19 @@ class _Counts:
         level: int,
         retrieved: IntArray | None = None,
     ) -> _Counts:
-        rel = counts_as_relevant(qrels_grade, level)
-        nonrel = (qrels_grade >= 0) & (qrels_grade < level)
+        # one count per (query, kind): 0 relevant, 1 not relevant, 2 neither (negative)
+        kind = (qrels_grade < max(level, 0)).astype(np.int64)
+        kind += qrels_grade < 0
+        per_kind = np.bincount(qrels_query * 3 + kind, minlength=3 * n).reshape(n, 3)
         return cls(
             n,
             level,
-            np.bincount(qrels_query[rel], minlength=n),
-            np.bincount(qrels_query[nonrel], minlength=n),
-            *_best_first(qrels_query, qrels_grade, n),
+            np.ascontiguousarray(per_kind[:, 0]),
+            np.ascontiguousarray(per_kind[:, 1]),
+            qrels_query,
+            qrels_grade,
             retrieved,
         )
-
-
-def _best_first(query: IntArray, grade: IntArray, n_queries: int) -> tuple[IntArray, IntArray]:
-    """The judgments with a gain, by query and then grade descending, as the ideal DCG
-    ranks them, by counting (no sort) when the grades are few; else all as given.
-
-    >>> q, g = _best_first(np.array([1, 0, 1, 1]), np.array([2, 1, 3, 0]), 2)
-    >>> q.tolist(), g.tolist()
-    ([0, 1, 1], [1, 3, 2])
-    """
-    positive = grade > 0
-    q, g = query[positive], grade[positive]
-    top = int(g.max()) if len(g) else 0
-    cells = n_queries * top
-    if top == 0 or cells > 4 * len(g) + 1024:
-        return query, grade
-    # judgments per (query, grade), grades descending within each query
-    per_cell = np.bincount(q * top + (top - g), minlength=cells)
-    cell_query = np.repeat(np.arange(n_queries, dtype=np.int64), top)
-    cell_grade = np.tile(np.arange(top, 0, -1, dtype=np.int64), n_queries)
-    return np.repeat(cell_query, per_cell), np.repeat(cell_grade, per_cell)
 
 
 def _scores(
@@ -471,19 +469,10 @@ def _scores(
     return out
 
 
-def _groups(q: IntArray) -> IntArray:
-    """The number (0, 1, ...) of each row's run of equal ``q`` (rows grouped by query)."""
-    if len(q) == 0:
-        return np.zeros(0, dtype=np.int64)
-    new = np.empty(len(q), dtype=np.int64)
-    new[0] = 0
-    np.not_equal(q[1:], q[:-1], out=new[1:])
-    return np.cumsum(new, out=new)
-
-
 def _before(group: IntArray, flag: BoolArray, at: BoolArray | None = None) -> IntArray:
-    """How many rows of the same group (:func:`_groups`: rows grouped by query, in
-    rank order) above each row have ``flag``; ``at``: of the rows it selects only.
+    """How many rows of the same group (:func:`~askkit.metrics.ranked.group_numbers`:
+    rows grouped by query, in rank order) above each row have ``flag``; ``at``:
+    of the rows it selects only.
 
     >>> _before(np.array([0, 0, 0, 1, 1]), np.array([1, 1, 0, 1, 0], dtype=bool)).tolist()
     [0, 1, 2, 0, 1]
@@ -519,7 +508,7 @@ def bpref(
     jq, jv = q[judged], value[judged]
     nonrel = jv < level
     rel = ~nonrel
-    rq, n = jq[rel], _before(_groups(jq), nonrel, rel)
+    rq, n = jq[rel], _before(group_numbers(jq), nonrel, rel)
     big_r = n_rel[rq]
     denom = np.where(n > 0, np.minimum(n_nonrel[rq], big_r), 1).astype(np.float64)
     term = np.where(n > 0, 1.0 - np.minimum(n, big_r).astype(np.float64) / denom, 1.0)
@@ -548,7 +537,7 @@ def infap(
     nonrel_flag = (value >= 0) & (value < level)
     pooled = value == -2
     rq = q[rel_flag]
-    group = _groups(q)
+    group = group_numbers(q)
     r = (group_rank(rq) - 1).astype(np.float64)  # the relevant rows above
     n = _before(group, nonrel_flag, rel_flag).astype(np.float64)
     p = _before(group, pooled, rel_flag).astype(np.float64)

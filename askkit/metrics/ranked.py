@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = [
+    "CHUNK",
     "Blocks",
     "BoolArray",
     "Coded",
@@ -40,9 +41,11 @@ __all__ = [
     "Ties",
     "argsort_keys",
     "block_order",
+    "chunk_edges",
     "descending_or_tied",
     "dictionary_codes",
     "fresh",
+    "group_numbers",
     "group_rank",
     "lookup_grades",
     "query_blocks",
@@ -161,6 +164,40 @@ def group_rank(query: IntArray, out: IntArray | None = None) -> IntArray:
     rank[starts[1:]] = 1 - np.diff(starts)
     np.cumsum(rank, out=rank)
     return rank
+
+
+def group_numbers(query: IntArray) -> IntArray:
+    """The number (0, 1, ...) of each row's run of equal values of a grouped ``query``.
+
+    >>> group_numbers(np.array([4, 4, 1, 7, 7])).tolist()
+    [0, 0, 1, 2, 2]
+    """
+    if len(query) == 0:
+        return np.zeros(0, dtype=np.int64)
+    new = np.empty(len(query), dtype=np.int64)
+    new[0] = 0
+    np.not_equal(query[1:], query[:-1], out=new[1:])
+    return np.cumsum(new, out=new)
+
+
+#: Rows a columnar pass takes at a time (:func:`chunk_edges`), so that its
+#: temporaries stay in the CPU's caches and their memory is reused.
+CHUNK = 131_072
+
+
+def chunk_edges(query: IntArray, size: int | None = None) -> list[int]:
+    """Edges of runs of about ``size`` (default :data:`CHUNK`) rows of a grouped
+    ``query``, each of whole queries; ``[0, 0]`` when there are no rows.
+
+    >>> chunk_edges(np.array([0, 0, 0, 1, 1, 2]), 2)
+    [0, 3, 5, 6]
+    """
+    size = CHUNK if size is None else size
+    if len(query) <= size:
+        return [0, len(query)]
+    starts = np.flatnonzero(query[1:] != query[:-1]) + 1
+    at = np.searchsorted(starts, np.arange(size, len(query), size))
+    return [0, *sorted({int(starts[i]) for i in at if i < len(starts)}), len(query)]
 
 
 def argsort_keys(keys: list[tuple[IntArray, int]]) -> IntArray:
