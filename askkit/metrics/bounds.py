@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -292,13 +293,30 @@ def _hole_frame(
             label = label.where(~mine, label + np.where(label == "", "", ", ") + name)
     return pd.DataFrame(
         {
-            "query_id": pd.array(prep.qids.to_numpy()[rows_.q[at]].astype(str), dtype=STRING),
-            "doc": pd.array(doc_ids.take(pa.array(at)).to_pylist(), dtype=STRING),
+            "query_id": _arrow(_qid_array(prep.qids).take(pa.array(rows_.q[at]))),
+            "doc": _arrow(doc_ids.take(pa.array(at))),
             "rank": rows_.rank[at].astype(np.int64),
-            "measures": pd.array(label.to_numpy(dtype=str), dtype=STRING),
+            "measures": _arrow(pa.array(label.to_numpy(dtype=str), pa.large_string())),
             "row": prep.ranked.rows[rows[at]].astype(np.int64),
         }
     )
+
+
+def _qid_array(qids: pd.Index) -> pa.Array:
+    """The query ids as one Arrow string array (codes index it)."""
+    return pa.array(np.asarray(qids, dtype=object).astype(str), pa.large_string())
+
+
+def _arrow(values: pa.Array | pa.ChunkedArray) -> Any:
+    """Arrow strings as askkit's string column, without Python strings."""
+    return pd.array(values, dtype=STRING)
+
+
+def _repeated(text: str, n: int) -> Any:
+    """``text`` ``n`` times, as askkit's string column."""
+    codes = pa.array(np.zeros(n, dtype=np.int32))
+    values = pa.DictionaryArray.from_arrays(codes, pa.array([text], pa.large_string()))
+    return _arrow(values.cast(pa.large_string()))
 
 
 def _expand(counts: IntArray) -> tuple[IntArray, IntArray]:
@@ -555,9 +573,9 @@ def _fill_frame(
     relevant = np.where(inside, np.where(top, idx < y, idx >= u - y), beyond)
     return pd.DataFrame(
         {
-            "measure": pd.array([m.name] * len(at), dtype=STRING),
-            "query_id": pd.array(qids.to_numpy()[q[at]].astype(str), dtype=STRING),
-            "doc": pd.array(doc_ids.take(pa.array(at)).to_pylist(), dtype=STRING),
+            "measure": _repeated(m.name, len(at)),
+            "query_id": _arrow(_qid_array(qids).take(pa.array(q[at]))),
+            "doc": _arrow(doc_ids.take(pa.array(at))),
             "rank": rank[at].astype(np.int64),
             "grade": relevant.astype(np.int64),
         }
