@@ -29,10 +29,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import pytrec_eval  # noqa: E402
-from metrics_bench import make_data, make_dicts  # noqa: E402
+import pytrec_eval
+from metrics_bench import make_data, make_dicts
 
-from askkit.metrics import bounds, prepare  # noqa: E402
+from askkit.metrics import bounds, prepare
 
 #: askkit measure -> (pytrec_eval measure to compute, its result key).
 CUTOFF = {
@@ -58,7 +58,8 @@ def table(queries: int, measures: dict[str, tuple[str, str]], repeat: int) -> No
     run_dict, qrels_dict = make_dicts(run, qrels)
     t_prep, prep = best(lambda: prepare(run, qrels), 1)
     print(f"\n{queries:,} queries x 100 sources; askkit prepare (once, apart): {t_prep:.2f} s")
-    print(f"{'measure':<14}{'askkit bounds s':>16}{'pytrec_eval s':>15}{'ratio':>8}  mean [lower, upper]")
+    head = f"{'measure':<14}{'askkit bounds s':>16}{'pytrec_eval s':>15}{'ratio':>8}"
+    print(f"{head}  mean [lower, upper]")
     for name, (trec, key) in measures.items():
         t_ask, b = best(lambda name=name: bounds(prep, measures=[name]), repeat)
 

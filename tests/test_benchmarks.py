@@ -264,3 +264,12 @@ def test_cli_start_times_a_command_against_the_interpreter_and_the_search_alone(
     assert float(cells[3]) > 0
     assert "bm25s" in cells[4]
     assert "httpx" not in cells[4]
+
+
+def test_bounds_bench_prints_each_measure_against_pytrec_eval() -> None:
+    out = _run(
+        "--queries", "120", "--deep-queries", "20", "--repeat", "1", script="bounds_bench.py"
+    )  # fmt: skip
+    for measure in ("ndcg@10", "recall@10", "precision@10", "mrr", "bpref", "infap", "map"):
+        assert any(line.startswith(measure) and "x  " in line for line in out.splitlines())
+    assert "equals pytrec_eval's mean (checked" in out

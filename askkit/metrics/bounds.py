@@ -428,6 +428,44 @@ def _scored(
     return np.asarray(values, dtype=np.float64)
 
 
+def _uniform(
+    m: Measure,
+    rows: _Rows,
+    within: np.ndarray,
+    scenarios: tuple[IntArray, IntArray, np.ndarray, np.ndarray],
+    *,
+    grade: int,
+    prep: Prepared,
+    level: int,
+) -> np.ndarray:
+    """Each scenario's value of a measure that only rises (:data:`MONOTONE`): its two
+    scenarios per query are every unjudged document not relevant, then all relevant,
+    each scored once on the run's own rows (these measures read no judgments)."""
+    del within, prep
+    n, q, rank, value = rows.n, rows.q, rows.rank, rows.value
+    scen_query, scen_y = scenarios[0], scenarios[1]
+    ranked = Ranked(rows=np.arange(len(q)), query=q, doc=np.arange(len(q)), rank=rank, duplicates=0)
+    none = np.zeros(0, dtype=np.int64)
+    plain = Measure(m.name, m.kind, m.k)
+    unj = value < 0
+    sides = [
+        compute(
+            [plain],
+            n,
+            ranked,
+            np.where(unj, fill, value).astype(np.int64),
+            qrels_query=none,
+            qrels_grade=none,
+            relevance_level=level,
+            judged=np.ones(len(q), dtype=bool),
+        )[m.name]
+        for fill in (0, grade)
+    ]
+    first = np.r_[True, scen_query[1:] != scen_query[:-1]] if len(scen_query) else scen_query
+    del scen_y
+    return np.where(first, sides[0][scen_query], sides[1][scen_query])
+
+
 def _closed(
     m: Measure,
     rows: _Rows,
@@ -517,7 +555,8 @@ def _sweep(
     # last y), and the unjudged below the cutoff all relevant or all not
     scen_query, scen_y, scen_top, scen_beyond = _scenarios(m, u_in, u_out)
     closed = m.k is not None and m.kind in ("ndcg", "recall")
-    values = (_closed if closed else _scored)(
+    score = _uniform if m.kind in MONOTONE else _closed if closed else _scored
+    values = score(
         m,
         rows,
         within,
