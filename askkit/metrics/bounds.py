@@ -365,10 +365,22 @@ def _scenarios(
     return scen_query, scen_y, scen_top, scen_beyond
 
 
+@dataclass(frozen=True, slots=True)
+class _Depth:
+    """A measure's depth D over the rows: which rows are in its top D, and per query its
+    unjudged documents inside and below it; per row, its number among the unjudged
+    inside (0-based)."""
+
+    within: np.ndarray
+    u_in: IntArray
+    u_out: IntArray
+    row_index: IntArray
+
+
 def _scored(
     m: Measure,
     rows: _Rows,
-    within: np.ndarray,
+    depth: _Depth,
     scenarios: tuple[IntArray, IntArray, np.ndarray, np.ndarray],
     *,
     grade: int,
@@ -379,10 +391,7 @@ def _scored(
     query of its own, with its filled rows and judgments."""
     n, q, rank, value = rows.n, rows.q, rows.rank, rows.value
     scen_query, scen_y, scen_top, scen_beyond = scenarios
-    unj = value < 0
-    u_in = np.bincount(q[within & unj], minlength=n).astype(np.int64)
-    u_out = np.bincount(q[~within & unj], minlength=n).astype(np.int64)
-    row_index = _before(q, unj & within)
+    within, u_in, u_out, row_index = depth.within, depth.u_in, depth.u_out, depth.row_index
     n_scen = len(scen_query)
     # the rows of each scenario: its query's rows in the top D
     wq, wrank, wvalue, wrow = q[within], rank[within], value[within], row_index[within]
@@ -431,7 +440,7 @@ def _scored(
 def _uniform(
     m: Measure,
     rows: _Rows,
-    within: np.ndarray,
+    depth: _Depth,
     scenarios: tuple[IntArray, IntArray, np.ndarray, np.ndarray],
     *,
     grade: int,
@@ -441,7 +450,7 @@ def _uniform(
     """Each scenario's value of a measure that only rises (:data:`MONOTONE`): its two
     scenarios per query are every unjudged document not relevant, then all relevant,
     each scored once on the run's own rows (these measures read no judgments)."""
-    del within, prep
+    del depth, prep
     n, q, rank, value = rows.n, rows.q, rows.rank, rows.value
     scen_query, scen_y = scenarios[0], scenarios[1]
     ranked = Ranked(rows=np.arange(len(q)), query=q, doc=np.arange(len(q)), rank=rank, duplicates=0)
@@ -469,7 +478,7 @@ def _uniform(
 def _closed(
     m: Measure,
     rows: _Rows,
-    within: np.ndarray,
+    depth: _Depth,
     scenarios: tuple[IntArray, IntArray, np.ndarray, np.ndarray],
     *,
     grade: int,
@@ -481,9 +490,8 @@ def _closed(
     n, q, rank, value = rows.n, rows.q, rows.rank, rows.value
     k = int(m.k or 0)
     scen_query, scen_y, scen_top, scen_beyond = scenarios
+    within, u_in, u_out = depth.within, depth.u_in, depth.u_out
     unj = value < 0
-    u_in = np.bincount(q[within & unj], minlength=n).astype(np.int64)
-    u_out = np.bincount(q[~within & unj], minlength=n).astype(np.int64)
     extra = np.where(scen_beyond, u_out[scen_query], 0)
     if m.kind == "recall":
         counted = grade >= 0 and grade >= level  # a relevant filling counts in R
@@ -551,6 +559,7 @@ def _sweep(
     u_in = np.bincount(q[within & unj], minlength=n).astype(np.int64)
     u_out = np.bincount(q[~within & unj], minlength=n).astype(np.int64)
     row_index = _before(q, unj & within)
+    depth = _Depth(within, u_in, u_out, row_index)
     # scenarios: y relevant fillings among the top D's unjudged (the first y, or the
     # last y), and the unjudged below the cutoff all relevant or all not
     scen_query, scen_y, scen_top, scen_beyond = _scenarios(m, u_in, u_out)
@@ -559,7 +568,7 @@ def _sweep(
     values = score(
         m,
         rows,
-        within,
+        depth,
         (scen_query, scen_y, scen_top, scen_beyond),
         grade=grade,
         prep=prep,
