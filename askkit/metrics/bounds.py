@@ -57,7 +57,7 @@ import pandas as pd
 import pyarrow as pa
 
 from askkit.frame.schema import STRING
-from askkit.metrics.evaluate import DEFAULT_MEASURES, Missing
+from askkit.metrics.evaluate import DEFAULT_MEASURES, Missing, scorable
 from askkit.metrics.ids import Level
 from askkit.metrics.measures import (
     RELEVANT,
@@ -66,11 +66,10 @@ from askkit.metrics.measures import (
     compute,
     counts_as_relevant,
     gain,
-    parse_measures,
     ratio,
     trec_values,
 )
-from askkit.metrics.preparation import Prepared, Ties, as_prepared, check_options
+from askkit.metrics.preparation import Prepared, Ties
 from askkit.metrics.qrels import PathOrFrame
 from askkit.metrics.ranked import IntArray, Ranked, group_rank
 
@@ -167,13 +166,10 @@ def bounds(
     ``grade``; the bounds are exact over all those fillings (see the module).
     Queries are those :func:`evaluate` scores (``missing`` as there).
     """
-    check_options(level or "note", ties or "trec", missing)
-    if max_docs_per_query is not None and max_docs_per_query < 1:
-        raise ValueError(f"max_docs_per_query must be >= 1, got {max_docs_per_query}")
-    parsed = parse_measures(measures)
-    if qrels is None and not isinstance(run, Prepared):
-        raise TypeError("bounds needs judgments: give qrels, or a run prepared with them")
-    prep = as_prepared(run, qrels, level=level, ties=ties, run_queries=False)
+    parsed, prep = scorable(
+        run, qrels, measures, level=level, ties=ties, missing=missing,
+        max_docs_per_query=max_docs_per_query, caller="bounds",
+    )  # fmt: skip
     if grade is None:
         top = int(prep.qrels_grade.max()) if len(prep.qrels_grade) else RELEVANT
         grade = max(top, RELEVANT)

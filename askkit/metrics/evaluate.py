@@ -137,6 +137,28 @@ class Evaluation:
         return fragment(f"{head}<b>Evaluation</b><ul>{items}</ul>{table}")
 
 
+def scorable(
+    run: pd.DataFrame | Prepared,
+    qrels: PathOrFrame | None,
+    measures: Sequence[str] | str,
+    *,
+    level: Level | None,
+    ties: Ties | None,
+    missing: Missing,
+    max_docs_per_query: int | None,
+    caller: str,
+) -> tuple[list[Measure], Prepared]:
+    """The options of :func:`evaluate` (and of what scores as it does, ``caller``)
+    checked, the measures parsed and the run prepared with its judgments."""
+    check_options(level or "note", ties or "trec", missing)
+    if max_docs_per_query is not None and max_docs_per_query < 1:
+        raise ValueError(f"max_docs_per_query must be >= 1, got {max_docs_per_query}")
+    parsed = parse_measures(measures)
+    if qrels is None and not isinstance(run, Prepared):
+        raise TypeError(f"{caller} needs judgments: give qrels, or a run prepared with them")
+    return parsed, as_prepared(run, qrels, level=level, ties=ties, run_queries=False)
+
+
 def evaluate(
     run: pd.DataFrame | Prepared,
     qrels: PathOrFrame | None = None,
@@ -195,14 +217,11 @@ def evaluate(
     UserWarning
         No run query is judged (:attr:`Evaluation.headline` says why).
     """
-    check_options(level or "note", ties or "trec", missing)
-    if max_docs_per_query is not None and max_docs_per_query < 1:
-        raise ValueError(f"max_docs_per_query must be >= 1, got {max_docs_per_query}")
-    parsed: list[Measure] = parse_measures(measures)
+    parsed, prep = scorable(
+        run, qrels, measures, level=level, ties=ties, missing=missing,
+        max_docs_per_query=max_docs_per_query, caller="evaluate",
+    )  # fmt: skip
     names = [m.name for m in parsed]
-    if qrels is None and not isinstance(run, Prepared):
-        raise TypeError("evaluate needs judgments: give qrels, or a run prepared with them")
-    prep = as_prepared(run, qrels, level=level, ties=ties, run_queries=False)
     values = compute(
         parsed,
         len(prep.qids),
