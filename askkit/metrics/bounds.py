@@ -18,13 +18,16 @@ today's number (every unjudged document not relevant) is then not the lower
 bound. Precision, hit and MRR only rise. :func:`bounds` finds the extremes by
 an exchange argument: for a fixed number ``y`` of relevant fillings among a
 ranking's top ``D`` (the measure's cutoff, or all of it), moving one to a
-higher unjudged position never lowers any measure here, so the extremes lie
-among the fillings that mark the first ``y`` or the last ``y`` unjudged
-documents of the top ``D`` relevant, with every unjudged document below the
-cutoff either relevant or not (they only change R, the ideal DCG and the
-non-relevant count, each monotonically). Those ``4 (u + 1)`` fillings per
-query (``u`` unjudged in the top ``D``) are scored with the measures' one
-definition (:func:`~askkit.metrics.measures.compute`).
+higher unjudged position never lowers any measure here, and an unjudged
+document below the cutoff judged relevant never raises one (it only adds to
+R and the ideal DCG). So the greatest value lies among the fillings that mark
+the first ``y`` unjudged documents of the top ``D`` relevant and none below,
+and the least among those that mark the last ``y`` and every one below:
+``2 (u + 1)`` fillings per query (``u`` unjudged in the top ``D``), scored
+with the measures' one definition
+(:func:`~askkit.metrics.measures.compute`), or for AP, nDCG@k and recall@k
+read from per-query prefix sums, and for precision, hit and MRR, which only
+rise, the two uniform fillings.
 ``tests/metrics/test_bounds.py`` checks every filling of small rankings.
 
 A condensed measure (``ndcg'@10``) has the bounds of its plain form: once
@@ -67,6 +70,7 @@ from askkit.metrics.measures import (
     counts_as_relevant,
     gain,
     ratio,
+    relevant,
     trec_values,
 )
 from askkit.metrics.preparation import Prepared, Ties
@@ -94,17 +98,34 @@ class Bounds:
     """Per query and measure: the unjudged documents the bounds depend on (in its top D)."""
     depth: pd.DataFrame = field(repr=False)
     """Per query and measure: the documents retrieved in its top D (D: cutoff, or all)."""
-    lower_fill: pd.DataFrame = field(repr=False)
-    """The judgments that reach each lower bound: measure, query_id, doc, rank, grade."""
-    upper_fill: pd.DataFrame = field(repr=False)
-    """The judgments that reach each upper bound, as :attr:`lower_fill`."""
-    holes: pd.DataFrame = field(repr=False)
-    """Every unjudged document a bound depends on: query_id, doc, rank, measures (the
-    names, comma-separated) and row (its position in the run frame scored), by query
-    then rank: what to judge next."""
     measures: tuple[str, ...]
     grade: int
     level: Level
+    _rows: _Listing = field(repr=False, compare=False)
+    _made: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def lower_fill(self) -> pd.DataFrame:
+        """The judgments that reach each lower bound: measure, query_id, doc, rank, grade
+        (listed on first use: millions of rows on a large run)."""
+        return self._listed("lower_fill")
+
+    @property
+    def upper_fill(self) -> pd.DataFrame:
+        """The judgments that reach each upper bound, as :attr:`lower_fill`."""
+        return self._listed("upper_fill")
+
+    @property
+    def holes(self) -> pd.DataFrame:
+        """Every unjudged document a bound depends on: query_id, doc, rank, measures (the
+        names, comma-separated) and row (its position in the run frame scored), by query
+        then rank: what to judge next (listed on first use)."""
+        return self._listed("holes")
+
+    def _listed(self, what: str) -> pd.DataFrame:
+        if what not in self._made:
+            self._made[what] = self._rows.make(what)
+        return self._made[what]
 
     @property
     def mean(self) -> pd.DataFrame:
@@ -202,88 +223,103 @@ def bounds(
     high: dict[str, np.ndarray] = {}
     unjudged: dict[str, np.ndarray] = {}
     depth: dict[str, np.ndarray] = {}
-    fills: dict[str, list[pd.DataFrame]] = {"lower": [], "upper": []}
-    holes: dict[str, np.ndarray] = {}  # per measure: which rows are its holes
-    doc_ids = prep.docs.take(pa.array(r.doc[rows]))
+    chosen: list[tuple[Measure, _Sweep]] = []
     rows_ = _Rows(n, q, rank, value)
+    unj = value < 0
     for m in parsed:
         within = rank <= (m.k if m.k is not None else np.iinfo(np.int64).max)
-        unj = value < 0
         unjudged[m.name] = np.bincount(q[within & unj], minlength=n)
         depth[m.name] = np.bincount(q[within], minlength=n)
         if m.kind == "judged":
             low[m.name] = high[m.name] = today[m.name]
             continue
-        holes[m.name] = within & unj & keep[q]
         sweep = _sweep(m, rows_, within, grade=grade, prep=prep, level=relevance_level)
         low[m.name], high[m.name] = sweep.lower, sweep.upper
-        for side, chosen in (("lower", sweep.lower_scenario), ("upper", sweep.upper_scenario)):
-            fill = _fill_frame(m, sweep, chosen, rows_, keep=keep, prep=prep, docs=doc_ids)
-            fills[side].append(fill.assign(grade=np.where(fill["grade"] > 0, grade, 0)))
+        chosen.append((m, sweep))
 
     def frame(values: dict[str, np.ndarray]) -> pd.DataFrame:
         return pd.DataFrame({name: np.asarray(values[name])[keep] for name in names}, index=index)
 
-    hole_frame = _hole_frame(holes, names, prep=prep, doc_ids=doc_ids, rows_=rows_, rows=rows)
-    empty = pd.DataFrame(
-        {
-            "measure": pd.array([], dtype=STRING),
-            "query_id": pd.array([], dtype=STRING),
-            "doc": pd.array([], dtype=STRING),
-            "rank": np.array([], dtype=np.int64),
-            "grade": np.array([], dtype=np.int64),
-        }
-    )
     return Bounds(
         value=frame(today),
         lower=frame(low),
         upper=frame(high),
         unjudged=frame(unjudged).astype(np.int64),
         depth=frame(depth).astype(np.int64),
-        lower_fill=pd.concat(fills["lower"], ignore_index=True) if fills["lower"] else empty,
-        upper_fill=pd.concat(fills["upper"], ignore_index=True) if fills["upper"] else empty,
-        holes=hole_frame,
         measures=tuple(names),
         grade=grade,
         level=prep.level,
+        _rows=_Listing(prep, rows_, rows, keep, grade, names, chosen),
     )
 
 
 @dataclass(frozen=True, slots=True)
+class _Listing:
+    """What :class:`Bounds` needs to list its fillings and holes when first asked:
+    the rows scored and, per measure, the filling chosen at each bound."""
+
+    prep: Prepared
+    rows_: _Rows
+    rows: IntArray  # each row's position among the prepared run's ranked rows
+    keep: np.ndarray  # per query code: scored
+    grade: int
+    names: list[str]
+    chosen: list[tuple[Measure, _Sweep]]
+
+    def make(self, what: str) -> pd.DataFrame:
+        """``lower_fill``, ``upper_fill`` or ``holes`` as a frame."""
+        prep, rows_ = self.prep, self.rows_
+        doc_ids = prep.docs.take(pa.array(prep.ranked.doc[self.rows]))
+        if what == "holes":
+            return _hole_frame(self, doc_ids)
+        side = what.removesuffix("_fill")
+        fills = [
+            _fill_frame(m, sweep, side, rows_, keep=self.keep, prep=prep, docs=doc_ids)
+            for m, sweep in self.chosen
+        ]
+        if not fills:
+            return pd.DataFrame(
+                {
+                    "measure": pd.array([], dtype=STRING),
+                    "query_id": pd.array([], dtype=STRING),
+                    "doc": pd.array([], dtype=STRING),
+                    "rank": np.array([], dtype=np.int64),
+                    "grade": np.array([], dtype=np.int64),
+                }
+            )
+        out = pd.concat(fills, ignore_index=True)
+        out["grade"] = np.where(out["grade"].to_numpy() > 0, self.grade, 0)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class _Sweep:
-    """One measure's values over every candidate filling (scenario) of each query."""
+    """One measure's bounds per query, and per query the filling (scenario) reaching
+    each: ``y`` relevant among the top D's unjudged, the first ``y`` (``top``) or the
+    last, and whether the unjudged below the cutoff are relevant (``beyond``)."""
 
     lower: np.ndarray
     upper: np.ndarray
-    lower_scenario: np.ndarray  # per query: the scenario reaching the lower bound (-1: none)
-    upper_scenario: np.ndarray
-    scen_query: IntArray
-    scen_y: IntArray
-    scen_top: np.ndarray
-    scen_beyond: np.ndarray
-    u_in: IntArray
-    # per row (of the rows given): 0-based index among its query's unjudged rows in the top D
-    row_index: IntArray
-    within: np.ndarray
+    pick: dict[str, tuple[IntArray, np.ndarray, np.ndarray]]  # "lower"/"upper": y, top, beyond
 
 
-def _hole_frame(
-    holes: dict[str, np.ndarray],
-    names: list[str],
-    *,
-    prep: Prepared,
-    doc_ids: pa.Array | pa.ChunkedArray,
-    rows_: _Rows,
-    rows: IntArray,
-) -> pd.DataFrame:
+def _within(m: Measure, rank: IntArray) -> np.ndarray:
+    """Which rows lie in measure ``m``'s top D (its cutoff, or every row)."""
+    return rank <= (m.k if m.k is not None else np.iinfo(np.int64).max)
+
+
+def _hole_frame(listing: _Listing, doc_ids: pa.Array | pa.ChunkedArray) -> pd.DataFrame:
     """:attr:`Bounds.holes`: the rows (by query, then rank: the rows' own order) that
     are a hole of some measure, and the measures they are a hole of."""
+    rows_, prep = listing.rows_, listing.prep
+    hole = (rows_.value < 0) & listing.keep[rows_.q]
+    holes = {m.name: hole & _within(m, rows_.rank) for m, _ in listing.chosen}
     any_hole = np.zeros(len(rows_.q), dtype=bool)
     for mask in holes.values():
         any_hole |= mask
     at = np.flatnonzero(any_hole)
     label = pd.Series("", index=range(len(at)), dtype=object)
-    for name in names:
+    for name in listing.names:
         if name in holes:
             mine = holes[name][at]
             label = label.where(~mine, label + np.where(label == "", "", ", ") + name)
@@ -293,7 +329,7 @@ def _hole_frame(
             "doc": _arrow(doc_ids.take(pa.array(at))),
             "rank": rows_.rank[at].astype(np.int64),
             "measures": _arrow(pa.array(label.to_numpy(dtype=str), pa.large_string())),
-            "row": prep.ranked.rows[rows[at]].astype(np.int64),
+            "row": prep.ranked.rows[listing.rows[at]].astype(np.int64),
         }
     )
 
@@ -341,41 +377,45 @@ def _scenarios(
     m: Measure, u_in: IntArray, u_out: IntArray
 ) -> tuple[IntArray, IntArray, np.ndarray, np.ndarray]:
     """The candidate fillings of each query (see the module): its code, ``y``, whether
-    the first (else the last) ``y`` unjudged of the top D are relevant, and whether
-    the unjudged below the cutoff are."""
+    the first ``y`` unjudged of the top D are relevant (a candidate for the upper
+    bound) or the last ``y`` (for the lower), and whether the unjudged below the
+    cutoff are. Per query, the upper candidates come first, then the lower.
+
+    >>> [a.tolist() for a in _scenarios(Measure("map@2", "map", 2), np.array([1]), np.array([3]))]
+    [[0, 0, 0, 0], [0, 1, 0, 1], [True, True, False, False], [False, False, True, True]]
+    """
     n = len(u_in)
     if m.kind in MONOTONE:  # only rises with each relevant filling: the two uniform ones
         scen_query, local = _expand(np.full(n, 2, dtype=np.int64))
-        scen_y = np.where(local == 1, u_in[scen_query], 0)
-        scen_top = np.ones(len(scen_query), dtype=bool)
+        scen_top = local == 0
+        scen_y = np.where(scen_top, u_in[scen_query], 0)
         scen_beyond = np.zeros(len(scen_query), dtype=bool)
     else:
-        beyond_choices = np.where(u_out > 0, 2, 1)
-        count = (u_in + 1) * 2 * beyond_choices
-        scen_query, local = _expand(count)
-        t = local % beyond_choices[scen_query]
-        rest = local // beyond_choices[scen_query]
-        scen_top = rest % 2 == 0
-        scen_y = rest // 2
-        scen_beyond = t == 1
+        width = u_in + 1
+        scen_query, local = _expand(2 * width)
+        scen_top = local < width[scen_query]
+        scen_y = np.where(scen_top, local, local - width[scen_query])
+        scen_beyond = ~scen_top & (u_out[scen_query] > 0)
     return scen_query, scen_y, scen_top, scen_beyond
 
 
 @dataclass(frozen=True, slots=True)
 class _Depth:
-    """A measure's depth D over the rows: which rows are in its top D, and per query its
-    unjudged documents inside and below it; per row, its number among the unjudged
-    inside (0-based)."""
+    """A measure's top D: its rows (query, rank, trec_eval value; grouped by query in
+    rank order), per row its number among its query's unjudged rows there (0-based;
+    for any row, the unjudged rows above it), and per query its unjudged documents
+    inside the top D and below it."""
 
-    within: np.ndarray
+    q: IntArray
+    rank: IntArray
+    value: IntArray
+    hole_index: IntArray
     u_in: IntArray
     u_out: IntArray
-    row_index: IntArray
 
 
 def _scored(
     m: Measure,
-    rows: _Rows,
     depth: _Depth,
     scenarios: tuple[IntArray, IntArray, np.ndarray, np.ndarray],
     *,
@@ -385,12 +425,12 @@ def _scored(
 ) -> np.ndarray:
     """Each scenario's value, by the measures' one definition: each scenario is a
     query of its own, with its filled rows and judgments."""
-    n, q, rank, value = rows.n, rows.q, rows.rank, rows.value
     scen_query, scen_y, scen_top, scen_beyond = scenarios
-    within, u_in, u_out, row_index = depth.within, depth.u_in, depth.u_out, depth.row_index
+    wq, wrank, wvalue, wrow = depth.q, depth.rank, depth.value, depth.hole_index
+    u_in, u_out = depth.u_in, depth.u_out
+    n = len(u_in)
     n_scen = len(scen_query)
     # the rows of each scenario: its query's rows in the top D
-    wq, wrank, wvalue, wrow = q[within], rank[within], value[within], row_index[within]
     per_query = np.bincount(wq, minlength=n).astype(np.int64)
     start = np.cumsum(per_query) - per_query
     row_scen, offset = _expand(per_query[scen_query])
@@ -435,7 +475,6 @@ def _scored(
 
 def _uniform(
     m: Measure,
-    rows: _Rows,
     depth: _Depth,
     scenarios: tuple[IntArray, IntArray, np.ndarray, np.ndarray],
     *,
@@ -445,35 +484,36 @@ def _uniform(
 ) -> np.ndarray:
     """Each scenario's value of a measure that only rises (:data:`MONOTONE`): its two
     scenarios per query are every unjudged document not relevant, then all relevant,
-    each scored once on the run's own rows (these measures read no judgments)."""
-    del depth, prep
-    n, q, rank, value = rows.n, rows.q, rows.rank, rows.value
-    scen_query, scen_y = scenarios[0], scenarios[1]
-    ranked = Ranked(rows=np.arange(len(q)), query=q, doc=np.arange(len(q)), rank=rank, duplicates=0)
+    each scored once on the top D's rows that can count (these measures read no
+    judgments and only the relevant rows)."""
+    del prep
+    n, q, rank, value = len(depth.u_in), depth.q, depth.rank, depth.value
+    scen_query = scenarios[0]
     none = np.zeros(0, dtype=np.int64)
     plain = Measure(m.name, m.kind, m.k)
     unj = value < 0
-    sides = [
-        compute(
-            [plain],
-            n,
-            ranked,
-            np.where(unj, fill, value).astype(np.int64),
-            qrels_query=none,
-            qrels_grade=none,
-            relevance_level=level,
-            judged=np.ones(len(q), dtype=bool),
-        )[m.name]
-        for fill in (0, grade)
-    ]
-    first = np.r_[True, scen_query[1:] != scen_query[:-1]] if len(scen_query) else scen_query
-    del scen_y
-    return np.where(first, sides[0][scen_query], sides[1][scen_query])
+    sides = []
+    for fill in (0, grade):
+        filled = np.where(unj, fill, value)
+        at = np.flatnonzero(relevant(filled, level) | (filled > 0))
+        ranked = Ranked(rows=at, query=q[at], doc=at, rank=rank[at], duplicates=0)
+        sides.append(
+            compute(
+                [plain],
+                n,
+                ranked,
+                filled[at].astype(np.int64),
+                qrels_query=none,
+                qrels_grade=none,
+                relevance_level=level,
+                judged=np.ones(len(at), dtype=bool),
+            )[m.name]
+        )
+    return np.where(scenarios[2], sides[1][scen_query], sides[0][scen_query])
 
 
 def _closed(
     m: Measure,
-    rows: _Rows,
     depth: _Depth,
     scenarios: tuple[IntArray, IntArray, np.ndarray, np.ndarray],
     *,
@@ -483,16 +523,15 @@ def _closed(
 ) -> np.ndarray:
     """Each scenario's value of recall@k or nDCG@k in closed form, from per-query sums
     (no scenario is materialised): what :func:`_scored` gives, to rounding."""
-    n, q, rank, value = rows.n, rows.q, rows.rank, rows.value
+    q, rank, value, u_in, u_out = depth.q, depth.rank, depth.value, depth.u_in, depth.u_out
+    n = len(u_in)
     k = int(m.k or 0)
     scen_query, scen_y, scen_top, scen_beyond = scenarios
-    within, u_in, u_out = depth.within, depth.u_in, depth.u_out
     unj = value < 0
     extra = np.where(scen_beyond, u_out[scen_query], 0)
     if m.kind == "recall":
         counted = grade >= 0 and grade >= level  # a relevant filling counts in R
-        judged = within & ~unj
-        found = np.bincount(q[judged & (value >= level)], minlength=n).astype(np.float64)
+        found = np.bincount(q[~unj & (value >= level)], minlength=n).astype(np.float64)
         rel = counts_as_relevant(prep.qrels_grade, level)
         big_r = np.bincount(prep.qrels_query[rel], minlength=n).astype(np.float64)
         if not counted:
@@ -501,13 +540,12 @@ def _closed(
     # nDCG@k: DCG = judged part + the filled discounts; ideal = top k of the judged
     # positive gains and one gain of `grade` per relevant filling
     disc = 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
-    judged = within & ~unj
+    judged = ~unj
     base_dcg = np.bincount(
         q[judged], weights=gain(value[judged]) / np.log2(rank[judged] + 1.0), minlength=n
     )
     prefix = np.zeros((n, k + 1))
-    holes = within & unj
-    prefix[q[holes], _before(q, holes)[holes] + 1] = 1.0 / np.log2(rank[holes] + 1.0)
+    prefix[q[unj], depth.hole_index[unj] + 1] = 1.0 / np.log2(rank[unj] + 1.0)
     np.cumsum(prefix, axis=1, out=prefix)
     total = prefix[np.arange(n), u_in]
     g = float(max(grade, 0))
@@ -518,6 +556,95 @@ def _closed(
     ideal = _ideal_table(prep, n, k, g, disc)
     c = np.minimum(scen_y + extra, k) if g > 0 else np.zeros(len(sq), dtype=np.int64)
     return ratio(dcg, ideal[sq, c])
+
+
+def _closed_ap(depth: _Depth, *, prep: Prepared, level: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate's AP (``map``, ``map@k``) in closed form, for a relevant filling
+    that counts (``grade >= level >= 1``): what :func:`_scored` gives, to rounding.
+    Per query, ``u + 1`` upper candidates (the first ``y`` unjudged relevant, none
+    below the cutoff) and ``u + 1`` lower ones (the last ``y``, every one below),
+    both by ``y``, laid query after query.
+
+    AP is ``S / R`` with ``S`` the sum, over the relevant rows, of the relevant rows
+    up to each over its rank. With the first ``y`` unjudged rows relevant, a judged
+    relevant row with ``c`` unjudged rows above it counts ``min(c, y)`` more of them,
+    and an unjudged row of number ``h < y`` adds its own term; with the last ``y``
+    (``t = u - y`` not), ``max(0, c - t)`` and the rows ``h >= t``. So ``S`` is read
+    from four per-query prefix sums over ``c`` and ``h``, a few lookups a candidate.
+    """
+    q, rank, value, hb, u_in = depth.q, depth.rank, depth.value, depth.hole_index, depth.u_in
+    n = len(u_in)
+    inv = 1.0 / rank.astype(np.float64)
+    hole = value < 0
+    rel = relevant(value, level) & ~hole
+    c_rel = _before(q, rel) + rel  # judged relevant rows up to each row, itself included
+    base = np.bincount(q[rel], weights=(c_rel * inv)[rel], minlength=n)
+    width = u_in + 1  # a table of u + 1 slots per query: c (or h + 1) from 0 to u
+    off = np.cumsum(width) - width
+    r_slot = off[q[rel]] + hb[rel]
+    h_slot = off[q[hole]] + hb[hole] + 1
+    size = int(width.sum())
+    a_tab, b_tab, e_tab, f_tab = _segment_cumsum(
+        np.stack(
+            [
+                np.bincount(r_slot, weights=(hb * inv)[rel], minlength=size),
+                np.bincount(r_slot, weights=inv[rel], minlength=size),
+                np.bincount(h_slot, weights=((c_rel + hb + 1) * inv)[hole], minlength=size),
+                np.bincount(h_slot, weights=inv[hole], minlength=size),
+            ]
+        ),
+        width,
+    )
+    # per slot off + j: AP with the first j unjudged relevant (an upper candidate),
+    # and with the last j (a lower one: t = u - j not relevant, read at slot off + t)
+    local = np.arange(size, dtype=np.int64) - np.repeat(off, width)
+    last = np.repeat(off + u_in, width)
+    t_slot = last - local
+    s_top = a_tab + local * (b_tab[last] - b_tab) + e_tab
+    s_bottom = (
+        a_tab[last]
+        - a_tab[t_slot]
+        - (u_in.repeat(width) - local) * (b_tab[last] - b_tab[t_slot])
+        + e_tab[last]
+        - e_tab[t_slot]
+        - (u_in.repeat(width) - local) * (f_tab[last] - f_tab[t_slot])
+    )
+    counted = counts_as_relevant(prep.qrels_grade, level)
+    big_r = np.bincount(prep.qrels_query[counted], minlength=n)
+    base_r = np.repeat(base, width), np.repeat(big_r, width) + local
+    top = ratio(base_r[0] + s_top, base_r[1].astype(np.float64))
+    below = np.repeat(depth.u_out, width)
+    bottom = ratio(base_r[0] + s_bottom, (base_r[1] + below).astype(np.float64))
+    return top, bottom
+
+
+def _segment_cumsum(values: np.ndarray, width: IntArray) -> np.ndarray:
+    """The running sums of each row of ``values`` within each segment (``width``
+    slots each, laid end to end), each from its own segment's start: summed as rows
+    of a table, so no segment carries another's rounding.
+
+    >>> _segment_cumsum(np.array([[1.0, 2, 3, 4, 5]]), np.array([2, 0, 3])).tolist()
+    [[1.0, 3.0, 3.0, 7.0, 12.0]]
+    """
+    out = np.empty_like(values)
+    widest = int(width.max()) if len(width) else 0
+    if widest == 0:
+        return out
+    step = max(1, (1 << 22) // (widest * len(values)))  # some 4 million cells a table
+    edges = np.cumsum(width) - width
+    for a in range(0, len(width), step):
+        w = width[a : a + step]
+        lo, hi = int(edges[a]), int(edges[a] + w.sum())
+        wide = int(w.max())
+        # each slot's cell: its segment's row, its place in the segment
+        cell = np.repeat(np.arange(len(w), dtype=np.int64) * wide - (edges[a : a + step] - lo), w)
+        cell += np.arange(hi - lo, dtype=np.int64)
+        flat = np.zeros((len(values), len(w) * wide))
+        flat[:, cell] = values[:, lo:hi]
+        table = flat.reshape(len(values), len(w), wide)  # a view: summed in place
+        np.cumsum(table, axis=2, out=table)
+        out[:, lo:hi] = flat[:, cell]
+    return out
 
 
 def _ideal_table(prep: Prepared, n: int, k: int, g: float, disc: np.ndarray) -> np.ndarray:
@@ -534,15 +661,19 @@ def _ideal_table(prep: Prepared, n: int, k: int, g: float, disc: np.ndarray) -> 
     best[jq[keep], pos[keep]] = jg[keep]
     above = (best > g).sum(axis=1)  # judged gains ranked before the fillings
     i = np.arange(k)
+    before = i[None, :] < above[:, None]
+    # ideal(c) = the gains above g in place + c gains g after them + the rest moved
+    # down c places (the first k - c of them)
+    head = np.where(before, best, 0.0) @ disc
+    rest = np.where(before, 0.0, best)  # the gains of g and below, still in place
+    cum = np.r_[0.0, np.cumsum(disc)]
     table = np.empty((n, k + 1))
     for c in range(k + 1):
-        shifted = best[:, np.clip(i - c, 0, k - 1)]
-        merged = np.where(
-            i[None, :] < above[:, None],
-            best,
-            np.where(i[None, :] < above[:, None] + c, g, shifted),
-        )
-        table[:, c] = merged @ disc
+        # the rest moved c places down: column j to j + c (columns before `above` are
+        # 0 in it), the last c falling out of the top k
+        moved = rest[:, : k - c] @ disc[c:]
+        filled = g * (cum[np.minimum(above + c, k)] - cum[above])
+        table[:, c] = head + filled + moved
     return table
 
 
@@ -552,73 +683,74 @@ def _sweep(
     """Score measure ``m`` on every candidate filling of each query (see the module)."""
     n, q, value = rows.n, rows.q, rows.value
     unj = value < 0
-    u_in = np.bincount(q[within & unj], minlength=n).astype(np.int64)
-    u_out = np.bincount(q[~within & unj], minlength=n).astype(np.int64)
-    row_index = _before(q, unj & within)
-    depth = _Depth(within, u_in, u_out, row_index)
-    # scenarios: y relevant fillings among the top D's unjudged (the first y, or the
-    # last y), and the unjudged below the cutoff all relevant or all not
-    scen_query, scen_y, scen_top, scen_beyond = _scenarios(m, u_in, u_out)
-    closed = m.k is not None and m.kind in ("ndcg", "recall")
-    score = _uniform if m.kind in MONOTONE else _closed if closed else _scored
-    values = score(
-        m,
-        rows,
-        depth,
-        (scen_query, scen_y, scen_top, scen_beyond),
-        grade=grade,
-        prep=prep,
-        level=level,
-    )
-    lower = np.full(n, np.inf)
-    upper = np.full(n, -np.inf)
-    np.minimum.at(lower, scen_query, values)
-    np.maximum.at(upper, scen_query, values)
-    lower_scen = np.full(n, -1, dtype=np.int64)
-    upper_scen = np.full(n, -1, dtype=np.int64)
-    # the first scenario reaching each bound (scenarios run in order per query)
-    at_low = np.flatnonzero(values == lower[scen_query])
-    at_high = np.flatnonzero(values == upper[scen_query])
-    lower_scen[scen_query[at_low[::-1]]] = at_low[::-1]
-    upper_scen[scen_query[at_high[::-1]]] = at_high[::-1]
-    return _Sweep(
-        lower=lower,
-        upper=upper,
-        lower_scenario=lower_scen,
-        upper_scenario=upper_scen,
-        scen_query=scen_query,
-        scen_y=scen_y,
-        scen_top=scen_top,
-        scen_beyond=scen_beyond,
-        u_in=u_in,
-        row_index=row_index,
-        within=within,
-    )
+    if m.k is None:  # every row
+        wq, wrank, wvalue = q, rows.rank, value
+    else:
+        at = np.flatnonzero(within)
+        wq, wrank, wvalue = q[at], rows.rank[at], value[at]
+    wunj = wvalue < 0
+    u_in = np.bincount(wq[wunj], minlength=n).astype(np.int64)
+    u_out = np.bincount(q[unj], minlength=n).astype(np.int64) - u_in
+    depth = _Depth(wq, wrank, wvalue, _before(wq, wunj), u_in, u_out)
+    # the candidates: y relevant fillings among the top D's unjudged, the first y
+    # (upper) or the last y (lower); per query u + 1 of each, by y (one of each for
+    # the measures that only rise)
+    monotone = m.kind in MONOTONE
+    width = np.ones(n, dtype=np.int64) if monotone else u_in + 1
+    if m.kind == "map" and grade >= level >= 1:
+        upper_v, lower_v = _closed_ap(depth, prep=prep, level=level)
+    else:
+        scen = _scenarios(m, u_in, u_out)
+        closed = m.k is not None and m.kind in ("ndcg", "recall")
+        score = _uniform if monotone else _closed if closed else _scored
+        values = score(m, depth, scen, grade=grade, prep=prep, level=level)
+        upper_v, lower_v = values[scen[2]], values[~scen[2]]  # each in query order, by y
+    if not n:
+        return _Sweep(lower=np.zeros(0), upper=np.zeros(0), pick={})
+    off = np.cumsum(width) - width
+    lower = np.minimum.reduceat(lower_v, off)
+    upper = np.maximum.reduceat(upper_v, off)
+    local = np.arange(int(width.sum()), dtype=np.int64) - np.repeat(off, width)
+    pick: dict[str, tuple[IntArray, np.ndarray, np.ndarray]] = {}
+    for side, v, bound in (("lower", lower_v, lower), ("upper", upper_v, upper)):
+        # the side's first candidate (least y) reaching the bound
+        first = np.minimum.reduceat(
+            np.where(v == np.repeat(bound, width), local, np.iinfo(np.int64).max), off
+        )
+        top = side == "upper"
+        y = (u_in if top else np.zeros(n, dtype=np.int64)) if monotone else first
+        beyond = np.zeros(n, dtype=bool) if top or monotone else u_out > 0
+        pick[side] = (y, np.full(n, top), beyond)
+    return _Sweep(lower=lower, upper=upper, pick=pick)
 
 
 def _fill_frame(
     m: Measure,
     sweep: _Sweep,
-    chosen: np.ndarray,
+    side: str,
     rows: _Rows,
     *,
     keep: np.ndarray,
     prep: Prepared,
     docs: pa.Array | pa.ChunkedArray,
 ) -> pd.DataFrame:
-    """The judgments of every unjudged row that reach a bound: one per row, its grade
-    (1 where the filling marks it relevant; the caller puts the grade in)."""
+    """The judgments of every unjudged row that reach ``side``'s bound: one per row,
+    its grade (1 where the filling marks it relevant; the caller puts the grade in)."""
     q, rank, value, qids, doc_ids = rows.q, rows.rank, rows.value, prep.qids, docs
-    at = np.flatnonzero((value < 0) & keep[q])
-    s = chosen[q[at]]
-    idx, inside = sweep.row_index[at], sweep.within[at]
-    y, top, beyond = sweep.scen_y[s], sweep.scen_top[s], sweep.scen_beyond[s]
-    u = sweep.u_in[q[at]]
+    unj = value < 0
+    within = _within(m, rank)
+    row_index = _before(q, unj & within)
+    u_in = np.bincount(q[within & unj], minlength=rows.n)
+    at = np.flatnonzero(unj & keep[q])
+    qa = q[at]
+    y_, top_, beyond_ = sweep.pick[side]
+    y, top, beyond = y_[qa], top_[qa], beyond_[qa]
+    idx, inside, u = row_index[at], within[at], u_in[qa]
     relevant = np.where(inside, np.where(top, idx < y, idx >= u - y), beyond)
     return pd.DataFrame(
         {
             "measure": _repeated(m.name, len(at)),
-            "query_id": _arrow(_qid_array(qids).take(pa.array(q[at]))),
+            "query_id": _arrow(_qid_array(qids).take(pa.array(qa))),
             "doc": _arrow(doc_ids.take(pa.array(at))),
             "rank": rank[at].astype(np.int64),
             "grade": relevant.astype(np.int64),

@@ -9,6 +9,7 @@ relevant, or relevant at the bound's grade), each filling scored by
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import warnings
 from typing import Any
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 
 from askkit.metrics import evaluate, ranked_run
 from askkit.metrics.bounds import bounds, format_bounds
+from askkit.metrics.measures import Measure
 
 MEASURES = [
     "precision@2",
@@ -52,6 +54,8 @@ PYTREC = {
     "bpref": "bpref",
     "infap": "infAP",
 }
+#: the module (askkit.metrics.bounds is also the name of its function)
+bounds_module = importlib.import_module("askkit.metrics.bounds")
 DOCS = ["a", "b", "c", "d", "e", "f", "g"]
 
 
@@ -201,3 +205,84 @@ def test_a_deep_relevant_filling_lowers_ap_below_todays_number() -> None:
     assert b.holes[["query_id", "doc", "rank"]].values.tolist() == [["q", "u", 3]]
     assert format_bounds(*b.table().loc["map"]) == "1.000 [0.833, 1.000]"
     assert b.share()["map"] == pytest.approx(1 / 3)
+
+
+@st.composite
+def wide_runs(draw: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Up to four queries of up to 30 documents, ties, most of them unjudged: more
+    holes than an exhaustive check can fill."""
+    rows: list[tuple[str, str, float]] = []
+    judgments: list[tuple[str, str, int]] = []
+    pool = [f"d{i}" for i in range(40)]
+    for qid in ["q1", "q2", "q3", "q4"][: draw(st.integers(1, 4))]:
+        docs = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=30, unique=True))
+        rows.extend((qid, d, float(draw(st.integers(0, 6)))) for d in docs)
+        judged = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=15, unique=True))
+        judgments.extend((qid, d, draw(st.sampled_from([-1, 0, 0, 1, 2, 3]))) for d in judged)
+    return (
+        pd.DataFrame(rows, columns=["turn_id", "path", "score"]),
+        pd.DataFrame(judgments, columns=["query_id", "path", "grade"]),
+    )
+
+
+CLOSED = ["map", "map@5", "map'", "ndcg@5", "recall@5", "precision@5", "hit@3", "mrr"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    wide_runs(),
+    st.sampled_from([None, 1, 2, 3]),
+    st.sampled_from([1, 2]),
+    st.sampled_from([None, 8]),
+)
+def test_the_closed_forms_equal_scoring_every_filling(
+    data: tuple[pd.DataFrame, pd.DataFrame], grade: int | None, level: int, depth: int | None
+) -> None:
+    # bounds reads AP, nDCG@k and recall@k from prefix sums and precision, hit and
+    # MRR from two fillings; scoring every candidate filling as a query of its own
+    # (the measures' one definition) must give the same bounds and fillings
+    run, qrels = data
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "No run query matches", UserWarning)
+        options: dict[str, Any] = {"grade": grade, "relevance_level": level}
+        fast = bounds(run, qrels, CLOSED, max_docs_per_query=depth, **options)
+        scored = bounds_module._scored
+
+        def ap_by_scoring(d: Any, *, prep: Any, level: int) -> tuple[Any, Any]:
+            # the rows given are the top D already: AP over them is AP@D
+            plain = Measure("map", "map", None)
+            scen = bounds_module._scenarios(plain, d.u_in, d.u_out)
+            values = scored(plain, d, scen, grade=fast.grade, prep=prep, level=level)
+            return values[scen[2]], values[~scen[2]]
+
+        with pytest.MonkeyPatch.context() as patch:
+            for name in ("_closed", "_uniform"):
+                patch.setattr(bounds_module, name, scored)
+            patch.setattr(bounds_module, "_closed_ap", ap_by_scoring)
+            slow = bounds(run, qrels, CLOSED, max_docs_per_query=depth, **options)
+    for side in ("lower", "upper"):
+        pd.testing.assert_frame_equal(
+            getattr(fast, side), getattr(slow, side), atol=1e-12, rtol=0, check_exact=False
+        )
+    for name in CLOSED:  # each named filling reaches its bound in the measure itself
+        for side in ("lower", "upper"):
+            fill = getattr(fast, f"{side}_fill")
+            mine = fill[fill["measure"] == name].rename(columns={"doc": "path"})
+            mine = mine[["query_id", "path", "grade"]]
+            filled_pairs = set(zip(mine["query_id"], mine["path"], strict=True))
+            kept = [
+                pair not in filled_pairs
+                for pair in zip(qrels["query_id"], qrels["path"], strict=True)
+            ]
+            judged = pd.concat([qrels[kept], mine], ignore_index=True)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "No run query matches", UserWarning)
+                got = evaluate(
+                    run,
+                    judged,
+                    [name.replace("'", "")],
+                    relevance_level=level,
+                    max_docs_per_query=depth,
+                ).per_query.iloc[:, 0]
+            want = getattr(fast, side)[name]
+            assert np.allclose(got.reindex(want.index), want, atol=1e-12, rtol=0), (name, side)
