@@ -63,6 +63,7 @@ from askkit.frame.schema import STRING
 from askkit.metrics.evaluate import DEFAULT_MEASURES, Missing, scorable
 from askkit.metrics.ids import Level
 from askkit.metrics.measures import (
+    INFAP_EPSILON,
     RELEVANT,
     Measure,
     _before,
@@ -558,27 +559,38 @@ def _closed(
     return ratio(dcg, ideal[sq, c])
 
 
-def _closed_ap(depth: _Depth, *, prep: Prepared, level: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each candidate's AP (``map``, ``map@k``) in closed form, for a relevant filling
-    that counts (``grade >= level >= 1``): what :func:`_scored` gives, to rounding.
-    Per query, ``u + 1`` upper candidates (the first ``y`` unjudged relevant, none
-    below the cutoff) and ``u + 1`` lower ones (the last ``y``, every one below),
-    both by ``y``, laid query after query.
+def _closed_ap(
+    depth: _Depth, *, prep: Prepared, level: int, kind: str = "map"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate's AP (``map``, ``map@k``) or infAP in closed form, for a
+    relevant filling that counts (``grade >= level >= 1``): what :func:`_scored`
+    gives, to rounding. Per query, ``u + 1`` upper candidates (the first ``y``
+    unjudged relevant, none below the cutoff) and ``u + 1`` lower ones (the last
+    ``y``, every one below), both by ``y``, laid query after query.
 
-    AP is ``S / R`` with ``S`` the sum, over the relevant rows, of the relevant rows
-    up to each over its rank. With the first ``y`` unjudged rows relevant, a judged
-    relevant row with ``c`` unjudged rows above it counts ``min(c, y)`` more of them,
-    and an unjudged row of number ``h < y`` adds its own term; with the last ``y``
-    (``t = u - y`` not), ``max(0, c - t)`` and the rows ``h >= t``. So ``S`` is read
-    from four per-query prefix sums over ``c`` and ``h``, a few lookups a candidate.
+    Once every row is judged, both are ``S / R`` with ``S`` a sum over the relevant
+    rows of ``alpha + beta * r``, ``r`` the relevant rows above it and ``alpha``,
+    ``beta`` set by its rank: AP's ``(r + 1) / rank``, and infAP's term (its pooled
+    rows are all judged now, so ``a = r + n = j``):
+    ``1/(j+1) + j/(j+1) * (r + e) / (j + 2e)``. With the first ``y`` unjudged rows
+    relevant, a judged relevant row with ``c`` unjudged rows above it counts
+    ``min(c, y)`` more of them, and an unjudged row of number ``h < y`` adds its own
+    term; with the last ``y`` (``t = u - y`` not), ``max(0, c - t)`` and the rows
+    ``h >= t``. So ``S`` is read from four per-query prefix sums over ``c`` and
+    ``h``, a few lookups a candidate.
     """
     q, rank, value, hb, u_in = depth.q, depth.rank, depth.value, depth.hole_index, depth.u_in
     n = len(u_in)
-    inv = 1.0 / rank.astype(np.float64)
+    if kind == "infap":
+        j = rank.astype(np.float64) - 1.0
+        beta = j / ((j + 1.0) * (j + 2 * INFAP_EPSILON))
+        alpha = 1.0 / (j + 1.0) + beta * INFAP_EPSILON
+    else:
+        alpha = beta = 1.0 / rank.astype(np.float64)
     hole = value < 0
     rel = relevant(value, level) & ~hole
-    c_rel = _before(q, rel) + rel  # judged relevant rows up to each row, itself included
-    base = np.bincount(q[rel], weights=(c_rel * inv)[rel], minlength=n)
+    above = _before(q, rel)  # judged relevant rows above each row
+    base = np.bincount(q[rel], weights=(alpha + beta * above)[rel], minlength=n)
     width = u_in + 1  # a table of u + 1 slots per query: c (or h + 1) from 0 to u
     off = np.cumsum(width) - width
     r_slot = off[q[rel]] + hb[rel]
@@ -587,15 +599,15 @@ def _closed_ap(depth: _Depth, *, prep: Prepared, level: int) -> tuple[np.ndarray
     a_tab, b_tab, e_tab, f_tab = _segment_cumsum(
         np.stack(
             [
-                np.bincount(r_slot, weights=(hb * inv)[rel], minlength=size),
-                np.bincount(r_slot, weights=inv[rel], minlength=size),
-                np.bincount(h_slot, weights=((c_rel + hb + 1) * inv)[hole], minlength=size),
-                np.bincount(h_slot, weights=inv[hole], minlength=size),
+                np.bincount(r_slot, weights=(hb * beta)[rel], minlength=size),
+                np.bincount(r_slot, weights=beta[rel], minlength=size),
+                np.bincount(h_slot, weights=(alpha + beta * (above + hb))[hole], minlength=size),
+                np.bincount(h_slot, weights=beta[hole], minlength=size),
             ]
         ),
         width,
     )
-    # per slot off + j: AP with the first j unjudged relevant (an upper candidate),
+    # per slot off + j: S with the first j unjudged relevant (an upper candidate),
     # and with the last j (a lower one: t = u - j not relevant, read at slot off + t)
     local = np.arange(size, dtype=np.int64) - np.repeat(off, width)
     last = np.repeat(off + u_in, width)
@@ -616,6 +628,106 @@ def _closed_ap(depth: _Depth, *, prep: Prepared, level: int) -> tuple[np.ndarray
     below = np.repeat(depth.u_out, width)
     bottom = ratio(base_r[0] + s_bottom, (base_r[1] + below).astype(np.float64))
     return top, bottom
+
+
+def _closed_bpref(depth: _Depth, *, prep: Prepared, level: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate's bpref in closed form, for a relevant filling that counts
+    (``grade >= level >= 1``), laid out as :func:`_closed_ap`'s: what :func:`_scored`
+    gives, to rounding.
+
+    bpref is ``(K - G / min(N, R)) / R``: ``K`` the relevant rows, ``R`` and ``N``
+    the relevant and non-relevant judgments (each filling adds one), and ``G`` the
+    sum over the relevant rows of ``min(n, R)``, ``n`` the non-relevant rows above.
+    A judged relevant row with ``nj`` judged non-relevant and ``c`` unjudged rows
+    above it has ``n = nj + max(0, c - y)`` with the first ``y`` unjudged relevant,
+    ``nj + min(c, t)`` with the last ``y`` (``t = u - y`` not); an unjudged row of
+    number ``h`` filled relevant has ``nj`` (first ``y``) or ``nj + t`` (last).
+    ``nj``, ``nj + c`` and ``c`` never fall down a ranking, so each part of ``G`` is
+    a sum of ``min(s, T)`` over a stretch of a sorted sequence: a search and two
+    prefix sums, in whole numbers.
+    """
+    q, value, hb, u_in = depth.q, depth.value, depth.hole_index, depth.u_in
+    n = len(u_in)
+    hole = value < 0
+    rel = relevant(value, level) & ~hole
+    nonrel = (value >= 0) & ~rel
+    nj = _before(q, nonrel)
+    counted = counts_as_relevant(prep.qrels_grade, level)
+    big_r0 = np.bincount(prep.qrels_query[counted], minlength=n)
+    not_rel = (prep.qrels_grade >= 0) & ~counted
+    big_n0 = np.bincount(prep.qrels_query[not_rel], minlength=n)
+    j_q, j_nj, j_c = q[rel], nj[rel], hb[rel]  # the judged relevant rows, in order
+    h_q, h_nj = q[hole], nj[hole]  # the unjudged rows
+    n_j = np.bincount(j_q, minlength=n)
+    j_start = np.cumsum(n_j) - n_j
+    h_start = np.cumsum(u_in) - u_in
+    width = u_in + 1
+    cq = np.repeat(np.arange(n, dtype=np.int64), width)  # each candidate's query
+    y = np.arange(len(cq), dtype=np.int64) - np.repeat(np.cumsum(width) - width, width)
+    u, t = u_in[cq], u_in[cq] - y
+    big_r = big_r0[cq] + y
+    big_n = big_n0[cq] + t
+    lo_j, hi_j = j_start[cq], j_start[cq] + n_j[cq]
+    lo_h = h_start[cq]
+    by_c = _Sorted(j_q, j_c)
+    s1, s2, s3 = _Sorted(j_q, j_nj), _Sorted(j_q, j_nj + j_c), _Sorted(h_q, h_nj)
+    # the first y unjudged relevant
+    m1 = by_c.count_at_most(cq, y, lo_j)
+    g_top = (
+        s1.sum_min(cq, lo_j, lo_j + m1, big_r)
+        + s2.sum_min(cq, lo_j + m1, hi_j, big_r + y)
+        - y * (n_j[cq] - m1)
+        + s3.sum_min(cq, lo_h, lo_h + y, big_r)
+    )
+    # the last y: t = u - y first unjudged not relevant
+    m2 = by_c.count_at_most(cq, t, lo_j)
+    g_bottom = (
+        s2.sum_min(cq, lo_j, lo_j + m2, big_r)
+        + s1.sum_min(cq, lo_j + m2, hi_j, big_r - t)
+        + t * (n_j[cq] - m2)
+        + s3.sum_min(cq, lo_h + t, lo_h + u, big_r - t)
+        + t * y
+    )
+    k = (n_j[cq] + y).astype(np.float64)
+    m = np.minimum(big_n, big_r).astype(np.float64)
+    safe = np.where(m > 0, m, 1.0)
+    top = ratio(k - np.where(m > 0, g_top / safe, 0.0), big_r.astype(np.float64))
+    bottom = ratio(k - np.where(m > 0, g_bottom / safe, 0.0), big_r.astype(np.float64))
+    return top, bottom
+
+
+@dataclass(frozen=True, slots=True)
+class _Sorted:
+    """Per query, a sequence of whole numbers that never falls (rows grouped by query
+    in order), searchable across queries at once: each query's values are keyed
+    ``query * span + value``, so one sorted array holds them all."""
+
+    keys: IntArray
+    prefix: IntArray  # the values' running sum, 0 first
+    span: int
+
+    def __init__(self, query: IntArray, values: IntArray) -> None:
+        span = int(values.max()) + 2 if len(values) else 2
+        object.__setattr__(self, "span", span)
+        object.__setattr__(self, "keys", query * span + values)
+        object.__setattr__(self, "prefix", np.r_[0, np.cumsum(values, dtype=np.int64)])
+
+    def _first_at_least(self, query: IntArray, bound: IntArray) -> IntArray:
+        """Per ask: the first position of ``query``'s values that is ``>= bound``
+        (its end when none is)."""
+        needle = query * self.span + np.clip(bound, -1, self.span - 1)
+        return np.searchsorted(self.keys, needle, side="left").astype(np.int64)
+
+    def count_at_most(self, query: IntArray, bound: IntArray, lo: IntArray) -> IntArray:
+        """How many of ``query``'s values (from position ``lo``, its first) are ``<= bound``."""
+        return self._first_at_least(query, bound + 1) - lo
+
+    def sum_min(self, query: IntArray, lo: IntArray, hi: IntArray, cap: IntArray) -> IntArray:
+        """The sum of ``min(value, cap)`` over positions ``lo`` to ``hi`` (a stretch of
+        ``query``'s values)."""
+        p = np.clip(self._first_at_least(query, cap), lo, np.maximum(lo, hi))
+        hi = np.maximum(lo, hi)
+        return self.prefix[p] - self.prefix[lo] + cap * (hi - p)
 
 
 def _segment_cumsum(values: np.ndarray, width: IntArray) -> np.ndarray:
@@ -697,8 +809,10 @@ def _sweep(
     # the measures that only rise)
     monotone = m.kind in MONOTONE
     width = np.ones(n, dtype=np.int64) if monotone else u_in + 1
-    if m.kind == "map" and grade >= level >= 1:
-        upper_v, lower_v = _closed_ap(depth, prep=prep, level=level)
+    if m.kind in ("map", "infap") and grade >= level >= 1:
+        upper_v, lower_v = _closed_ap(depth, prep=prep, level=level, kind=m.kind)
+    elif m.kind == "bpref" and grade >= level >= 1:
+        upper_v, lower_v = _closed_bpref(depth, prep=prep, level=level)
     else:
         scen = _scenarios(m, u_in, u_out)
         closed = m.k is not None and m.kind in ("ndcg", "recall")

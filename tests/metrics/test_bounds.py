@@ -225,7 +225,18 @@ def wide_runs(draw: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
 
 
-CLOSED = ["map", "map@5", "map'", "ndcg@5", "recall@5", "precision@5", "hit@3", "mrr"]
+CLOSED = [
+    "map",
+    "map@5",
+    "map'",
+    "infap",
+    "bpref",
+    "ndcg@5",
+    "recall@5",
+    "precision@5",
+    "hit@3",
+    "mrr",
+]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -238,7 +249,7 @@ CLOSED = ["map", "map@5", "map'", "ndcg@5", "recall@5", "precision@5", "hit@3", 
 def test_the_closed_forms_equal_scoring_every_filling(
     data: tuple[pd.DataFrame, pd.DataFrame], grade: int | None, level: int, depth: int | None
 ) -> None:
-    # bounds reads AP, nDCG@k and recall@k from prefix sums and precision, hit and
+    # bounds reads AP, infAP, bpref, nDCG@k and recall@k from prefix sums and precision, hit and
     # MRR from two fillings; scoring every candidate filling as a query of its own
     # (the measures' one definition) must give the same bounds and fillings
     run, qrels = data
@@ -248,9 +259,9 @@ def test_the_closed_forms_equal_scoring_every_filling(
         fast = bounds(run, qrels, CLOSED, max_docs_per_query=depth, **options)
         scored = bounds_module._scored
 
-        def ap_by_scoring(d: Any, *, prep: Any, level: int) -> tuple[Any, Any]:
+        def ap_by_scoring(d: Any, *, prep: Any, level: int, kind: str = "bpref") -> tuple[Any, Any]:
             # the rows given are the top D already: AP over them is AP@D
-            plain = Measure("map", "map", None)
+            plain = Measure(kind, kind, None)
             scen = bounds_module._scenarios(plain, d.u_in, d.u_out)
             values = scored(plain, d, scen, grade=fast.grade, prep=prep, level=level)
             return values[scen[2]], values[~scen[2]]
@@ -259,6 +270,7 @@ def test_the_closed_forms_equal_scoring_every_filling(
             for name in ("_closed", "_uniform"):
                 patch.setattr(bounds_module, name, scored)
             patch.setattr(bounds_module, "_closed_ap", ap_by_scoring)
+            patch.setattr(bounds_module, "_closed_bpref", ap_by_scoring)
             slow = bounds(run, qrels, CLOSED, max_docs_per_query=depth, **options)
     for side in ("lower", "upper"):
         pd.testing.assert_frame_equal(
