@@ -67,6 +67,7 @@ from askkit.metrics.measures import (
     RELEVANT,
     Measure,
     _before,
+    _Counts,
     compute,
     counts_as_relevant,
     gain,
@@ -226,15 +227,15 @@ def bounds(
     depth: dict[str, np.ndarray] = {}
     chosen: list[tuple[Measure, _Sweep]] = []
     rows_ = _Rows(n, q, rank, value)
-    unj = value < 0
+    all_unjudged = np.bincount(q[value < 0], minlength=n).astype(np.int64)
     for m in parsed:
-        within = rank <= (m.k if m.k is not None else np.iinfo(np.int64).max)
-        unjudged[m.name] = np.bincount(q[within & unj], minlength=n)
-        depth[m.name] = np.bincount(q[within], minlength=n)
+        top_d = _depth(m, rows_, all_unjudged)
+        unjudged[m.name] = top_d.u_in
+        depth[m.name] = np.bincount(top_d.q, minlength=n)
         if m.kind == "judged":
             low[m.name] = high[m.name] = today[m.name]
             continue
-        sweep = _sweep(m, rows_, within, grade=grade, prep=prep, level=relevance_level)
+        sweep = _sweep(m, top_d, grade=grade, prep=prep, level=relevance_level)
         low[m.name], high[m.name] = sweep.lower, sweep.upper
         chosen.append((m, sweep))
 
@@ -762,11 +763,14 @@ def _segment_cumsum(values: np.ndarray, width: IntArray) -> np.ndarray:
 def _ideal_table(prep: Prepared, n: int, k: int, g: float, disc: np.ndarray) -> np.ndarray:
     """Per query and count ``c`` (0..k) of fillings at gain ``g``: the ideal DCG@k of
     its judged positive gains with ``c`` gains ``g`` added."""
-    gains = gain(prep.qrels_grade)
-    positive = gains > 0
-    jq, jg = prep.qrels_query[positive], gains[positive]
-    by = np.lexsort((-jg, jq))
-    jq, jg = jq[by], jg[by]
+    # each query's judgments with a gain, best first, k at most (as the ideal DCG takes them)
+    jq, grades = _Counts.of(prep.qrels_query, prep.qrels_grade, n, RELEVANT).best_first(k)
+    positive = grades > 0
+    jq, jg = jq[positive], gain(grades[positive])
+    dq, dg = np.diff(jq), np.diff(jg)
+    if not np.all((dq > 0) | ((dq == 0) & (dg <= 0))):  # too many grades to count
+        by = np.lexsort((-jg, jq))
+        jq, jg = jq[by], jg[by]
     pos = group_rank(jq) - 1
     keep = pos < k
     best = np.zeros((n, k))
@@ -778,32 +782,33 @@ def _ideal_table(prep: Prepared, n: int, k: int, g: float, disc: np.ndarray) -> 
     # down c places (the first k - c of them)
     head = np.where(before, best, 0.0) @ disc
     rest = np.where(before, 0.0, best)  # the gains of g and below, still in place
+    # the rest moved c places down: column j to j + c (columns before `above` are 0
+    # in it), the last c falling out of the top k; one product for every c
+    shift = i[:, None] + np.arange(k + 1)[None, :]
+    moved = rest @ np.where(shift < k, disc[np.minimum(shift, k - 1)], 0.0)
     cum = np.r_[0.0, np.cumsum(disc)]
-    table = np.empty((n, k + 1))
-    for c in range(k + 1):
-        # the rest moved c places down: column j to j + c (columns before `above` are
-        # 0 in it), the last c falling out of the top k
-        moved = rest[:, : k - c] @ disc[c:]
-        filled = g * (cum[np.minimum(above + c, k)] - cum[above])
-        table[:, c] = head + filled + moved
-    return table
+    ends = np.minimum(above[:, None] + np.arange(k + 1)[None, :], k)
+    filled = g * (cum[ends] - cum[above][:, None])
+    return np.asarray(head[:, None] + filled + moved, dtype=np.float64)
 
 
-def _sweep(
-    m: Measure, rows: _Rows, within: np.ndarray, *, grade: int, prep: Prepared, level: int
-) -> _Sweep:
-    """Score measure ``m`` on every candidate filling of each query (see the module)."""
-    n, q, value = rows.n, rows.q, rows.value
-    unj = value < 0
+def _depth(m: Measure, rows: _Rows, all_unjudged: IntArray) -> _Depth:
+    """Measure ``m``'s top D over the rows (``all_unjudged``: each query's unjudged rows)."""
+    q, value = rows.q, rows.value
     if m.k is None:  # every row
         wq, wrank, wvalue = q, rows.rank, value
     else:
-        at = np.flatnonzero(within)
+        at = np.flatnonzero(rows.rank <= m.k)
         wq, wrank, wvalue = q[at], rows.rank[at], value[at]
     wunj = wvalue < 0
-    u_in = np.bincount(wq[wunj], minlength=n).astype(np.int64)
-    u_out = np.bincount(q[unj], minlength=n).astype(np.int64) - u_in
-    depth = _Depth(wq, wrank, wvalue, _before(wq, wunj), u_in, u_out)
+    u_in = np.bincount(wq[wunj], minlength=rows.n).astype(np.int64)
+    return _Depth(wq, wrank, wvalue, _before(wq, wunj), u_in, all_unjudged - u_in)
+
+
+def _sweep(m: Measure, depth: _Depth, *, grade: int, prep: Prepared, level: int) -> _Sweep:
+    """Score measure ``m`` on every candidate filling of each query (see the module)."""
+    u_in, u_out = depth.u_in, depth.u_out
+    n = len(u_in)
     # the candidates: y relevant fillings among the top D's unjudged, the first y
     # (upper) or the last y (lower); per query u + 1 of each, by y (one of each for
     # the measures that only rise)
