@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from askkit.errors import UsageError
-from askkit.gate.holes import Hole
+from askkit.gate.holes import Hole, HoleList
 from askkit.gate.result import (
     UNJUDGED_MODES,
     GateResult,
@@ -369,14 +369,17 @@ def gate(
     extremes = _extremes(
         limits,
         common,
-        values,
+        (  # today's verdicts: regressed, improved
+            significant & (mean_delta < 0) & (-mean_delta >= min_delta - tol),
+            significant & (mean_delta > 0) & (mean_delta >= min_delta - tol),
+        ),
         test=test,
         alpha=alpha,
         min_delta=min_delta,
         seed=seed,
         resamples=resamples,
     )
-    holes = _holes(limits, preps, common, names, level)
+    holes, depends = _holes(limits, preps, common, names, level)
     results = tuple(
         MeasureResult(
             measure=name,
@@ -401,7 +404,7 @@ def gate(
             best_delta=float(extremes.best[j]),
             worst_delta=float(extremes.worst[j]),
             holds=bool(extremes.holds[j]),
-            depends_on=sum(1 for h in holes if name in h.measures.split(", ")),
+            depends_on=depends.get(name, 0),
             regressed_bounds=bool(extremes.regressed_at_best[j]),
         )
         for j, name in enumerate(evals[0].measures)
@@ -507,7 +510,7 @@ def _verdicts(
 def _extremes(
     limits: list[Bounds],
     common: pd.Index,
-    values: list[np.ndarray[Any, Any]],
+    now: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]],
     *,
     test: Test,
     alpha: float,
@@ -515,16 +518,16 @@ def _extremes(
     seed: int,
     resamples: int,
 ) -> _Extremes:
-    """The verdicts at the two extreme judgings of both sides' unjudged documents."""
+    """The verdicts at the two extreme judgings of both sides' unjudged documents
+    (``now``: per measure, whether it regressed and whether it improved today)."""
     low = [b.lower.loc[common].to_numpy(dtype=np.float64) for b in limits]
     high = [b.upper.loc[common].to_numpy(dtype=np.float64) for b in limits]
     options = {"test": test, "alpha": alpha, "min_delta": min_delta, "seed": seed}
-    now = _verdicts(values[0], values[1], resamples=resamples, **options)  # type: ignore[arg-type]
     best = _verdicts(low[0], high[1], resamples=resamples, **options)  # type: ignore[arg-type]
     worst = _verdicts(high[0], low[1], resamples=resamples, **options)  # type: ignore[arg-type]
     holds = np.ones(len(now[0]), dtype=bool)
     for side in (best, worst):
-        holds &= (side[1] == now[1]) & (side[2] == now[2])
+        holds &= (side[1] == now[0]) & (side[2] == now[1])
     return _Extremes(best=best[0], worst=worst[0], holds=holds, regressed_at_best=best[1])
 
 
@@ -534,45 +537,72 @@ def _holes(
     common: pd.Index,
     names: tuple[str, str],
     level: Level,
-) -> tuple[Hole, ...]:
+) -> tuple[HoleList, dict[str, int]]:
     """The unjudged documents of both sides' top k (each measure's depth) on the
-    compared queries whose judging could move a bound: a query whose bounds differ."""
-    holes: list[Hole] = []
-    wanted = set(map(str, common))
-    for b, prep, name in zip(limits, preps, names, strict=True):
-        frame = b.holes
-        if not len(frame):
-            continue
-        moving = (b.upper - b.lower) > 1e-15
-        run = prep.run
-        paths = run["path"] if "path" in run.columns else None
-        for qid, doc, rank, measures, row in zip(
-            frame["query_id"],
-            frame["doc"],
-            frame["rank"],
-            frame["measures"],
-            frame["row"],
-            strict=True,
-        ):
-            if qid not in wanted:
+    compared queries whose judging could move a bound (a query whose bounds differ),
+    and per measure how many there are. They are counted here from each query's
+    unjudged documents per measure (a measure's top D holds every shallower one's),
+    and listed when first read (:class:`~askkit.gate.holes.HoleList`)."""
+    measures = list(limits[0].measures) if limits else []
+    counts = dict.fromkeys(measures, 0)
+    total = 0
+    for b in limits:
+        mine = b.unjudged.index.isin(common)[:, None] & ((b.upper - b.lower) > 1e-15).to_numpy()
+        unjudged = np.where(mine, b.unjudged.to_numpy(), 0)
+        for i, m in enumerate(measures):
+            counts[m] += int(unjudged[:, i].sum())
+        total += int(unjudged.max(axis=1, initial=0).sum())
+
+    def make() -> list[Hole]:
+        holes: list[Hole] = []
+        labels: dict[int, str] = {}
+        for b, prep, name in zip(limits, preps, names, strict=True):
+            frame = b.holes
+            if not len(frame):
                 continue
-            kept = [m for m in measures.split(", ") if bool(moving.loc[qid, m])]
-            if not kept:
-                continue
-            path = str(paths.iloc[int(row)]) if paths is not None else str(doc)
-            heading = ""
-            if level == "section" and str(doc).startswith(path + "#"):
-                heading = str(doc)[len(path) + 1 :]
-            holes.append(
-                Hole(
-                    query_id=str(qid),
-                    doc=str(doc),
-                    path=path,
-                    heading=heading,
-                    side=name,
-                    rank=int(rank),
-                    measures=", ".join(kept),
-                )
+            qids = frame["query_id"]
+            moving = ((b.upper - b.lower) > 1e-15).to_numpy()
+            at = b.upper.index.get_indexer(pd.Index(qids))
+            wanted = np.asarray(qids.isin(common), dtype=bool) & (at >= 0)
+            codes, uniques = pd.factorize(frame["measures"])
+            bits = np.zeros(len(frame), dtype=np.int64)
+            for i, m in enumerate(measures):
+                named = np.array([m in str(u).split(", ") for u in uniques], dtype=bool)
+                bits |= (named[codes] & wanted & moving[np.maximum(at, 0), i]).astype(np.int64) << i
+            rows = np.flatnonzero(bits)
+            frame = frame.iloc[rows]
+            docs = frame["doc"].astype(str).tolist()
+            run = prep.run
+            paths = (
+                run["path"].iloc[frame["row"].to_numpy()].astype(str).tolist()
+                if "path" in run.columns
+                else docs
             )
-    holes.sort(key=lambda h: (h.query_id, h.rank, h.side, h.doc))
-    return tuple(holes)
+            for qid, doc, path, rank, bit in zip(
+                frame["query_id"].astype(str).tolist(),
+                docs,
+                paths,
+                frame["rank"].tolist(),
+                bits[rows].tolist(),
+                strict=True,
+            ):
+                if bit not in labels:
+                    labels[bit] = ", ".join(m for i, m in enumerate(measures) if bit >> i & 1)
+                heading = ""
+                if level == "section" and doc.startswith(path + "#"):
+                    heading = doc[len(path) + 1 :]
+                holes.append(
+                    Hole(
+                        query_id=qid,
+                        doc=doc,
+                        path=path,
+                        heading=heading,
+                        side=name,
+                        rank=rank,
+                        measures=labels[bit],
+                    )
+                )
+        holes.sort(key=lambda h: (h.query_id, h.rank, h.side, h.doc))
+        return holes
+
+    return HoleList(make=make, count=total), counts

@@ -75,7 +75,8 @@ _MODES = {
 
 def to_dict(result: GateResult) -> dict[str, Any]:
     """Plain data (what :func:`to_json` writes): ``format`` first, askkit's mark."""
-    data = {"format": FORMAT_MARK, **dataclasses.asdict(result)}
+    data = {"format": FORMAT_MARK, **dataclasses.asdict(dataclasses.replace(result, holes=()))}
+    data["holes"] = [dataclasses.asdict(h) for h in result.holes]  # made when first read
     data["passed"] = result.passed
     data["exit_status"] = result.exit_status
     return data

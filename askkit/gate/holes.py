@@ -55,7 +55,7 @@ import dataclasses
 import io
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +70,7 @@ from askkit.frame.schema import STRING
 # the one quoting rule of askkit's TSVs: a holes file quotes as a qrels file does
 from askkit.metrics.qrels import _tsv_field
 
-__all__ = ["HOLES_COLUMNS", "Hole", "merge_holes", "read_holes", "write_holes"]
+__all__ = ["HOLES_COLUMNS", "Hole", "HoleList", "merge_holes", "read_holes", "write_holes"]
 
 #: The holes file's columns, in the file's order: column -> dtype.
 HOLES_COLUMNS: dict[str, Any] = {
@@ -131,6 +131,60 @@ class Hole:
     rank: int
     measures: str
     question: str = ""
+
+
+class HoleList(Sequence[Hole]):
+    """Holes, made when first read: a gate on tens of thousands of queries finds
+    hundreds of thousands of them, and most reports need only their number.
+
+    A sequence of :class:`Hole`, equal to any sequence of the same holes.
+
+    >>> lazy = HoleList(make=lambda: [Hole("q", "a.md", "", "a.md", "NEW", 1, "mrr")], count=1)
+    >>> len(lazy), lazy == (Hole("q", "a.md", "", "a.md", "NEW", 1, "mrr"),)
+    (1, True)
+    """
+
+    __slots__ = ("_count", "_items", "_make")
+
+    def __init__(
+        self,
+        items: Iterable[Hole] = (),
+        *,
+        make: Callable[[], Iterable[Hole]] | None = None,
+        count: int | None = None,
+    ) -> None:
+        self._make = make
+        self._items: tuple[Hole, ...] | None = None if make is not None else tuple(items)
+        self._count = count if make is not None else len(self._items or ())
+
+    def _all(self) -> tuple[Hole, ...]:
+        if self._items is None:
+            assert self._make is not None
+            self._items = tuple(self._make())
+            self._make = None
+            if self._count is not None and self._count != len(self._items):
+                raise AssertionError(f"{len(self._items)} holes made, {self._count} counted")
+        return self._items
+
+    def __len__(self) -> int:
+        return self._count if self._items is None and self._count is not None else len(self._all())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[Hole]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return self._all() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return f"HoleList({len(self)} holes)"
 
 
 def _where(file: str | None, lines: np.ndarray[Any, Any] | None, i: int) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,7 +148,7 @@ class GateResult:
     """What the exit status rests on (:data:`UNJUDGED_MODES`)."""
     fill_grade: int = 0
     """The grade an unjudged document gets when filled as relevant, for the bounds."""
-    holes: tuple[Hole, ...] = ()
+    holes: Sequence[Hole] = ()
     """Every unjudged document a measure's bounds depend on, one per side that ranked
     it (:func:`~askkit.gate.holes.merge_holes` makes one row of each): what to judge next."""
 

@@ -51,7 +51,7 @@ map            1.0    1.0    1.0
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,8 +90,6 @@ MONOTONE = frozenset({"precision", "hit", "mrr"})
 class Bounds:
     """What :func:`bounds` returns: each measure's value and bounds, per query and mean."""
 
-    value: pd.DataFrame = field(repr=False)
-    """Today's values (every unjudged document not relevant), as :func:`evaluate` gives them."""
     lower: pd.DataFrame = field(repr=False)
     """The least value over every filling of the unjudged documents, per query."""
     upper: pd.DataFrame = field(repr=False)
@@ -105,6 +103,12 @@ class Bounds:
     level: Level
     _rows: _Listing = field(repr=False, compare=False)
     _made: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def value(self) -> pd.DataFrame:
+        """Today's values (every unjudged document not relevant), as :func:`evaluate`
+        gives them (scored on first use)."""
+        return self._listed("value")
 
     @property
     def lower_fill(self) -> pd.DataFrame:
@@ -210,17 +214,22 @@ def bounds(
     keep = judged_q & prep.in_run if missing == "drop" else judged_q
     index = prep.qids[keep]
     names = [m.name for m in parsed]
-    today = compute(
-        parsed,
-        n,
-        r,
-        prep.grade,
-        qrels_query=prep.qrels_query,
-        qrels_grade=prep.qrels_grade,
-        relevance_level=relevance_level,
-        judged=prep.judged,
-        max_docs=max_docs_per_query,
-    )
+
+    def today(measures: list[Measure]) -> dict[str, np.ndarray]:
+        return compute(
+            measures,
+            n,
+            r,
+            prep.grade,
+            qrels_query=prep.qrels_query,
+            qrels_grade=prep.qrels_grade,
+            relevance_level=relevance_level,
+            judged=prep.judged,
+            max_docs=max_docs_per_query,
+        )
+
+    judged_kind = [m for m in parsed if m.kind == "judged"]  # bounded by their value
+    judged_today = today(judged_kind) if judged_kind else {}
     low: dict[str, np.ndarray] = {}
     high: dict[str, np.ndarray] = {}
     unjudged: dict[str, np.ndarray] = {}
@@ -233,7 +242,7 @@ def bounds(
         unjudged[m.name] = top_d.u_in
         depth[m.name] = np.bincount(top_d.q, minlength=n)
         if m.kind == "judged":
-            low[m.name] = high[m.name] = today[m.name]
+            low[m.name] = high[m.name] = judged_today[m.name]
             continue
         sweep = _sweep(m, top_d, grade=grade, prep=prep, level=relevance_level)
         low[m.name], high[m.name] = sweep.lower, sweep.upper
@@ -243,7 +252,6 @@ def bounds(
         return pd.DataFrame({name: np.asarray(values[name])[keep] for name in names}, index=index)
 
     return Bounds(
-        value=frame(today),
         lower=frame(low),
         upper=frame(high),
         unjudged=frame(unjudged).astype(np.int64),
@@ -251,7 +259,7 @@ def bounds(
         measures=tuple(names),
         grade=grade,
         level=prep.level,
-        _rows=_Listing(prep, rows_, rows, keep, grade, names, chosen),
+        _rows=_Listing(prep, rows_, rows, keep, grade, names, chosen, lambda: frame(today(parsed))),
     )
 
 
@@ -267,9 +275,12 @@ class _Listing:
     grade: int
     names: list[str]
     chosen: list[tuple[Measure, _Sweep]]
+    value: Callable[[], pd.DataFrame]  # today's values
 
     def make(self, what: str) -> pd.DataFrame:
-        """``lower_fill``, ``upper_fill`` or ``holes`` as a frame."""
+        """``value``, ``lower_fill``, ``upper_fill`` or ``holes`` as a frame."""
+        if what == "value":
+            return self.value()
         prep, rows_ = self.prep, self.rows_
         doc_ids = prep.docs.take(pa.array(prep.ranked.doc[self.rows]))
         if what == "holes":

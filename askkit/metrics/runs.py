@@ -477,6 +477,9 @@ def decoded_if_encoded(
         return run, None
     docs = run["doc"].astype(STRING)
     queries = run["turn_id"].astype(STRING)
+    encoded = docs.str.contains("%", regex=False).any()
+    if not encoded and not queries.str.contains("%", regex=False).any():
+        return run, None  # nothing encoded: one look instead of decoding every id
     decoded_docs, decoded_queries = decode_id(docs), decode_id(queries)
     if bool((decoded_docs == docs).all()) and bool((decoded_queries == queries).all()):
         return run, None

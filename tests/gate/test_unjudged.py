@@ -156,3 +156,39 @@ def test_issue42_bad_unjudged_mode_and_grade_are_usage_errors() -> None:
         gate(base_run(), base_run(), qrels(), ["ndcg@10"], unjudged="guess")
     with pytest.raises(UsageError, match="fill_grade"):
         gate(base_run(), base_run(), qrels(), ["ndcg@10"], fill_grade=-1)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_holes_counted_are_the_holes_listed_measure_by_measure(seed: int) -> None:
+    # the gate counts each measure's holes from the bounds' per-query counts and lists
+    # them only when read: the count and the list must agree, for nested cutoffs too
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    docs = [f"d{j}.md" for j in range(25)]
+    judged = pd.DataFrame(
+        [
+            (f"q{i}", d, int(rng.integers(-1, 3)))
+            for i in range(12)
+            for d in rng.choice(docs, 8, replace=False)
+        ],
+        columns=["query_id", "path", "grade"],
+    )
+
+    def side() -> pd.DataFrame:
+        return run(
+            [
+                (f"q{i}", d, float(rng.integers(0, 5)))
+                for i in range(12)
+                for d in rng.choice(docs, 15, replace=False)
+            ]
+        )
+
+    measures = ["ndcg@3", "recall@5", "precision@2", "map", "judged@3"]
+    result = gate(side(), side(), judged, measures, resamples=200)
+    counted = len(result.holes)
+    listed = list(result.holes)
+    assert counted == len(listed) > 0
+    for m in result.measures:
+        assert m.depends_on == sum(m.measure in h.measures.split(", ") for h in listed)
+    assert next(m for m in result.measures if m.measure == "judged@3").depends_on == 0
