@@ -547,7 +547,11 @@ def _holes(
     counts = dict.fromkeys(measures, 0)
     total = 0
     for b in limits:
-        mine = b.unjudged.index.isin(common)[:, None] & ((b.upper - b.lower) > 1e-15).to_numpy()
+        compared = np.zeros(len(b.unjudged), dtype=bool)
+        at = b.unjudged.index.get_indexer(common)  # (isin is slow on Arrow strings)
+        compared[at[at >= 0]] = True
+        moving = (b.upper.to_numpy() - b.lower.to_numpy()) > 1e-15
+        mine = compared[:, None] & moving
         unjudged = np.where(mine, b.unjudged.to_numpy(), 0)
         for i, m in enumerate(measures):
             counts[m] += int(unjudged[:, i].sum())
