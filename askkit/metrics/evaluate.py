@@ -53,8 +53,16 @@ from askkit.frame.schema import STRING
 from askkit.metrics.coverage import no_match_sentence
 from askkit.metrics.ids import Level
 from askkit.metrics.measures import RELEVANT, Measure, compute, parse_measures
-from askkit.metrics.preparation import Prepared, Ties, as_prepared, check_options
+from askkit.metrics.preparation import (
+    Judged,
+    Prepared,
+    Ties,
+    as_prepared,
+    check_options,
+    judged_run,
+)
 from askkit.metrics.qrels import PathOrFrame
+from askkit.metrics.ranked import Ranked
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -150,13 +158,32 @@ def scorable(
 ) -> tuple[list[Measure], Prepared]:
     """The options of :func:`evaluate` (and of what scores as it does, ``caller``)
     checked, the measures parsed and the run prepared with its judgments."""
+    parsed = _checked(
+        run, qrels, measures, level=level, ties=ties, missing=missing,
+        max_docs_per_query=max_docs_per_query, caller=caller,
+    )  # fmt: skip
+    return parsed, as_prepared(run, qrels, level=level, ties=ties, run_queries=False)
+
+
+def _checked(
+    run: pd.DataFrame | Prepared,
+    qrels: PathOrFrame | None,
+    measures: Sequence[str] | str,
+    *,
+    level: Level | None,
+    ties: Ties | None,
+    missing: Missing,
+    max_docs_per_query: int | None,
+    caller: str,
+) -> list[Measure]:
+    """:func:`scorable`'s checks of the options, and the measures parsed."""
     check_options(level or "note", ties or "trec", missing)
     if max_docs_per_query is not None and max_docs_per_query < 1:
         raise ValueError(f"max_docs_per_query must be >= 1, got {max_docs_per_query}")
     parsed = parse_measures(measures)
     if qrels is None and not isinstance(run, Prepared):
         raise TypeError(f"{caller} needs judgments: give qrels, or a run prepared with them")
-    return parsed, as_prepared(run, qrels, level=level, ties=ties, run_queries=False)
+    return parsed
 
 
 def evaluate(
@@ -217,24 +244,48 @@ def evaluate(
     UserWarning
         No run query is judged (:attr:`Evaluation.headline` says why).
     """
-    parsed, prep = scorable(
+    parsed = _checked(
         run, qrels, measures, level=level, ties=ties, missing=missing,
         max_docs_per_query=max_docs_per_query, caller="evaluate",
     )  # fmt: skip
     names = [m.name for m in parsed]
-    values = compute(
-        parsed,
-        len(prep.qids),
-        prep.ranked,
-        prep.grade,
-        qrels_query=prep.qrels_query,
-        qrels_grade=prep.qrels_grade,
-        relevance_level=relevance_level,
-        judged=prep.judged,
-        max_docs=max_docs_per_query,
-    )
+    prep: Prepared | Judged
+    if isinstance(run, Prepared) or relevance_level <= -1:  # unjudged rows may count
+        prep = as_prepared(run, qrels, level=level, ties=ties, run_queries=False)
+    else:  # only the judged rows count: the fast path may hand over just those
+        prep = judged_run(run, qrels, level=level or "note", ties=ties or "trec")
+    n = len(prep.qids)
+    if isinstance(prep, Judged):
+        hits = prep.hits
+        values = compute(
+            parsed,
+            n,
+            Ranked(hits.query, hits.query, hits.query, hits.rank, hits.duplicates),
+            hits.grade,
+            qrels_query=hits.qrels_query,
+            qrels_grade=hits.qrels_grade,
+            relevance_level=relevance_level,
+            judged=np.ones(len(hits.query), dtype=bool),
+            max_docs=max_docs_per_query,
+            retrieved=hits.retrieved,
+        )
+        judged = np.ones(n, dtype=bool)  # the judged queries only were coded
+        duplicates = hits.duplicates
+    else:
+        values = compute(
+            parsed,
+            n,
+            prep.ranked,
+            prep.grade,
+            qrels_query=prep.qrels_query,
+            qrels_grade=prep.qrels_grade,
+            relevance_level=relevance_level,
+            judged=prep.judged,
+            max_docs=max_docs_per_query,
+        )
+        judged = prep.in_qrels
+        duplicates = prep.duplicates(judged)
     per_query = pd.DataFrame(values, index=prep.qids, columns=names, dtype=np.float64)
-    judged = prep.in_qrels
     answered = judged & prep.in_run
     unanswered = tuple(prep.qids[judged & ~prep.in_run])
     per_query = per_query.loc[answered if missing == "drop" else judged]
@@ -253,7 +304,7 @@ def evaluate(
         missing=missing,
         run_only=run_only,
         unanswered=unanswered,
-        duplicates=prep.duplicates(judged),
+        duplicates=duplicates,
         headline=headline,
     )
 

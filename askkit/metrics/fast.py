@@ -34,11 +34,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from askkit.metrics.ranked import (
+    Blocked,
     Blocks,
     BoolArray,
     Coded,
     FloatArray,
     Graded,
+    Hits,
     IntArray,
     Ranked,
     Ties,
@@ -50,7 +52,7 @@ from askkit.metrics.ranked import (
     take,
 )
 
-__all__ = ["ENABLED", "graded"]
+__all__ = ["ENABLED", "graded", "judged_rows"]
 
 #: Whether :func:`graded` may take a run; False leaves every run to the exact path.
 ENABLED = True
@@ -373,7 +375,7 @@ class _Judged:
     shift: np.uint64
 
 
-def _index_qrels(coded: Coded, rows: IntArray, hashes: _Hashes) -> _Judged:
+def _index_qrels(coded: Coded | Blocked, rows: IntArray, hashes: _Hashes) -> _Judged:
     """The judgments in ``rows`` (qrels rows, whole queries), one grade per (query,
     document), the highest, indexed by pair key. Raises :class:`_Doubt`."""
     jdoc, n = coded.qrels_docs, len(coded.qids)
@@ -459,8 +461,13 @@ def _hash_rows(
 def _slices(blocks: Blocks, n: int) -> list[int]:
     """Edges (block indices) of slices of about :data:`_SLICE` of the ``n`` rows,
     each a run of whole blocks."""
-    cuts = np.searchsorted(blocks.first, np.arange(_SLICE, n, _SLICE), side="right") - 1
-    return [0, *sorted({int(c) for c in cuts if c > 0}), len(blocks.first)]
+    return _slice_edges(blocks.first, n)
+
+
+def _slice_edges(first: IntArray, n: int) -> list[int]:
+    """:func:`_slices` of blocks starting at ``first`` (increasing) among ``n`` rows."""
+    cuts = np.searchsorted(first, np.arange(_SLICE, n, _SLICE), side="right") - 1
+    return [0, *sorted({int(c) for c in cuts if c > 0}), len(first)]
 
 
 def _grade_slice(
@@ -475,46 +482,71 @@ def _grade_slice(
     """One slice of whole queries (``q``: their codes, non-decreasing): the rows kept
     (None: all), their grades, whether judged, and the duplicates dropped.
     ``width``: the bits of the largest query code. Raises :class:`_Doubt`."""
-    rdoc, jdoc, n = coded.docs, coded.qrels_docs, len(coded.qids)
-    rows_n = len(q)
-    # duplicates: (block, hash) packed, sorted block by block
-    packed = (h >> np.uint64(width + 1)).view(np.int64)
-    packed |= q << (63 - width)
-    _sort_blocks(packed, q)
-    kept: IntArray | None = None
-    duplicates = 0
-    if bool((packed[1:] == packed[:-1]).any()):  # rare: pack again, find which rows repeat
-        packed = (h >> np.uint64(width + 1)).view(np.int64)
-        packed |= q << (63 - width)
-        by = np.argsort(packed, kind="stable")
-        eq = np.flatnonzero(packed[by[1:]] == packed[by[:-1]])
-        first, later = by[eq], by[eq + 1]
-        if not _same_strings(rdoc, doc_rows[first], rdoc, doc_rows[later]).all():
-            raise _Doubt
-        dup = np.zeros(rows_n, dtype=bool)
-        dup[later] = True
-        duplicates = int(np.count_nonzero(dup))
-        kept = np.flatnonzero(~dup)
+    kept, duplicates = _dedup(coded.docs, q, width, h, doc_rows)
+    if kept is not None:
         q, h, doc_rows = q[kept], h[kept], doc_rows[kept]
     grade = np.zeros(len(q), dtype=np.int64)
     judged = np.zeros(len(q), dtype=bool)
     if judged_index is not None:
-        j = judged_index
-        # a key match is a candidate, confirmed on the strings
-        slot = h + q.view(np.uint64)
-        slot *= _QMIX
-        slot >>= j.shift
-        cand = np.flatnonzero(j.seen[slot])
-        del slot
-        rkey = _pair_keys(q[cand], h[cand], n)
-        p = np.minimum(np.searchsorted(j.key, rkey), len(j.key) - 1)
-        match = j.key[p] == rkey
-        cand, p = cand[match], p[match]
-        good = (j.query[p] == q[cand]) & _same_strings(rdoc, doc_rows[cand], jdoc, j.row[p])
-        hit = cand[good]
-        grade[hit] = j.grade[p[good]]
+        hit, hit_grade = _lookup(coded, judged_index, q, h, doc_rows)
+        grade[hit] = hit_grade
         judged[hit] = True
     return kept, grade, judged, duplicates
+
+
+def _dedup(
+    rdoc: pa.Array | pa.ChunkedArray,
+    block: IntArray,
+    width: int,
+    h: np.ndarray[Any, np.dtype[np.uint64]],
+    doc_rows: IntArray,
+) -> tuple[IntArray | None, int]:
+    """The rows of a slice of whole blocks (``block``: non-decreasing numbers below
+    ``2**width``; each a query, its rows in rank order) that are not a repeat of a
+    document above them in their block (None: all), and how many are.
+    Raises :class:`_Doubt`."""
+    # duplicates: (block, hash) packed, sorted block by block
+    packed = (h >> np.uint64(width + 1)).view(np.int64)
+    packed |= block << (63 - width)
+    _sort_blocks(packed, block)
+    if not bool((packed[1:] == packed[:-1]).any()):
+        return None, 0
+    # rare: pack again, find which rows repeat
+    packed = (h >> np.uint64(width + 1)).view(np.int64)
+    packed |= block << (63 - width)
+    by = np.argsort(packed, kind="stable")
+    eq = np.flatnonzero(packed[by[1:]] == packed[by[:-1]])
+    first, later = by[eq], by[eq + 1]
+    if not _same_strings(rdoc, doc_rows[first], rdoc, doc_rows[later]).all():
+        raise _Doubt
+    dup = np.zeros(len(block), dtype=bool)
+    dup[later] = True
+    return np.flatnonzero(~dup), int(np.count_nonzero(dup))
+
+
+def _lookup(
+    coded: Coded | Blocked,
+    j: _Judged,
+    q: IntArray,
+    h: np.ndarray[Any, np.dtype[np.uint64]],
+    doc_rows: IntArray,
+) -> tuple[IntArray, IntArray]:
+    """The rows (query codes ``q``, document hashes ``h``, rows ``doc_rows`` of the
+    run's documents) that ``j`` judges, and their grades: a key match is a
+    candidate, confirmed on the strings."""
+    slot = h + q.view(np.uint64)
+    slot *= _QMIX
+    slot >>= j.shift
+    cand = np.flatnonzero(j.seen[slot])
+    del slot
+    rkey = _pair_keys(q[cand], h[cand], len(coded.qids))
+    p = np.minimum(np.searchsorted(j.key, rkey), len(j.key) - 1)
+    match = j.key[p] == rkey
+    cand, p = cand[match], p[match]
+    good = (j.query[p] == q[cand]) & _same_strings(
+        coded.docs, doc_rows[cand], coded.qrels_docs, j.row[p]
+    )
+    return cand[good], j.grade[p[good]]
 
 
 def _rank_slice(
@@ -680,3 +712,98 @@ def _graded(
         qrels_query=out_jq[:judgments],
         qrels_grade=out_jgrade[:judgments],
     )
+
+
+def judged_rows(blocked: Blocked) -> Hits | None:
+    """The judged rows of a run grouped by query, ranked, de-duplicated and graded as
+    :func:`graded` ranks, de-duplicates and grades it (so as the exact path does);
+    None when in doubt or switched off.
+
+    All :func:`~askkit.metrics.evaluate` needs when no unjudged row can count:
+    the run is taken in its own order of queries, a slice of whole blocks at a
+    time (:data:`_SLICE` rows), its ids hashed in place; no column as long as
+    the run is written, only the judged rows' query, rank and grade.
+
+    >>> import pandas as pd
+    >>> from askkit.metrics.preparation import judged_run
+    >>> run = pd.DataFrame({"turn_id": ["q2", "q2", "q2", "q1"], "score": [3.0, 2.0, 1.0, 1.0],
+    ...                     "path": ["c.md", "b.md", "c.md", "b.md"]})
+    >>> qrels = pd.DataFrame({"query_id": ["q1", "q2"], "path": ["b.md", "b.md"], "grade": 2})
+    >>> h = judged_run(run, qrels, level="note", ties="trec").hits
+    >>> h.query.tolist(), h.rank.tolist(), h.grade.tolist(), h.retrieved.tolist(), h.duplicates
+    ([1, 0], [2, 1], [2, 2], [1, 2], 1)
+    """
+    n, rows_n = len(blocked.qids), int(blocked.size.sum())
+    if not ENABLED or rows_n < 2:
+        return None
+    first = np.cumsum(blocked.size) - blocked.size  # where each block starts among their rows
+    retrieved = np.zeros(n, dtype=np.int64)
+    parts: list[tuple[IntArray, IntArray, IntArray]] = []
+    duplicates = 0
+    index = None
+    try:
+        jq = blocked.qrels_query
+        if len(jq):
+            index = _index_qrels(
+                blocked,
+                np.arange(len(jq), dtype=np.int64),
+                _Hashes(blocked.qrels_docs, spread=False),
+            )
+        for a, b in itertools.pairwise(_slice_edges(first, rows_n)):
+            part, kept_sizes, dups = _judged_slice(blocked, index, first, a, b)
+            retrieved[blocked.code[a:b]] = kept_sizes
+            duplicates += dups
+            if part is not None:
+                parts.append(part)
+    except _Doubt:
+        return None
+    if parts:
+        query, rank, grade = (np.concatenate(c) for c in zip(*parts, strict=True))
+    else:
+        query = rank = grade = np.zeros(0, dtype=np.int64)
+    return Hits(
+        query=query,
+        rank=rank,
+        grade=grade,
+        retrieved=retrieved,
+        duplicates=duplicates,
+        qrels_query=np.zeros(0, dtype=np.int64) if index is None else index.query,
+        qrels_grade=np.zeros(0, dtype=np.int64) if index is None else index.grade,
+    )
+
+
+def _judged_slice(
+    blocked: Blocked, index: _Judged | None, first: IntArray, a: int, b: int
+) -> tuple[tuple[IntArray, IntArray, IntArray] | None, IntArray, int]:
+    """Blocks ``a`` to ``b - 1`` of :func:`judged_rows`' run (``first``: where each
+    starts among the blocks' rows) ranked, de-duplicated and graded: the judged
+    rows' (query, rank, grade) (None: no judgments), each block's rows kept and
+    the duplicates dropped. Raises :class:`_Doubt`."""
+    rdoc, starts, sizes = blocked.docs, blocked.start[a:b], blocked.size[a:b]
+    lo, hi = int(starts[0]), int(starts[-1] + sizes[-1])
+    if hi - lo == int(first[b - 1] + sizes[-1] - first[a]):  # side by side: read in place
+        at: IntArray | slice = slice(lo, hi)
+        rows = np.arange(lo, hi, dtype=np.int64)
+    else:
+        rows = np.repeat(starts - (first[a:b] - first[a]), sizes)
+        rows += np.arange(len(rows), dtype=np.int64)
+        at = rows
+    s = blocked.score[at]
+    h = _hash_rows(rdoc, rows)
+    if h is None:
+        raise _Doubt
+    block = np.repeat(np.arange(b - a, dtype=np.int64), sizes)  # numbered 0, 1, ... here
+    order = rows if blocked.rank is None else blocked.rank[at]
+    by, s = _rank_slice(block, s, order, blocked.ties, docs=rdoc, rows=rows)
+    if by is not None:
+        rows, h = rows[by], h[by]  # rows move within their block
+    kept, dups = _dedup(rdoc, block, max(b - a - 1, 1).bit_length(), h, rows)
+    if kept is not None:
+        block, h, rows = block[kept], h[kept], rows[kept]
+        sizes = np.bincount(block, minlength=b - a)
+    if index is None:
+        return None, sizes, dups
+    q = blocked.code[a:b][block]
+    hit, grade = _lookup(blocked, index, q, h, rows)
+    block_first = np.cumsum(sizes) - sizes
+    return (q[hit], hit - block_first[block[hit]] + 1, grade), sizes, dups

@@ -281,6 +281,7 @@ def compute(
     relevance_level: int = 1,
     judged: BoolArray | None = None,
     max_docs: int | None = None,
+    retrieved: IntArray | None = None,
 ) -> dict[str, FloatArray]:
     """Every measure for every query code, trec_eval's definitions (see the README).
 
@@ -294,8 +295,10 @@ def compute(
     ``-l-1`` so is an unjudged row), and the number of relevant documents
     counts judgments of at least 0 and at least the level. nDCG ignores the
     level: its gain is a positive value. ``max_docs`` keeps each query's top
-    rows only (trec_eval's ``-M``). A condensed measure (``ndcg'@10``) is
-    scored on the rows of value 0 or more only, ranked again in their order
+    rows only (trec_eval's ``-M``). ``retrieved``: each query's rows (None:
+    counted in ``ranked``; given when ``ranked`` holds only some of them). A
+    condensed measure (``ndcg'@10``) is scored on the rows of value 0 or more
+    only, ranked again in their order
     (trec_eval's ``-J``, after ``-M``).
 
     Every measure is a sum over the judged rows (value -1 never counts unless
@@ -306,11 +309,13 @@ def compute(
     if judged is None:
         judged = grade > 0
     q, rank = ranked.query, ranked.rank
-    retrieved = None
-    if any(m.kind == "judged" for m in measures):  # Judged@k's denominator counts every row
-        retrieved = np.bincount(q, minlength=n_queries)
+    if not any(m.kind == "judged" for m in measures):
+        retrieved = None
+    else:  # Judged@k's denominator counts every row (given, or counted here)
+        counted = np.bincount(q, minlength=n_queries) if retrieved is None else retrieved.copy()
         if max_docs is not None:
-            np.minimum(retrieved, max_docs, out=retrieved)
+            np.minimum(counted, max_docs, out=counted)
+        retrieved = counted
     if relevance_level > -1:  # an unjudged row is never relevant: the judged rows suffice
         at = np.flatnonzero(judged)
         q, rank = q[at], rank[at]

@@ -41,9 +41,11 @@ from askkit.metrics.exact import exact
 from askkit.metrics.ids import Level, check_level, doc_ids, qrels_doc_ids
 from askkit.metrics.qrels import QRELS_COLUMNS, PathOrFrame, read_qrels
 from askkit.metrics.ranked import (
+    Blocked,
     BoolArray,
     Coded,
     FloatArray,
+    Hits,
     IntArray,
     Ranked,
     Ties,
@@ -52,7 +54,17 @@ from askkit.metrics.ranked import (
     take,
 )
 
-__all__ = ["Prepared", "Ties", "as_prepared", "as_qrels", "check_options", "code", "prepare"]
+__all__ = [
+    "Judged",
+    "Prepared",
+    "Ties",
+    "as_prepared",
+    "as_qrels",
+    "check_options",
+    "code",
+    "judged_run",
+    "prepare",
+]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -202,6 +214,64 @@ def _positions(values: pa.Array, sorted_ids: pa.Array) -> IntArray:
     return np.asarray(pc.fill_null(found, -1).to_numpy(), dtype=np.int64)
 
 
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A run and its judgments read and checked, before any query is coded: the
+    columns every preparation starts from (:func:`code`, :func:`judged_run`)."""
+
+    judgments: pd.DataFrame
+    run_codes: IntArray
+    run_sizes: IntArray | None
+    run_ids: pa.Array
+    grouped: bool
+    jq_codes: IntArray
+    jq_ids: pa.Array
+    score: FloatArray
+    rank: IntArray | None
+    docs: pa.Array | pa.ChunkedArray
+    qrels_docs: pa.Array | pa.ChunkedArray
+    qrels_grade: IntArray
+
+
+def _read(run: pd.DataFrame, qrels: PathOrFrame | None, level: Level) -> _Read:
+    """Read and check the columns of the run and the qrels (:func:`_query_codes` of
+    the run's query ids, the judged query ids dictionary-coded)."""
+    _run_columns(run)
+    judgments = as_qrels(qrels)
+    turn = _arrow_strings(run["turn_id"], "turn_id", contiguous=False)
+    run_codes, run_sizes, run_ids, grouped = _query_codes(turn)
+    jq_codes, jq_ids = dictionary_codes(
+        _arrow_strings(judgments["query_id"], "query_id", contiguous=False)
+    )
+    scores = run["score"]
+    score = (  # read only: float64 scores are used in place (na_value would copy them)
+        scores.to_numpy()
+        if scores.dtype == np.float64
+        else scores.to_numpy(dtype=np.float64, na_value=np.nan)
+    )
+    rank = run["rank"].to_numpy(dtype=np.int64) if "rank" in run.columns else None
+    return _Read(
+        judgments=judgments,
+        run_codes=run_codes,
+        run_sizes=run_sizes,
+        run_ids=run_ids,
+        grouped=grouped,
+        jq_codes=jq_codes,
+        jq_ids=jq_ids,
+        score=score,
+        rank=rank,
+        docs=_arrow_strings(doc_ids(run, level), "doc", contiguous=False),
+        qrels_docs=_arrow_strings(qrels_doc_ids(judgments, level), "doc", contiguous=False),
+        qrels_grade=judgments["grade"].to_numpy(dtype=np.int64),
+    )
+
+
+def _sorted_ids(ids: pa.Array) -> tuple[pa.Array, pd.Index]:
+    """The ids sorted (UTF-8 byte order = code point order), as Arrow and as ``qids``."""
+    sorted_ids = ids.take(pc.sort_indices(ids))
+    return sorted_ids, pd.Index(pd.array(sorted_ids, dtype=STRING), name="query_id")
+
+
 def code(
     run: pd.DataFrame,
     qrels: PathOrFrame | None,
@@ -222,32 +292,26 @@ def code(
     >>> list(c.qids), c.query.tolist(), c.keep.tolist(), c.run_only, c.grouped
     (['q1', 'q2'], [1, 1, 0], [0, 1, 3], ('q9',), True)
     """
-    _run_columns(run)
-    judgments = as_qrels(qrels)
-    turn = _arrow_strings(run["turn_id"], "turn_id", contiguous=False)
-    run_codes, run_sizes, run_ids, grouped = _query_codes(turn)
-    jq_codes, jq_ids = dictionary_codes(
-        _arrow_strings(judgments["query_id"], "query_id", contiguous=False)
-    )
+    return _code(_read(run, qrels, level), ties, run_queries=run_queries)
+
+
+def _code(read: _Read, ties: Ties, *, run_queries: bool) -> Coded:
+    """:func:`code` of columns already read."""
+    run_codes, run_sizes, run_ids = read.run_codes, read.run_sizes, read.run_ids
+    jq_ids, jq_codes = read.jq_ids, read.jq_codes
     wanted = pc.unique(pa.concat_arrays([jq_ids, run_ids])) if run_queries else jq_ids
-    sorted_ids = wanted.take(pc.sort_indices(wanted))  # UTF-8 byte order = code point order
-    qids = pd.Index(pd.array(sorted_ids, dtype=STRING), name="query_id")
+    sorted_ids, qids = _sorted_ids(wanted)
     qmap = _positions(run_ids, sorted_ids)
     run_only = sorted(run_ids.filter(pa.array(qmap < 0)).to_pylist())
     rq = _per_row(qmap, run_codes, run_sizes)
     keep = None if bool(np.all(qmap >= 0)) else np.flatnonzero(rq >= 0)
     jq = _positions(jq_ids, sorted_ids)[jq_codes] if len(jq_codes) else jq_codes
-    scores = run["score"]
-    score_all = (  # read only: float64 scores are used in place (na_value would copy them)
-        scores.to_numpy()
-        if scores.dtype == np.float64
-        else scores.to_numpy(dtype=np.float64, na_value=np.nan)
-    )
-    if "rank" in run.columns:
-        order_all = run["rank"].to_numpy(dtype=np.int64)
+    score_all, order_all = read.score, read.rank
+    if order_all is not None:
         order = order_all if keep is None else order_all[keep]
     else:
         order = np.arange(len(rq), dtype=np.int64) if keep is None else keep
+    grouped = read.grouped
     if keep is not None:  # the kept rows may be grouped when the whole run is not
         # numbered in order of first appearance
         first_seen = _per_row(np.arange(len(run_ids)), run_codes, run_sizes)[keep]
@@ -266,10 +330,10 @@ def code(
         keep=keep,
         score=score_all if keep is None else score_all[keep],
         order=order,
-        docs=_arrow_strings(doc_ids(run, level), "doc", contiguous=False),
+        docs=read.docs,
         qrels_query=jq,
-        qrels_docs=_arrow_strings(qrels_doc_ids(judgments, level), "doc", contiguous=False),
-        qrels_grade=judgments["grade"].to_numpy(dtype=np.int64),
+        qrels_docs=read.qrels_docs,
+        qrels_grade=read.qrels_grade,
     )
 
 
@@ -307,8 +371,15 @@ def prepare(
     """
     check_options(level, ties)
     _run_columns(run)
-    judgments = as_qrels(qrels)
-    coded = code(run, judgments, level, ties, run_queries=run_queries)
+    return _prepared(run, _read(run, as_qrels(qrels), level), level, ties, run_queries)
+
+
+def _prepared(
+    run: pd.DataFrame, read: _Read, level: Level, ties: Ties, run_queries: bool
+) -> Prepared:
+    """:func:`prepare` of columns already read."""
+    judgments = read.judgments
+    coded = _code(read, ties, run_queries=run_queries)
     graded = fast.graded(coded)
     if graded is None:
         graded = exact(coded)
@@ -367,3 +438,75 @@ def as_prepared(
             "prepare it with run_queries=True"
         )
     return run
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Judged:
+    """What :func:`judged_run` returns when the fast path takes the run: its judged
+    rows (:class:`~askkit.metrics.ranked.Hits`) and the queries, as a
+    :class:`Prepared` run with ``run_queries=False`` has them (``qids``: the
+    judged queries, sorted; every one is in the qrels)."""
+
+    level: Level
+    ties: Ties
+    qids: pd.Index
+    in_run: BoolArray
+    run_only: tuple[str, ...]
+    hits: Hits
+
+
+def _blocked(read: _Read, ties: Ties) -> tuple[Blocked, BoolArray, tuple[str, ...]] | None:
+    """The run's blocks of judged queries (:class:`~askkit.metrics.ranked.Blocked`),
+    which queries the run answers and its queries without judgments; None when a
+    query's rows are not all in one block."""
+    if not read.grouped or len(read.score) < 2:
+        return None
+    sorted_ids, qids = _sorted_ids(read.jq_ids)
+    qmap = _positions(read.run_ids, sorted_ids)
+    run_only = tuple(sorted(read.run_ids.filter(pa.array(qmap < 0)).to_pylist()))
+    block_ids, size = read.run_codes, read.run_sizes
+    if size is None:  # the codes are the rows': find the blocks
+        at = np.flatnonzero(np.concatenate([[True], block_ids[1:] != block_ids[:-1]]))
+        block_ids, size = block_ids[at], np.diff(np.append(at, len(block_ids)))
+    codes = qmap[block_ids]  # each block's query, -1 when not judged
+    start = np.cumsum(size) - size
+    judged = codes >= 0
+    if not bool(judged.all()):
+        start, size, codes = start[judged], size[judged], codes[judged]
+    n = len(qids)
+    in_run = np.zeros(n, dtype=bool)
+    in_run[codes] = True
+    jq = read.jq_codes
+    blocked = Blocked(
+        qids=qids,
+        ties=ties,
+        start=start,
+        size=size,
+        code=codes,
+        score=read.score,
+        rank=read.rank,
+        docs=read.docs,
+        qrels_query=_positions(read.jq_ids, sorted_ids)[jq] if len(jq) else jq,
+        qrels_docs=read.qrels_docs,
+        qrels_grade=read.qrels_grade,
+    )
+    return blocked, in_run, run_only
+
+
+def judged_run(
+    run: pd.DataFrame, qrels: PathOrFrame | None, *, level: Level, ties: Ties
+) -> Judged | Prepared:
+    """What :func:`~askkit.metrics.evaluate` scores when no unjudged row can count:
+    the judged rows of the run (:func:`askkit.metrics.fast.judged_rows`) when the
+    fast path takes the run (grouped by query), else :func:`prepare` of it with
+    ``run_queries=False``. Both score the same.
+    """
+    check_options(level, ties)
+    _run_columns(run)
+    read = _read(run, as_qrels(qrels), level)
+    blocked = _blocked(read, ties)
+    if blocked is not None:
+        hits = fast.judged_rows(blocked[0])
+        if hits is not None:
+            return Judged(level, ties, blocked[0].qids, blocked[1], blocked[2], hits)
+    return _prepared(run, read, level, ties, run_queries=False)

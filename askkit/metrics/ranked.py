@@ -31,11 +31,13 @@ import pyarrow.compute as pc
 
 __all__ = [
     "CHUNK",
+    "Blocked",
     "Blocks",
     "BoolArray",
     "Coded",
     "FloatArray",
     "Graded",
+    "Hits",
     "IntArray",
     "Ranked",
     "Ties",
@@ -121,6 +123,55 @@ class Graded:
     score: FloatArray
     grade: IntArray
     judged: BoolArray
+    qrels_query: IntArray
+    qrels_grade: IntArray
+
+
+@dataclass(frozen=True, slots=True)
+class Blocked:
+    """A run grouped by query (each query's rows one block), its queries coded block
+    by block: what :func:`askkit.metrics.fast.judged_rows` takes.
+
+    Query codes index ``qids`` (the judged queries, sorted). The blocks are
+    those of judged queries, in the run's order: each starts at row
+    ``start`` of the run, holds ``size`` rows and is query ``code`` (each
+    code at most once). ``score``, ``rank`` (the input order; None: the row
+    number) and ``docs`` cover every row of the run; the qrels are
+    ``qrels_query``, ``qrels_docs`` and ``qrels_grade``, one row per judgment
+    as read.
+    """
+
+    qids: pd.Index
+    ties: Ties
+    start: IntArray
+    size: IntArray
+    code: IntArray
+    score: FloatArray
+    rank: IntArray | None
+    docs: pa.Array | pa.ChunkedArray
+    qrels_query: IntArray
+    qrels_docs: pa.Array | pa.ChunkedArray
+    qrels_grade: IntArray
+
+
+@dataclass(frozen=True, slots=True)
+class Hits:
+    """The judged rows of a run ranked, de-duplicated and graded: all that
+    :func:`~askkit.metrics.measures.compute` reads of a :class:`Graded` run when
+    no unjudged row can count (the relevance level above -1).
+
+    ``query``, ``rank`` and ``grade`` are the judged rows' (each query's rows
+    contiguous and in rank order, the queries in any order), ranked among
+    every row kept; ``retrieved`` counts each query's rows kept;
+    ``duplicates`` the rows dropped. ``qrels_query`` and ``qrels_grade`` hold
+    one judgment per (query, document), the highest grade.
+    """
+
+    query: IntArray
+    rank: IntArray
+    grade: IntArray
+    retrieved: IntArray
+    duplicates: int
     qrels_query: IntArray
     qrels_grade: IntArray
 

@@ -30,8 +30,8 @@ from askkit.metrics.fast import (
     graded,
 )
 from askkit.metrics.measures import compute, parse_measure
-from askkit.metrics.preparation import code
-from askkit.metrics.ranked import Coded, Graded, query_blocks
+from askkit.metrics.preparation import Judged, code, judged_run
+from askkit.metrics.ranked import Coded, Graded, Ranked, query_blocks
 
 MEASURES = [parse_measure(m) for m in ("ndcg@5", "ndcg", "map", "mrr", "recall@3", "P@2")]
 
@@ -172,6 +172,90 @@ def test_grading_in_slices_of_whole_queries_changes_nothing(
     if got is not None:
         assert_same(got, exact(coded))
         assert_same_measures(got, exact(coded), len(coded.qids))
+
+
+#: Every kind of measure, condensed ones and Judged@k included.
+EVERY_MEASURE = [
+    parse_measure(m)
+    for m in ("ndcg@5", "ndcg", "map", "mrr", "recall@3", "P@2", "bpref", "infap", "judged@3")
+] + [parse_measure(m) for m in ("ndcg'@3", "map'")]
+
+
+@settings(max_examples=300)
+@given(runs(), st.integers(1, 6), st.sampled_from([None, 2]), st.booleans())
+def test_the_judged_rows_are_the_exact_paths(
+    data: tuple[pd.DataFrame, pd.DataFrame, str, str, bool],
+    slice_rows: int,
+    max_docs: int | None,
+    group: bool,
+) -> None:
+    """evaluate's lean path (judged_run: only the judged rows, the run taken in its
+    own order of queries, a slice of whole queries at a time) gives the exact
+    path's judged rows, ranks, grades and counts, so the same measures.
+    ``group``: the rows grouped by query, queries in order of first appearance
+    (not the ids' order), rows within a query in any order."""
+    run, qrels, ties, shape, _ = data
+    if group:
+        first_seen = pd.factorize(run["turn_id"])[0]
+        run = run.iloc[np.argsort(first_seen, kind="stable")].reset_index(drop=True)
+        shape = f"{shape}, grouped"
+    saved = fast._SLICE
+    fast._SLICE = slice_rows
+    try:
+        got = judged_run(run, qrels, level="note", ties=ties)  # type: ignore[arg-type]
+    finally:
+        fast._SLICE = saved
+    coded = code(run, qrels, "note", ties)  # type: ignore[arg-type]
+    want = exact(coded)
+    event(f"{shape}, {ties}: lean path {'taken' if isinstance(got, Judged) else 'declined'}")
+    if not isinstance(got, Judged):  # declined: only for a run not grouped by query
+        assert not (
+            (group or shape == "rank order")
+            and len(coded.query) >= 2
+            and _hashable(coded.docs)
+            and _hashable(coded.qrels_docs)
+        )
+        return
+    assert got.qids.equals(coded.qids)
+    np.testing.assert_array_equal(got.in_run, coded.in_run)
+    assert got.run_only == coded.run_only
+    h, j = got.hits, want.judged
+    by_query = np.argsort(h.query, kind="stable")  # each query's rows stay in rank order
+    np.testing.assert_array_equal(h.query[by_query], want.ranked.query[j])
+    np.testing.assert_array_equal(h.rank[by_query], want.ranked.rank[j])
+    np.testing.assert_array_equal(h.grade[by_query], want.grade[j])
+    assert h.duplicates == want.ranked.duplicates
+    n = len(coded.qids)
+    np.testing.assert_array_equal(h.retrieved, np.bincount(want.ranked.query, minlength=n))
+    got_qrels = sorted(zip(h.qrels_query.tolist(), h.qrels_grade.tolist(), strict=True))
+    want_qrels = sorted(zip(want.qrels_query.tolist(), want.qrels_grade.tolist(), strict=True))
+    assert got_qrels == want_qrels
+    for level in (0, 1, 2):
+        lean = compute(
+            EVERY_MEASURE,
+            n,
+            Ranked(h.query, h.query, h.query, h.rank, h.duplicates),
+            h.grade,
+            qrels_query=h.qrels_query,
+            qrels_grade=h.qrels_grade,
+            relevance_level=level,
+            judged=np.ones(len(h.query), dtype=bool),
+            max_docs=max_docs,
+            retrieved=h.retrieved,
+        )
+        full = compute(
+            EVERY_MEASURE,
+            n,
+            want.ranked,
+            want.grade,
+            qrels_query=want.qrels_query,
+            qrels_grade=want.qrels_grade,
+            relevance_level=level,
+            judged=want.judged,
+            max_docs=max_docs,
+        )
+        for m in EVERY_MEASURE:
+            np.testing.assert_array_equal(lean[m.name], full[m.name], err_msg=m.name)
 
 
 def test_slices_are_cut_at_query_boundaries() -> None:
