@@ -183,12 +183,17 @@ def _pair_keys(query: IntArray, doc_hash: np.ndarray[Any, np.dtype[np.uint64]], 
     return key
 
 
-def _is_ranked(query: IntArray, score: FloatArray, order: IntArray, ties: Ties) -> bool:
-    """Whether a grouped run's rows are in rank order within each query (ties aside)."""
+def _is_ranked(
+    query: IntArray, score: FloatArray, order: IntArray, ties: Ties
+) -> tuple[bool, IntArray | None]:
+    """Whether a grouped run's rows are in rank order within each query (ties aside),
+    and for ``ties="trec"`` where neighbours of a query tie on score (as
+    :func:`_tie_order` finds them)."""
     same = query[1:] == query[:-1]
     if ties == "trec":
-        return bool(descending_or_tied(score, same)[0].all())
-    return bool(np.all(~same | (order[1:] >= order[:-1])))
+        ok, check = descending_or_tied(score, same)
+        return bool(ok.all()), check
+    return bool(np.all(~same | (order[1:] >= order[:-1]))), None
 
 
 def _radix_argsort(codes: IntArray) -> IntArray:
@@ -325,6 +330,8 @@ def _tie_order(
     s: FloatArray,
     docs: pa.Array | pa.ChunkedArray,
     keep: IntArray | None,
+    *,
+    check: IntArray | None = None,
 ) -> tuple[IntArray, IntArray] | None:
     """Where rows in query, score-descending order (``by``, None: as they are; ``q``
     and ``s`` their queries and scores) are not in trec_eval's order for tied
@@ -333,9 +340,12 @@ def _tie_order(
     None when every tie is in order.
 
     One Arrow sort of the tied rows by (run of ties, id); it is stable, so a
-    document repeated with the same score keeps its rows' order.
+    document repeated with the same score keeps its rows' order. ``check``: the
+    tied neighbours, when :func:`~askkit.metrics.ranked.descending_or_tied`
+    already found them.
     """
-    _, check = descending_or_tied(s, q[1:] == q[:-1])
+    if check is None:
+        _, check = descending_or_tied(s, q[1:] == q[:-1])
     if not len(check):
         return None
     n = len(q)
@@ -371,17 +381,29 @@ class _Judged:
     row: IntArray  # a qrels row of each key
     grade: IntArray
     query: IntArray
+    group: IntArray  # the key's high bits: the query code, or its number among the slice's
+    groups: int
     seen: BoolArray  # a bitmap of the keys' slots
     shift: np.uint64
 
 
-def _index_qrels(coded: Coded | Blocked, rows: IntArray, hashes: _Hashes) -> _Judged:
+def _index_qrels(
+    coded: Coded | Blocked,
+    rows: IntArray,
+    hashes: _Hashes,
+    group: IntArray | None = None,
+    groups: int = 0,
+) -> _Judged:
     """The judgments in ``rows`` (qrels rows, whole queries), one grade per (query,
-    document), the highest, indexed by pair key. Raises :class:`_Doubt`."""
-    jdoc, n = coded.qrels_docs, len(coded.qids)
+    document), the highest, indexed by pair key. The key's high bits are the
+    query code, or ``group`` (a number below ``groups`` for each of ``rows``, one
+    per query). Raises :class:`_Doubt`."""
+    jdoc = coded.qrels_docs
     jq, jgrade = coded.qrels_query[rows], coded.qrels_grade[rows]
+    if group is None:
+        group, groups = jq, len(coded.qids)
     jhash = hashes.of(rows)
-    jkey = _pair_keys(jq, jhash, n)
+    jkey = _pair_keys(group, jhash, groups)
     by = np.argsort(jkey, kind="stable")
     sk = jkey[by]
     new = np.ones(len(sk), dtype=bool)
@@ -389,23 +411,25 @@ def _index_qrels(coded: Coded | Blocked, rows: IntArray, hashes: _Hashes) -> _Ju
     inner = np.flatnonzero(~new[1:])
     if len(inner):
         a, b = by[inner], by[inner + 1]
-        if not (np.all(jq[a] == jq[b]) and _same_strings(jdoc, rows[a], jdoc, rows[b]).all()):
+        if not (np.all(group[a] == group[b]) and _same_strings(jdoc, rows[a], jdoc, rows[b]).all()):
             raise _Doubt
     starts = np.flatnonzero(new)
     first = by[starts]
-    query = jq[first]
+    key_group = group[first]
     # a bitmap of the judged keys' bits rules most run rows out before the search
     bits = min(max(len(starts), 1).bit_length() + 4, _BITMAP_BITS)
     shift = np.uint64(64 - bits)
     seen = np.zeros(1 << bits, dtype=bool)
-    uslot = jhash[first] + query.view(np.uint64)
+    uslot = jhash[first] + key_group.view(np.uint64)
     uslot *= _QMIX
     seen[uslot >> shift] = True
     return _Judged(
         key=sk[starts],
         row=rows[first],
         grade=np.maximum.reduceat(jgrade[by], starts),
-        query=query,
+        query=jq[first],
+        group=key_group,
+        groups=groups,
         seen=seen,
         shift=shift,
     )
@@ -527,23 +551,24 @@ def _dedup(
 def _lookup(
     coded: Coded | Blocked,
     j: _Judged,
-    q: IntArray,
+    group: IntArray,
     h: np.ndarray[Any, np.dtype[np.uint64]],
     doc_rows: IntArray,
 ) -> tuple[IntArray, IntArray]:
-    """The rows (query codes ``q``, document hashes ``h``, rows ``doc_rows`` of the
-    run's documents) that ``j`` judges, and their grades: a key match is a
+    """The rows (``group``: their queries, numbered as ``j``'s keys number them;
+    ``h``: their documents' hashes; ``doc_rows``: their rows of the run's
+    documents) that ``j`` judges, and their grades: a key match is a
     candidate, confirmed on the strings."""
-    slot = h + q.view(np.uint64)
+    slot = h + group.view(np.uint64)
     slot *= _QMIX
     slot >>= j.shift
     cand = np.flatnonzero(j.seen[slot])
     del slot
-    rkey = _pair_keys(q[cand], h[cand], len(coded.qids))
+    rkey = _pair_keys(group[cand], h[cand], j.groups)
     p = np.minimum(np.searchsorted(j.key, rkey), len(j.key) - 1)
     match = j.key[p] == rkey
     cand, p = cand[match], p[match]
-    good = (j.query[p] == q[cand]) & _same_strings(
+    good = (j.group[p] == group[cand]) & _same_strings(
         coded.docs, doc_rows[cand], coded.qrels_docs, j.row[p]
     )
     return cand[good], j.grade[p[good]]
@@ -561,11 +586,12 @@ def _rank_slice(
     """The order that ranks a slice of whole queries (None: it is ranked), and the
     scores in that order; tied scores in trec_eval's order for ``ties="trec"``."""
     by = None
-    if not _is_ranked(q, s, o, ties):
+    ranked, check = _is_ranked(q, s, o, ties)
+    if not ranked:
         by = _rank_order(q, s, o, ties, grouped=True)
-        s = s[by]
+        s, check = s[by], None
     if ties == "trec":
-        fix = _tie_order(by, q, s, docs, rows)
+        fix = _tie_order(by, q, s, docs, rows, check=check)
         if fix is not None:
             if by is None:  # s may still be a view of the caller's scores
                 by, s = np.arange(len(q), dtype=np.int64), s.copy()
@@ -737,19 +763,26 @@ def judged_rows(blocked: Blocked) -> Hits | None:
     if not ENABLED or rows_n < 2:
         return None
     first = np.cumsum(blocked.size) - blocked.size  # where each block starts among their rows
+    edges = _slice_edges(first, rows_n)
+    j_order, j_block, j_edges = _judgments_by_block(blocked, edges)
     retrieved = np.zeros(n, dtype=np.int64)
     parts: list[tuple[IntArray, IntArray, IntArray]] = []
+    judgments: list[tuple[IntArray, IntArray]] = []
     duplicates = 0
-    index = None
     try:
-        jq = blocked.qrels_query
-        if len(jq):
-            index = _index_qrels(
-                blocked,
-                np.arange(len(jq), dtype=np.int64),
-                _Hashes(blocked.qrels_docs, spread=False),
-            )
-        for a, b in itertools.pairwise(_slice_edges(first, rows_n)):
+        qrels_hashes = _Hashes(blocked.qrels_docs, spread=j_order is not None)
+        for i, (ja, jb) in enumerate(itertools.pairwise(j_edges)):
+            j_rows = np.arange(ja, jb, dtype=np.int64) if j_order is None else j_order[ja:jb]
+            if i == len(edges) - 1:  # the judged queries the run lacks
+                if jb > ja:
+                    lacked = _index_qrels(blocked, j_rows, qrels_hashes)
+                    judgments.append((lacked.query, lacked.grade))
+                break
+            a, b = edges[i], edges[i + 1]
+            index = None
+            if jb > ja:  # keyed by the query's block among the slice's
+                index = _index_qrels(blocked, j_rows, qrels_hashes, j_block[ja:jb] - a, b - a)
+                judgments.append((index.query, index.grade))
             part, kept_sizes, dups = _judged_slice(blocked, index, first, a, b)
             retrieved[blocked.code[a:b]] = kept_sizes
             duplicates += dups
@@ -767,9 +800,32 @@ def judged_rows(blocked: Blocked) -> Hits | None:
         grade=grade,
         retrieved=retrieved,
         duplicates=duplicates,
-        qrels_query=np.zeros(0, dtype=np.int64) if index is None else index.query,
-        qrels_grade=np.zeros(0, dtype=np.int64) if index is None else index.grade,
+        qrels_query=_joined([jq for jq, _ in judgments]),
+        qrels_grade=_joined([jg for _, jg in judgments]),
     )
+
+
+def _joined(parts: list[IntArray]) -> IntArray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _judgments_by_block(
+    blocked: Blocked, edges: list[int]
+) -> tuple[IntArray | None, IntArray, list[int]]:
+    """The judgments in the order of their queries' blocks in the run, the queries
+    the run lacks last (None: as they are), the block of each in that order
+    (the number of blocks for the queries the run lacks), and the edges of each
+    slice's (``edges``: the slices' block edges), then of the judgments the run
+    lacks."""
+    jq, n_blocks = blocked.qrels_query, len(blocked.code)
+    position = np.full(len(blocked.qids), n_blocks, dtype=np.int64)
+    position[blocked.code] = np.arange(n_blocks, dtype=np.int64)
+    key = position[jq]
+    j_order = None if len(key) < 2 or bool(np.all(key[1:] >= key[:-1])) else _radix_argsort(key)
+    if j_order is not None:
+        key = key[j_order]
+    cuts = np.searchsorted(key, edges[1:], side="left")
+    return j_order, key, [0, *cuts.tolist(), len(jq)]
 
 
 def _judged_slice(
@@ -803,7 +859,7 @@ def _judged_slice(
         sizes = np.bincount(block, minlength=b - a)
     if index is None:
         return None, sizes, dups
-    q = blocked.code[a:b][block]
-    hit, grade = _lookup(blocked, index, q, h, rows)
+    hit, grade = _lookup(blocked, index, block, h, rows)
+    hit_block = block[hit]
     block_first = np.cumsum(sizes) - sizes
-    return (q[hit], hit - block_first[block[hit]] + 1, grade), sizes, dups
+    return (blocked.code[a:b][hit_block], hit - block_first[hit_block] + 1, grade), sizes, dups
