@@ -806,7 +806,11 @@ def judged_rows(blocked: Blocked) -> Hits | None:
 
 
 def _joined(parts: list[IntArray]) -> IntArray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    """The parts end to end, in :func:`~askkit.metrics.ranked.fresh` memory."""
+    out = fresh(sum(len(p) for p in parts), np.int64)
+    if parts:
+        np.concatenate(parts, out=out)
+    return out
 
 
 def _judgments_by_block(
@@ -820,10 +824,10 @@ def _judgments_by_block(
     jq, n_blocks = blocked.qrels_query, len(blocked.code)
     position = np.full(len(blocked.qids), n_blocks, dtype=np.int64)
     position[blocked.code] = np.arange(n_blocks, dtype=np.int64)
-    key = position[jq]
+    key = np.take(position, jq, out=fresh(len(jq), np.int64))
     j_order = None if len(key) < 2 or bool(np.all(key[1:] >= key[:-1])) else _radix_argsort(key)
     if j_order is not None:
-        key = key[j_order]
+        key = np.take(key, j_order, out=fresh(len(jq), np.int64))
     cuts = np.searchsorted(key, edges[1:], side="left")
     return j_order, key, [0, *cuts.tolist(), len(jq)]
 

@@ -384,9 +384,9 @@ class _Counts:
         if top <= 0 or n * (top + 1) > 4 * len(grade) + 1024:
             return query, grade
         # judgments per query and grade, grades descending; no gain: the last column
-        cell = np.maximum(grade, 0)
+        cell = np.maximum(grade, 0, out=fresh(len(grade), np.int64))
         np.subtract(top, cell, out=cell)
-        cell += query * (top + 1)
+        cell += np.multiply(query, top + 1, out=fresh(len(query), np.int64))
         table = np.bincount(cell, minlength=n * (top + 1)).reshape(n, top + 1)[:, :top]
         if k is not None:  # each query's first k: a cell keeps what its query still lacks
             before = np.cumsum(table, axis=1) - table
@@ -406,9 +406,10 @@ class _Counts:
         retrieved: IntArray | None = None,
     ) -> _Counts:
         # one count per (query, kind): 0 relevant, 1 not relevant, 2 neither (negative)
-        kind = (qrels_grade < max(level, 0)).astype(np.int64)
-        kind += qrels_grade < 0
-        per_kind = np.bincount(qrels_query * 3 + kind, minlength=3 * n).reshape(n, 3)
+        cell = np.multiply(qrels_query, 3, out=fresh(len(qrels_query), np.int64))
+        cell += qrels_grade < max(level, 0)
+        cell += qrels_grade < 0
+        per_kind = np.bincount(cell, minlength=3 * n).reshape(n, 3)
         return cls(
             n,
             level,

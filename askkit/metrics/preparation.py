@@ -184,9 +184,11 @@ def _query_codes(
     n = len(turn)
     if n == 0:
         return np.empty(0, dtype=np.int64), None, pa.array([], pa.large_string()), True
-    new = np.ones(n, dtype=bool)
-    new[1:] = np.asarray(pc.not_equal(turn.slice(1), turn.slice(0, n - 1)))
-    starts = np.flatnonzero(new)
+    # where an id differs from the one before it: a block starts after it
+    changes = pc.indices_nonzero(pc.not_equal(turn.slice(1), turn.slice(0, n - 1)))
+    starts = np.empty(len(changes) + 1, dtype=np.int64)
+    starts[0] = 0
+    np.add(np.asarray(changes), 1, out=starts[1:], casting="unsafe")
     if 2 * len(starts) > n:  # hardly any blocks (a shuffled run): hash every id in place
         codes, uniques = dictionary_codes(turn)
         return codes, None, uniques, len(uniques) == len(starts)
@@ -486,7 +488,7 @@ def _blocked(read: _Read, ties: Ties) -> tuple[Blocked, BoolArray, tuple[str, ..
         score=read.score,
         rank=read.rank,
         docs=read.docs,
-        qrels_query=_positions(read.jq_ids, sorted_ids)[jq] if len(jq) else jq,
+        qrels_query=np.take(_positions(read.jq_ids, sorted_ids), jq, out=fresh(len(jq), np.int64)),
         qrels_docs=read.qrels_docs,
         qrels_grade=read.qrels_grade,
     )

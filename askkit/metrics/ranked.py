@@ -525,9 +525,12 @@ def dictionary_codes(values: pa.Array | pa.ChunkedArray) -> tuple[IntArray, pa.A
         chunks = [c for c in encoded.chunks if len(c)]
         if not chunks:
             return np.empty(0, dtype=np.int64), pa.array([], pa.large_string())
-        codes = np.concatenate([np.asarray(c.indices, dtype=np.int64) for c in chunks])
+        codes = fresh(sum(len(c) for c in chunks), np.int64)
+        np.concatenate([np.asarray(c.indices) for c in chunks], out=codes, casting="unsafe")
         return codes, chunks[-1].dictionary
-    return np.asarray(encoded.indices, dtype=np.int64), encoded.dictionary
+    codes = fresh(len(encoded), np.int64)
+    codes[...] = np.asarray(encoded.indices)
+    return codes, encoded.dictionary
 
 
 def take(values: pa.Array | pa.ChunkedArray, rows: IntArray) -> pa.Array | pa.ChunkedArray:
