@@ -226,7 +226,8 @@ class _Read:
     run_sizes: IntArray | None
     run_ids: pa.Array
     grouped: bool
-    jq_codes: IntArray
+    jq_block: IntArray
+    jq_sizes: IntArray | None
     jq_ids: pa.Array
     score: FloatArray
     rank: IntArray | None
@@ -234,15 +235,20 @@ class _Read:
     qrels_docs: pa.Array | pa.ChunkedArray
     qrels_grade: IntArray
 
+    def judged_queries(self, codes: IntArray) -> IntArray:
+        """``codes[i]`` for each judgment, ``i`` its query id's position in ``jq_ids``
+        (the query ids are coded a block of equal ids at a time, as the run's)."""
+        return _per_row(codes, self.jq_block, self.jq_sizes)
+
 
 def _read(run: pd.DataFrame, qrels: PathOrFrame | None, level: Level) -> _Read:
     """Read and check the columns of the run and the qrels (:func:`_query_codes` of
-    the run's query ids, the judged query ids dictionary-coded)."""
+    the run's query ids and of the judged ones)."""
     _run_columns(run)
     judgments = as_qrels(qrels)
     turn = _arrow_strings(run["turn_id"], "turn_id", contiguous=False)
     run_codes, run_sizes, run_ids, grouped = _query_codes(turn)
-    jq_codes, jq_ids = dictionary_codes(
+    jq_block, jq_sizes, jq_ids, _ = _query_codes(
         _arrow_strings(judgments["query_id"], "query_id", contiguous=False)
     )
     scores = run["score"]
@@ -258,7 +264,8 @@ def _read(run: pd.DataFrame, qrels: PathOrFrame | None, level: Level) -> _Read:
         run_sizes=run_sizes,
         run_ids=run_ids,
         grouped=grouped,
-        jq_codes=jq_codes,
+        jq_block=jq_block,
+        jq_sizes=jq_sizes,
         jq_ids=jq_ids,
         score=score,
         rank=rank,
@@ -300,14 +307,14 @@ def code(
 def _code(read: _Read, ties: Ties, *, run_queries: bool) -> Coded:
     """:func:`code` of columns already read."""
     run_codes, run_sizes, run_ids = read.run_codes, read.run_sizes, read.run_ids
-    jq_ids, jq_codes = read.jq_ids, read.jq_codes
+    jq_ids = read.jq_ids
     wanted = pc.unique(pa.concat_arrays([jq_ids, run_ids])) if run_queries else jq_ids
     sorted_ids, qids = _sorted_ids(wanted)
     qmap = _positions(run_ids, sorted_ids)
     run_only = sorted(run_ids.filter(pa.array(qmap < 0)).to_pylist())
     rq = _per_row(qmap, run_codes, run_sizes)
     keep = None if bool(np.all(qmap >= 0)) else np.flatnonzero(rq >= 0)
-    jq = _positions(jq_ids, sorted_ids)[jq_codes] if len(jq_codes) else jq_codes
+    jq = read.judged_queries(_positions(jq_ids, sorted_ids))
     score_all, order_all = read.score, read.rank
     if order_all is not None:
         order = order_all if keep is None else order_all[keep]
@@ -478,7 +485,6 @@ def _blocked(read: _Read, ties: Ties) -> tuple[Blocked, BoolArray, tuple[str, ..
     n = len(qids)
     in_run = np.zeros(n, dtype=bool)
     in_run[codes] = True
-    jq = read.jq_codes
     blocked = Blocked(
         qids=qids,
         ties=ties,
@@ -488,7 +494,7 @@ def _blocked(read: _Read, ties: Ties) -> tuple[Blocked, BoolArray, tuple[str, ..
         score=read.score,
         rank=read.rank,
         docs=read.docs,
-        qrels_query=np.take(_positions(read.jq_ids, sorted_ids), jq, out=fresh(len(jq), np.int64)),
+        qrels_query=read.judged_queries(_positions(read.jq_ids, sorted_ids)),
         qrels_docs=read.qrels_docs,
         qrels_grade=read.qrels_grade,
     )

@@ -607,3 +607,53 @@ def test_sort_blocks_sorts_within_each_block(sizes: list[int], seed: int) -> Non
     packed = (block << 40) | values
     _sort_blocks(packed, block)
     assert packed.tolist() == sorted(((block << 40) | values).tolist())
+
+
+@pytest.mark.parametrize("ties", ["trec", "input"])
+def test_evaluate_scores_chunked_columns_in_run_order_as_the_exact_path(
+    ties: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run built by concatenating frames (Arrow columns in several chunks, queries
+    not in the order of their ids, one query cut across two chunks, ties,
+    duplicates, unjudged and run-only queries), graded a few queries at a time:
+    evaluate's judged rows (judged_run) give the exact path's values and counts."""
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(3, 9, 30)
+    turn = np.repeat([f"q{i}" for i in rng.permutation(len(sizes))], sizes)
+    run = pd.DataFrame(
+        {
+            "turn_id": pd.array(turn, dtype="str"),
+            "path": pd.array(
+                [f"notes/d{i}.md" for i in rng.integers(0, 12, len(turn))], dtype="str"
+            ),
+            "score": rng.choice([0.25, 0.5, 0.5, 1.0], len(turn)),
+            "rank": np.arange(len(turn), dtype=np.int64) % 5,
+        }
+    )
+    cut = int(sizes[:7].sum()) + 2  # inside the eighth query
+    run = pd.concat([run.iloc[:cut], run.iloc[cut:]], ignore_index=True)
+    assert pa.array(run["path"].array).num_chunks == 2
+    qrels = pd.DataFrame(
+        {
+            "query_id": [f"q{i}" for i in rng.integers(0, 33, 150)],  # some not in the run
+            "path": [f"notes/d{i}.md" for i in rng.integers(0, 12, 150)],
+            "grade": rng.integers(-1, 4, 150),
+        }
+    ).iloc[3:]
+    run = run[run["turn_id"] != "q5"].reset_index(drop=True)  # a judged query unanswered
+    measures = ["ndcg@5", "map", "mrr", "recall@3", "bpref", "infap", "judged@3", "ndcg'@3"]
+    monkeypatch.setattr(fast, "_SLICE", 20)
+    prepared = judged_run(run, qrels, level="note", ties=ties)  # type: ignore[arg-type]
+    assert isinstance(prepared, Judged)
+    got = evaluate(run, qrels, measures, ties=ties, missing="zero")  # type: ignore[arg-type]
+    monkeypatch.setattr(fast, "ENABLED", False)
+    want = evaluate(run, qrels, measures, ties=ties, missing="zero")  # type: ignore[arg-type]
+    pd.testing.assert_frame_equal(got.per_query, want.per_query, check_exact=True)
+    assert (got.duplicates, got.run_only, got.unanswered) == (
+        want.duplicates,
+        want.run_only,
+        want.unanswered,
+    )
+    assert got.duplicates > 0
+    assert got.run_only
+    assert got.unanswered
