@@ -210,11 +210,18 @@ def _radix_argsort(codes: IntArray) -> IntArray:
 
 
 def _rank_order(
-    query: IntArray, score: FloatArray, order: IntArray, ties: Ties, grouped: bool = False
+    query: IntArray,
+    score: FloatArray,
+    order: IntArray,
+    ties: Ties,
+    grouped: bool = False,
+    *,
+    stable: bool = True,
 ) -> IntArray:
     """A stable order of the rows by query, then rank: score descending (NaN last)
     for ``ties="trec"`` (ties between documents are left to the caller), ``order``
-    ascending for ``ties="input"``.
+    ascending for ``ties="input"``. ``stable=False``: rows of a query with equal
+    keys may come in any order, for a caller that orders them itself.
 
     The rows are grouped by a radix sort of the query codes, then each query's
     rows are sorted as one row of a (query x position) matrix, or, when the
@@ -243,15 +250,16 @@ def _rank_order(
 
     if len(starts) * width > 2 * n + 1024:  # too uneven for a matrix: one sort by both keys
         return rows(np.lexsort((key, q)).astype(np.int64, copy=False))
+    kind: Any = "stable" if stable else None
     if (sizes == width).all():
-        within = np.argsort(key.reshape(-1, width), axis=1, kind="stable")
+        within = np.argsort(key.reshape(-1, width), axis=1, kind=kind)
         within += starts[:, None]
         return rows(within.reshape(-1))
     group = np.repeat(np.arange(len(starts)), sizes)
     at = np.arange(n) - starts[group]
     matrix = np.full((len(starts), width), pad, dtype=key.dtype)
     matrix[group, at] = key
-    within = np.argsort(matrix, axis=1, kind="stable")  # a row's padding sorts after its rows
+    within = np.argsort(matrix, axis=1, kind=kind)  # a row's padding is left out below
     real = within < sizes[:, None]
     return rows((starts[:, None] + within)[real])
 
@@ -582,13 +590,17 @@ def _rank_slice(
     *,
     docs: pa.Array | pa.ChunkedArray,
     rows: IntArray,
+    any_duplicate: bool = False,
 ) -> tuple[IntArray | None, FloatArray]:
     """The order that ranks a slice of whole queries (None: it is ranked), and the
-    scores in that order; tied scores in trec_eval's order for ``ties="trec"``."""
+    scores in that order; tied scores in trec_eval's order for ``ties="trec"``.
+    ``any_duplicate``: with ``ties="trec"``, rows of one document tied on score
+    (duplicates) may come in any order among themselves (the caller needs
+    only one of them, and not which)."""
     by = None
     ranked, check = _is_ranked(q, s, o, ties)
     if not ranked:
-        by = _rank_order(q, s, o, ties, grouped=True)
+        by = _rank_order(q, s, o, ties, grouped=True, stable=not (any_duplicate and ties == "trec"))
         s, check = s[by], None
     if ties == "trec":
         fix = _tie_order(by, q, s, docs, rows, check=check)
@@ -854,7 +866,9 @@ def _judged_slice(
         raise _Doubt
     block = np.repeat(np.arange(b - a, dtype=np.int64), sizes)  # numbered 0, 1, ... here
     order = rows if blocked.rank is None else blocked.rank[at]
-    by, s = _rank_slice(block, s, order, blocked.ties, docs=rdoc, rows=rows)
+    # only the judged rows' ranks and grades are kept: which of a document's tied
+    # duplicates is kept does not matter, so the scores need no stable sort
+    by, s = _rank_slice(block, s, order, blocked.ties, docs=rdoc, rows=rows, any_duplicate=True)
     if by is not None:
         rows, h = rows[by], h[by]  # rows move within their block
     kept, dups = _dedup(rdoc, block, max(b - a - 1, 1).bit_length(), h, rows)
