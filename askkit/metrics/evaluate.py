@@ -19,7 +19,10 @@ and the values equal pytrec_eval's to 1e-9, ties included:
 
 The run enters through :func:`askkit.metrics.preparation.prepare` (once: a
 :class:`~askkit.metrics.preparation.Prepared` run may be given in its
-place), and every measure is defined in :mod:`askkit.metrics.measures`. The
+place), or, for :func:`evaluate` of a run frame when no unjudged row can
+count, :func:`askkit.metrics.preparation.judged_run`, which hands over only
+the judged rows when the fast path takes the run (both score alike); every
+measure is defined in :mod:`askkit.metrics.measures`. The
 computation is columnar (numpy sorts and ``bincount``): no Python loop over
 queries.
 

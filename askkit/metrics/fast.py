@@ -16,6 +16,12 @@ by one Arrow sort of the tied rows.
 any doubt (a hash match the strings do not confirm), and
 :func:`askkit.metrics.preparation.prepare`, the one place that chooses, then
 takes the exact path, so results never depend on the hash.
+:func:`judged_rows` is the same work for :func:`~askkit.metrics.evaluate`
+alone, which scores only the judged rows: a grouped run is taken in its own
+order of queries (not put in the order of their ids) and only the judged
+rows' query, rank and grade come out; it too returns None when in doubt, and
+:func:`askkit.metrics.preparation.judged_run` then prepares the run as
+:func:`~askkit.metrics.preparation.prepare` does.
 ``tests/metrics/test_fast.py`` holds the two paths equal;
 ``benchmarks/metrics_bench.py`` times one against the other.
 
