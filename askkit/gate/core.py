@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from askkit.compare import holm
 from askkit.errors import UsageError
 from askkit.gate.holes import Hole, HoleList
 from askkit.gate.result import (
@@ -494,11 +495,15 @@ def _verdicts(
     min_delta: float,
     seed: int,
     resamples: int,
+    families: int = 1,
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """Per measure: the mean delta, whether it regressed and whether it improved
-    (significant after Holm, by at least ``min_delta``), as :func:`gate` decides."""
+    (significant after Holm, by at least ``min_delta``), as :func:`gate` decides.
+    ``families``: the columns are that many comparisons of the same measures side by
+    side, each corrected by Holm on its own."""
     deltas = new - base
-    _, p_holm, _ = _p_values(test, base, new, deltas, resamples=resamples, seed=seed)
+    p, _, _ = _p_values(test, base, new, deltas, resamples=resamples, seed=seed)
+    p_holm = np.concatenate([holm(part) for part in np.split(p, families)])
     mean = deltas.mean(axis=0)
     significant = p_holm < alpha
     tol = 1e-12
@@ -522,9 +527,21 @@ def _extremes(
     (``now``: per measure, whether it regressed and whether it improved today)."""
     low = [b.lower.loc[common].to_numpy(dtype=np.float64) for b in limits]
     high = [b.upper.loc[common].to_numpy(dtype=np.float64) for b in limits]
-    options = {"test": test, "alpha": alpha, "min_delta": min_delta, "seed": seed}
-    best = _verdicts(low[0], high[1], resamples=resamples, **options)  # type: ignore[arg-type]
-    worst = _verdicts(high[0], low[1], resamples=resamples, **options)  # type: ignore[arg-type]
+    # both judgings in one test: every test draws the same resamples for every column
+    # (and the t-test none), so each column's p-value is what a test of its own gives
+    best_worst = _verdicts(
+        np.hstack([low[0], high[0]]),
+        np.hstack([high[1], low[1]]),
+        test=test,
+        alpha=alpha,
+        min_delta=min_delta,
+        seed=seed,
+        resamples=resamples,
+        families=2,
+    )
+    m = low[0].shape[1]
+    best = tuple(v[:m] for v in best_worst)
+    worst = tuple(v[m:] for v in best_worst)
     holds = np.ones(len(now[0]), dtype=bool)
     for side in (best, worst):
         holds &= (side[1] == now[0]) & (side[2] == now[1])

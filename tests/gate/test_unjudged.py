@@ -9,6 +9,8 @@ relevant one, so NEW looks worse only while they count as not relevant.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import pytest
 
@@ -192,3 +194,28 @@ def test_the_holes_counted_are_the_holes_listed_measure_by_measure(seed: int) ->
     for m in result.measures:
         assert m.depends_on == sum(m.measure in h.measures.split(", ") for h in listed)
     assert next(m for m in result.measures if m.measure == "judged@3").depends_on == 0
+
+
+@pytest.mark.parametrize("test", ["randomization", "bootstrap", "t-test"])
+@pytest.mark.parametrize("queries", [6, 40])
+def test_both_extremes_tested_at_once_give_each_its_own_verdicts(test: str, queries: int) -> None:
+    # the gate tests the best and the worst judging in one call, Holm per judging:
+    # every test draws the same resamples for each column, so the verdicts must be
+    # those of a call per judging
+    import numpy as np
+
+    from askkit.gate.core import _verdicts
+
+    rng = np.random.default_rng(queries)
+    base = [rng.random((queries, 3)) for _ in range(2)]
+    new = [b + rng.normal(0.05, 0.2, b.shape) for b in base]
+    options: dict[str, Any] = {
+        "test": test, "alpha": 0.05, "min_delta": 0.0, "seed": 7, "resamples": 500,
+    }  # fmt: skip
+    together = _verdicts(np.hstack(base), np.hstack(new), families=2, **options)
+    for i in range(2):
+        alone = _verdicts(base[i], new[i], **options)
+        for got, want in zip(together, alone, strict=True):
+            np.testing.assert_array_equal(got[3 * i : 3 * i + 3], want)
+    if queries == 40:  # enough queries for a significant change to compare
+        assert any(v.any() for v in together[1:])
