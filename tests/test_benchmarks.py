@@ -78,6 +78,20 @@ def test_metrics_bench_files_times_trec_files_against_pytrec_eval(tmp_path: Path
     assert any(":" in line.split()[2] for line in run)
 
 
+def test_metrics_bench_files_incomplete_times_the_measures_and_bounds(tmp_path: Path) -> None:
+    """bpref, infAP and nDCG'@10 from TREC files, with the bounds of nDCG@10 in askkit's
+    time; askkit equals pytrec_eval's two evaluators."""
+    out = _run(
+        "--files", "--incomplete", "--queries", "200", "--sources", "30", "--judged", "10",
+        "--cold-repeat", "1", "--dir", str(tmp_path), script="metrics_bench.py",
+    )  # fmt: skip
+    assert out.count("target askkit parse+evaluate+bounds <= 0.5x pytrec_eval's") == 2
+    askkit_row = next(line for line in out.splitlines() if line.startswith("askkit "))
+    assert len(askkit_row.split()) == 1 + 7 * 2  # a best/median pair per column, bounds too
+    assert "  askkit: 0\n" in out
+    assert (tmp_path / "incomplete" / "qrels.txt").read_text().count(" -1\n") > 0
+
+
 def test_metrics_bench_diff_times_askkit_diff_against_pytrec_eval(tmp_path: Path) -> None:
     """Two runs over the same documents with other scores; askkit's mean deltas equal
     pytrec_eval's."""

@@ -26,8 +26,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -145,6 +145,7 @@ def _decoded(side: Side, judgments: pd.DataFrame, level: Level) -> Side:
 #: Rows from which the two sides are prepared in two threads (numpy and Arrow
 #: release the GIL in their long loops); below it, one after the other.
 _THREADED_ROWS = 200_000
+_T = TypeVar("_T")
 
 
 def _prepare_both(
@@ -152,12 +153,18 @@ def _prepare_both(
 ) -> list[Prepared]:
     """Both sides ranked, de-duplicated and graded (:func:`askkit.metrics.prepare`), at
     once in two threads when they are large."""
-    if len(base) + len(new) < _THREADED_ROWS:
-        return [prepare(frame, qrels, level=level) for frame in (base, new)]
+    return _both(lambda frame: prepare(frame, qrels, level=level), [base, new])
+
+
+def _both(work: Callable[[Any], _T], sides: list[Any], rows: int | None = None) -> list[_T]:
+    """``work`` on each side, in two threads when the sides are large (``rows``: their
+    rows, else their lengths; numpy and Arrow release the GIL in their long loops)."""
+    if (rows if rows is not None else sum(len(s) for s in sides)) < _THREADED_ROWS:
+        return [work(side) for side in sides]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="askkit-gate") as pool:
-        futures = [pool.submit(prepare, frame, qrels, level=level) for frame in (base, new)]
+        futures = [pool.submit(work, side) for side in sides]
         return [future.result() for future in futures]
 
 
@@ -366,7 +373,11 @@ def gate(
     mean_delta = deltas.mean(axis=0)
     significant = p_holm < alpha
     tol = 1e-12
-    limits = [bounds(p_, measures=measures, grade=fill_grade, missing="drop") for p_ in preps]
+    limits = _both(
+        lambda p_: bounds(p_, measures=measures, grade=fill_grade, missing="drop"),
+        preps,
+        rows=sum(len(p_.ranked.query) for p_ in preps),
+    )
     extremes = _extremes(
         limits,
         common,
