@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from matplotlib.lines import Line2D
 
     from askkit.ranking.settings import CutSettings
+    from askkit.reach.retrievability import Retrievability
 
 __all__ = [
     "cut_sweep",
@@ -33,6 +34,7 @@ __all__ = [
     "figure_png",
     "funnel",
     "histogram_edges",
+    "lorenz_curves",
     "metric_curve",
     "relevance_histogram",
     "score_distributions",
@@ -462,4 +464,38 @@ def funnel(table: pd.DataFrame, *, top: int = 5, ax: Axes | None = None) -> Axes
             )
     if not counts.any():
         _no_data(ax, "no judged relevant section")
+    return ax
+
+
+def lorenz_curves(
+    results: Mapping[str, Retrievability] | Retrievability, *, ax: Axes | None = None
+) -> Axes:
+    """The Lorenz curve of each retrievability (:func:`askkit.reach.retrievability`),
+    its Gini coefficient and unreachable documents in the legend, and the diagonal
+    of a retriever that reaches every document alike."""
+    ax = _axes(ax)
+    named = {"retriever": results} if not isinstance(results, Mapping) else dict(results)
+    ax.plot([0, 1], [0, 1], color="#999999", linestyle="--", linewidth=1, label="equal reach")
+    drawn = 0
+    for name, r in named.items():
+        if not len(r.scores) or not r.scores.to_numpy().any():
+            continue
+        curve = r.lorenz()
+        unreachable = len(r.unreachable)
+        ax.plot(
+            curve["share_of_documents"],
+            curve["share_of_r"],
+            label=f"{name}: Gini {r.gini:.3f}, {unreachable:,} of {len(r.scores):,} unreachable",
+        )
+        drawn += 1
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("share of documents, least retrievable first")
+    ax.set_ylabel("share of retrievability")
+    first = next(iter(named.values()), None)
+    ax.set_title(f"Retrievability ({first.cutoff})" if first is not None else "Retrievability")
+    if not drawn:
+        _no_data(ax, "no query reaches any document")
+        return ax
+    ax.legend(loc="upper left", fontsize=8)
     return ax

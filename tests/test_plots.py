@@ -290,3 +290,29 @@ def test_issue42_metric_curve_band_fills_at_the_grade_asked_and_only_when_asked(
     assert lower == pytest.approx(table["lower"].to_numpy())
     assert upper == pytest.approx(table["upper"].to_numpy())
     assert upper != pytest.approx(bounds(RUN_A, QRELS, names).table()["upper"].to_numpy())
+
+
+def test_lorenz_curves_draw_each_retriever_with_its_gini_and_the_equal_line() -> None:
+    from askkit.reach import retrievability
+
+    pools = pd.DataFrame(
+        {"query_id": ["q1", "q1", "q2", "q2"], "rank": [1, 2, 1, 2],
+         "path": ["a.md", "b.md", "a.md", "c.md"]}
+    )  # fmt: skip
+    vault = ["a.md", "b.md", "c.md", "d.md"]
+    results = {"k=1": retrievability(pools, vault, k=1), "k=2": retrievability(pools, vault, k=2)}
+    ax = plots.lorenz_curves(results)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == [
+        "equal reach",
+        "k=1: Gini 0.750, 3 of 4 unreachable",
+        "k=2: Gini 0.375, 1 of 4 unreachable",
+    ]
+    for line in ax.get_lines()[1:]:  # each curve runs from (0, 0) to (1, 1)
+        x, y = line.get_xdata(), line.get_ydata()
+        assert (x[0], y[0], x[-1], y[-1]) == (0.0, 0.0, 1.0, 1.0)
+    plt.close(ax.figure)
+    nothing = retrievability(pools.assign(kept=False), vault, kept="kept")
+    empty = plots.lorenz_curves(nothing)
+    assert "no query reaches any document" in texts(empty)
+    plt.close(empty.figure)

@@ -5,7 +5,10 @@ sections, with no LLM and no judgments (:func:`known_items`), each recording the
 section it came from, picks one good example question for a notebook
 (:func:`example_question`), and gives the question set a notebook evaluates on:
 the user's questions and judgments, else known items (:func:`question_set`).
-Self-tests and retrievability build on it.
+:mod:`~askkit.reach.retrievability` measures how often a retriever reaches each
+note or section over a question set (:func:`retrievability`, Azzopardi and
+Vinay 2008), how evenly (:func:`gini`, :func:`lorenz`), and what a change of
+retriever gains and loses (:func:`compare_retrievability`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,13 @@ from askkit.reach.queries import (
     known_items,
     question_set,
 )
+from askkit.reach.retrievability import (
+    Retrievability,
+    compare_retrievability,
+    gini,
+    lorenz,
+    retrievability,
+)
 
 __all__ = [
     "KINDS",
@@ -32,8 +42,13 @@ __all__ = [
     "KnownItemSettings",
     "KnownItems",
     "QuestionSet",
+    "Retrievability",
     "body_sentences",
+    "compare_retrievability",
     "example_question",
+    "gini",
     "known_items",
+    "lorenz",
     "question_set",
+    "retrievability",
 ]
