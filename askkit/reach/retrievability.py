@@ -59,7 +59,8 @@ class Retrievability:
     scores: pd.Series
     """``r(d)`` per document (the index), every document given, in their order."""
     queries: int
-    """The queries counted (every query of the pool frame)."""
+    """The queries counted: those with a row in the pool frame (a query that matched
+    nothing has none, and reaches no document)."""
     cutoff: str
     """The cutoff: ``"k=10"``, or the name of the pool frame's column that says what
     kimun's cut kept (``"kept_fixed"``)."""
