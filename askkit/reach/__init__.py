@@ -9,6 +9,9 @@ the user's questions and judgments, else known items (:func:`question_set`).
 note or section over a question set (:func:`retrievability`, Azzopardi and
 Vinay 2008), how evenly (:func:`gini`, :func:`lorenz`), and what a change of
 retriever gains and loses (:func:`compare_retrievability`).
+:mod:`~askkit.reach.selftest` asks a vault's known items of a retriever and
+says which sections kimun's cut keeps, which it loses, where and why
+(:func:`self_test`, :class:`SelfTest`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from askkit.reach.retrievability import (
     lorenz,
     retrievability,
 )
+from askkit.reach.selftest import SelfTest, self_test
 
 __all__ = [
     "KINDS",
@@ -43,6 +47,7 @@ __all__ = [
     "KnownItems",
     "QuestionSet",
     "Retrievability",
+    "SelfTest",
     "body_sentences",
     "compare_retrievability",
     "example_question",
@@ -51,4 +56,5 @@ __all__ = [
     "lorenz",
     "question_set",
     "retrievability",
+    "self_test",
 ]
