@@ -257,3 +257,13 @@ def test_kept_is_in_the_context_the_cut_keeps(
                 if c.path == row.path and innermost_heading(c.title) == row.heading
             ]
             assert (pd.isna(row.rank) and not in_pool) or row.rank == in_pool[0] + 1
+
+
+def test_a_note_kimun_prints_lower_cased_keeps_its_attributes(tmp_path: Path) -> None:
+    root = write(tmp_path / "v", {"Sub Folder/Garden Notes.md": GARDEN})
+    test = self_test(root, index(root).pool, known=KnownItemSettings(min_words=2))
+    frame = test.per_query
+    assert set(frame["path"]) == {"sub folder/garden notes.md"}
+    assert set(frame["folder"]) == {"sub folder"}
+    assert frame["words"].notna().all()
+    assert frame["position"].notna().all()
