@@ -488,7 +488,7 @@ def test_issue40_the_explorer_on_the_obsidian_help_vault(
     shown = second.inner_text()
     second.locator(".askkit-select").click()
     reader = explorer.locator(".askkit-reader")
-    reader.locator(".askkit-meta", has_text="search rank 2").wait_for(timeout=30_000)
+    reader.locator(".askkit-meta", has_text="search rank 2").wait_for(timeout=60_000)
     reader.locator(".askkit-located").first.wait_for(state="visible", timeout=30_000)
     title = reader.locator(".askkit-title").inner_text().strip()
     assert title
